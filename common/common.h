@@ -1,0 +1,120 @@
+/* knead/common — status and errors, small fixed-size math, state hashing, progress.
+ *
+ * Conventions (written once, referred to everywhere):
+ *   SI units; z up; gravity (0, 0, -9.81) by default.
+ *   3x3 matrices are row-major double[9]; R[3*i + j] is row i, column j.
+ *   Quaternions are (w, x, y, z), unit norm.
+ *   A pose X_AB = {R, p} maps coordinates in frame B to frame A: x_A = R x_B + p.
+ *   Spatial vectors are [angular; linear] (double[6]).
+ *   Library code never prints to stdout and never exits: it returns a kn_status and fills a
+ *   kn_error whose message names the input (file, line, key, body, joint) and what was
+ *   expected. Warnings go to a kn_diag list that the caller reports. */
+#ifndef KNEAD_COMMON_H
+#define KNEAD_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*---- status and errors ----*/
+
+typedef enum {
+  KN_OK = 0,
+  KN_ERR_IO,       /* a file could not be read or written */
+  KN_ERR_PARSE,    /* malformed input: URDF, scene, mesh, CSV */
+  KN_ERR_INVALID,  /* well-formed but not acceptable: non-physical parameter, bad index */
+  KN_ERR_NUMERIC,  /* a solver failed: not positive definite, NaN, no convergence */
+  KN_ERR_NOMEM,
+  KN_ERR_UNSUPPORTED
+} kn_status;
+
+#define KN_ERROR_MSG 1024
+typedef struct {
+  kn_status status;
+  char msg[KN_ERROR_MSG];
+} kn_error;
+
+/* Set err (if non-NULL) to (status, printf-style message) and return status. */
+kn_status kn_fail(kn_error* err, kn_status status, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefix the message already in err with more context ("file.urdf: " + msg). */
+kn_status kn_error_prefix(kn_error* err, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+const char* kn_status_name(kn_status s);
+
+/* A growable list of warnings (owned strings). Zero-initialize, kn_diag_free when done. */
+typedef struct {
+  char** items;
+  int count, capacity;
+} kn_diag;
+void kn_diag_add(kn_diag* d, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void kn_diag_free(kn_diag* d);
+
+/*---- memory ----*/
+
+/* calloc that never returns NULL for n == 0 and reports failure through err. */
+void* kn_calloc(size_t n, size_t size);
+char* kn_strdup(const char* s);
+
+/*---- small fixed-size math ----*/
+
+typedef struct {
+  double R[9];
+  double p[3];
+} kn_pose;
+
+void kn_pose_identity(kn_pose* X);
+/* X_AC = X_AB * X_BC */
+void kn_pose_mul(const kn_pose* X_AB, const kn_pose* X_BC, kn_pose* X_AC);
+void kn_pose_inv(const kn_pose* X, kn_pose* Xinv);
+/* y = R x + p */
+void kn_pose_apply(const kn_pose* X, const double x[3], double y[3]);
+void kn_pose_from_xyz_rpy(const double xyz[3], const double rpy[3], kn_pose* X);
+
+void kn_mat3_mul(const double A[9], const double B[9], double C[9]);   /* C = A B */
+void kn_mat3_mulT(const double A[9], const double B[9], double C[9]);  /* C = A^T B */
+void kn_mat3_vec(const double A[9], const double x[3], double y[3]);   /* y = A x */
+void kn_mat3_tvec(const double A[9], const double x[3], double y[3]);  /* y = A^T x */
+void kn_mat3_transpose(const double A[9], double At[9]);
+/* R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention */
+void kn_mat3_from_rpy(const double rpy[3], double R[9]);
+/* rotation by angle about a unit axis (Rodrigues) */
+void kn_mat3_from_axis_angle(const double axis[3], double angle, double R[9]);
+void kn_mat3_from_quat(const double q[4], double R[9]);
+void kn_quat_from_mat3(const double R[9], double q[4]);
+void kn_quat_mul(const double a[4], const double b[4], double c[4]);
+void kn_quat_normalize(double q[4]);
+
+double kn_vec3_dot(const double a[3], const double b[3]);
+void kn_vec3_cross(const double a[3], const double b[3], double c[3]);
+double kn_vec3_norm(const double a[3]);
+
+/*---- hashing (bitwise determinism checks) ----*/
+
+/* 64-bit FNV-1a over raw bytes, chained: h = kn_hash_bytes(h, data, n); start from KN_HASH_SEED.
+ * Doubles are hashed as their IEEE-754 bytes, with -0.0 folded to +0.0. */
+#define KN_HASH_SEED 0xcbf29ce484222325ull
+uint64_t kn_hash_bytes(uint64_t h, const void* data, size_t n);
+uint64_t kn_hash_doubles(uint64_t h, const double* x, size_t n);
+
+/*---- progress ----*/
+
+/* Library code reports progress through a callback the CLI provides (fraction in [0, 1]). */
+typedef void (*kn_progress_fn)(void* user, double fraction);
+
+/*---- dense linear algebra (LAPACKE) ----*/
+
+/* In-place Cholesky of the n x n row-major SPD matrix A (lower factor). KN_ERR_NUMERIC if not PD. */
+kn_status kn_chol_factor(double* A, int n, kn_error* err);
+/* Solve L L^T x = b in place with the factor from kn_chol_factor; b has nrhs columns (row-major n x nrhs). */
+void kn_chol_solve(const double* L, int n, double* b, int nrhs);
+
+/* monotonic wall clock in seconds */
+double kn_wall_time(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

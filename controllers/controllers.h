@@ -1,0 +1,4 @@
+/* knead/controllers — (being written) */
+#ifndef KNEAD_CONTROLLERS_H
+#define KNEAD_CONTROLLERS_H
+#endif

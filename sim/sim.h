@@ -1,0 +1,4 @@
+/* knead/sim — (being written) */
+#ifndef KNEAD_SIM_H
+#define KNEAD_SIM_H
+#endif

@@ -1,0 +1,2 @@
+/* knead — the command-line program (being written). */
+int main(void) { return 0; }

@@ -1,0 +1,67 @@
+/* knead/urdf — URDF files to multibody models and geometry.
+ *
+ * Parsing is done by urdfdom through urdf/urdfdom_shim.cpp, the only C++ translation unit in
+ * knead; everything else is C. Mesh filenames (`package://pkg/rest`, relative, absolute) are
+ * resolved through search paths: the options' package_paths, then KNEAD_PACKAGE_PATH, then
+ * ROS_PACKAGE_PATH (colon-separated), a package `pkg` being the folder <path>/pkg, or
+ * <path>/<any>/pkg one level down; relative paths resolve against the URDF's folder.
+ *
+ * Loading never drops information silently: content knead does not use (transmissions, gazebo
+ * tags, sensors, geometry urdfdom dropped), unresolved visual meshes and zero-mass links are
+ * reported as warnings in kn_robot.warnings. An unresolved collision mesh is a warning at load
+ * (kn_robot.missing_collision_meshes counts them) and an error when the model is simulated. */
+#ifndef KNEAD_URDF_H
+#define KNEAD_URDF_H
+
+#include "common/common.h"
+#include "contact/contact.h"
+#include "multibody/multibody.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  const char* const* package_paths; /* extra search paths, tried first; may be NULL */
+  int npackage_paths;
+  int floating_base;                /* 1: the root joins the world by a FLOATING joint */
+  kn_pose base_pose;                /* root pose in the world (X_pj of the root) */
+} kn_urdf_options;
+
+kn_urdf_options kn_urdf_options_default(void);
+
+typedef struct {
+  kn_mb_model* model;      /* one tree; couplers hold the mimic joints */
+  kn_geometry* geoms;      /* visual and collision geometry, body indices into model */
+  int ngeom;
+  kn_diag warnings;
+  int missing_collision_meshes;
+  int missing_visual_meshes;
+  char* source_path;       /* the file it came from */
+} kn_robot;
+
+/* Load a URDF file. On error returns non-KN_OK with err naming the file and the problem; *out is
+ * untouched and nothing leaks. */
+kn_status kn_urdf_load(const char* path, const kn_urdf_options* opt, kn_robot** out, kn_error* err);
+/* The same from a string; base_dir resolves relative mesh paths (may be NULL); source_name names
+ * it in messages. */
+kn_status kn_urdf_load_string(const char* xml, const char* source_name, const char* base_dir,
+                              const kn_urdf_options* opt, kn_robot** out, kn_error* err);
+void kn_robot_free(kn_robot* r);
+
+/* Independent coordinates: nv minus mimic joints (each coupler removes one). */
+int kn_robot_dofs(const kn_robot* r);
+
+/* Weld robot `child` onto body `link` of `parent` at X_link_root (ARCHITECTURE: attach_to),
+ * merging its bodies, couplers, geometry and warnings into parent. child is left unchanged. */
+kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
+                          kn_error* err);
+
+/* KN_OK when every collision mesh resolved; otherwise KN_ERR_IO naming the first missing mesh,
+ * its link and the search paths. Called before a model is simulated. */
+kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
