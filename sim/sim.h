@@ -1,4 +1,288 @@
-/* knead/sim — (being written) */
+/* knead/sim — scenes, the world built from a scene, its time step and its outputs.
+ *
+ * A scene is a YAML file parsed by libcyaml against the schema in scene.c into the plain structs
+ * below (kn_scene_doc). Keys, all optional unless marked (defaults in brackets):
+ *
+ *   name: text                     [the file name without .yaml]
+ *   time_step: s > 0               [0.001]
+ *   duration: s >= 0               [1.0]
+ *   gravity: [x, y, z]             [0, 0, -9.81]
+ *   package_paths: [dir, ...]      relative to the scene file's folder; tried before
+ *                                  KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH
+ *   contact: {backend: sap | penalty | ipc | smooth_friction | none}   [sap]
+ *                                  No contact geometry is simulated yet (robots only), so
+ *                                  `sap` and `none` step the trees alone; the other backends are
+ *                                  rejected by kn_world_create as "not available yet".
+ *   robots:
+ *     - name: text                 (required, unique)
+ *       urdf: path                 (required) relative to the scene's folder, absolute,
+ *                                  package://pkg/rest, or knead://models/<file> (embedded)
+ *       base_pose: {xyz: [3], rpy: [3]}      root pose in the world [identity]
+ *       floating: bool             root joins the world by a FLOATING joint [false]
+ *       q0: [nq values]            initial positions, all nq coordinates [neutral]
+ *       attach_to: {robot: name, link: name, pose: {xyz, rpy}}
+ *                                  weld this robot's root onto a link of another robot: the two
+ *                                  become one tree (exclusive with base_pose and floating)
+ *       controller:
+ *         type: pd                 [pd]
+ *         joints: [names]          controlled joints [every non-mimic 1-DoF joint, in order]
+ *         kp: number               broadcast to every controlled dof (or kp_per_joint: [ndof])
+ *         kd: number               (or kd_per_joint: [ndof])           [0]
+ *         gravity_compensation: bool                                 [true]
+ *         effort_limits: [1 or ndof values]                          [the URDF effort limits]
+ *         one reference (none: hold the controlled joints at q0):
+ *         setpoint: [ndof]
+ *         trajectory: {interpolation: linear | cubic, points: [{t, q: [ndof]}, ...]}
+ *                 or  {interpolation: ..., csv: file}   (kn_traj_load_csv, relative to the scene)
+ *         sequence: [{name, duration, q: [ndof]}, ...]  phases from q0 (kn_sequence)
+ *   output (alias outputs): {dir: path, trajectory_rate: rows per second}
+ *                                  dir is relative to the working directory (like the CLI's
+ *                                  --out) [out/<scene name>]; rate 0 = every step [0]
+ *
+ * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
+ * Keys from the architecture sketch that are not simulated yet (objects, deformables, checks)
+ * are rejected with KN_ERR_UNSUPPORTED naming the key, never silently ignored.
+ *
+ * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
+ * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); semantic errors
+ * (time_step <= 0, q0 of the wrong length, an unknown robot in attach_to, ...) are KN_ERR_INVALID
+ * naming the file, line and key the same way.
+ *
+ * The world: model (one tree per robot that is not attached to another, controllers, options),
+ * state (t, q and v of each tree) and scratch (kinematics data, actuation buffers, a backup of
+ * the state for transactional steps), all allocated by kn_world_create; kn_world_step does not
+ * allocate. */
 #ifndef KNEAD_SIM_H
 #define KNEAD_SIM_H
+
+#include <stdbool.h>
+
+#include "common/common.h"
+#include "controllers/controllers.h"
+#include "multibody/multibody.h"
+#include "urdf/urdf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*---- scenes (scene.c, scene_errors.c, embedded.c) ----*/
+
+typedef enum {
+  KN_BACKEND_SAP = 0,
+  KN_BACKEND_PENALTY,
+  KN_BACKEND_IPC,
+  KN_BACKEND_SMOOTH_FRICTION,
+  KN_BACKEND_NONE
+} kn_contact_backend;
+
+const char* kn_contact_backend_name(kn_contact_backend b);
+
+typedef struct {
+  double xyz[3], rpy[3];
+} kn_scene_pose;
+
+typedef struct {
+  double t;
+  double* q;
+  unsigned nq;
+} kn_scene_knot;
+
+typedef struct {
+  kn_traj_interp interpolation;
+  kn_scene_knot* points;
+  unsigned npoints;
+  char* csv;
+} kn_scene_trajectory;
+
+typedef struct {
+  char* name;
+  double duration;
+  double* q;
+  unsigned nq;
+} kn_scene_phase;
+
+typedef enum { KN_CONTROLLER_PD = 0 } kn_controller_type;
+
+typedef struct {
+  kn_controller_type type;
+  char** joints;
+  unsigned njoints;
+  double* kp;               /* NULL when absent */
+  double* kp_per_joint;
+  unsigned nkp_per_joint;
+  double* kd;
+  double* kd_per_joint;
+  unsigned nkd_per_joint;
+  bool* gravity_compensation; /* NULL = true */
+  double* effort_limits;
+  unsigned neffort_limits;
+  double* setpoint;
+  unsigned nsetpoint;
+  kn_scene_trajectory* trajectory;
+  kn_scene_phase* sequence;
+  unsigned nsequence;
+} kn_scene_controller;
+
+typedef struct {
+  char* robot;
+  char* link;
+  kn_scene_pose pose;
+} kn_scene_attach;
+
+typedef struct {
+  char* name;
+  char* urdf;
+  kn_scene_pose* base_pose;  /* NULL when absent */
+  bool floating;
+  double* q0;
+  unsigned nq0;
+  kn_scene_attach* attach_to;
+  kn_scene_controller* controller;
+} kn_scene_robot;
+
+typedef struct {
+  kn_contact_backend backend;
+} kn_scene_contact;
+
+typedef struct {
+  char* dir;
+  double trajectory_rate;
+} kn_scene_output;
+
+/* The document as libcyaml loads it; pointers are NULL (counts 0) for absent optional keys. */
+typedef struct {
+  char* name;
+  double* time_step;
+  double* duration;
+  double* gravity;          /* 3 values */
+  char** package_paths;
+  unsigned npackage_paths;
+  kn_scene_contact* contact;
+  kn_scene_robot* robots;
+  unsigned nrobots;
+  kn_scene_output* output;
+  kn_scene_output* outputs; /* alias of output */
+} kn_scene_doc;
+
+typedef struct kn_scene_lines kn_scene_lines; /* key path -> line index (scene_errors.c) */
+
+/* A loaded and validated scene with defaults filled in. */
+typedef struct {
+  kn_scene_doc* doc;        /* libcyaml-owned */
+  char* path;               /* the file ("knead://default_scene.yaml" when embedded) */
+  char* dir;                /* its folder: relative paths resolve here (NULL when embedded) */
+  char* name;               /* doc->name or the file stem */
+  double time_step, duration, gravity[3];
+  kn_contact_backend backend;
+  const kn_scene_output* output; /* may be NULL */
+  char** package_paths;     /* resolved against dir */
+  int npackage_paths;
+  kn_scene_lines* lines;
+} kn_scene;
+
+/* Parse and validate the YAML text `yaml` (len bytes); `path` names it in messages and its folder
+ * resolves relative paths (NULL folder when path starts with knead://). *out owns everything. */
+kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, kn_scene** out, kn_error* err);
+/* Read `path` and kn_scene_load_string it; KN_ERR_IO when it cannot be read. */
+kn_status kn_scene_load(const char* path, kn_scene** out, kn_error* err);
+/* The embedded default scene (examples/default_scene.yaml at build time). */
+kn_status kn_scene_load_default(kn_scene** out, kn_error* err);
+void kn_scene_free(kn_scene* s);
+/* 1-based line of the key at `key_path` ("robots[0].q0") in the scene file, 0 when unknown. */
+int kn_scene_line(const kn_scene* s, const char* key_path);
+/* Fail with (status, "file:line: key_path: " + message); returns status. */
+kn_status kn_scene_fail(const kn_scene* s, kn_error* err, kn_status status, const char* key_path, const char* fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+
+/* Files embedded at build time: "default_scene.yaml", "models/knead_arm7.urdf", ... (NUL-terminated
+ * text). Returns NULL when `name` (without the knead:// prefix) is not embedded. */
+const char* kn_embedded_file(const char* name, size_t* len);
+/* the number of embedded files and the i-th name, for listings */
+int kn_embedded_count(void);
+const char* kn_embedded_name(int i);
+
+/* Resolve a scene-relative, absolute or package:// filename to a path on disk: package paths in
+ * order, then KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH (colon-separated); package `pkg` is
+ * <path>/pkg or <path>/<any>/pkg. Returns a malloc'd path or NULL (err says what was tried). */
+char* kn_scene_resolve_path(const kn_scene* s, const char* uri, kn_error* err);
+
+/*---- the world (world.c, step.c, output.c) ----*/
+
+/* One robot of the scene: where its coordinates live in its tree. */
+typedef struct {
+  char* name;
+  char* urdf;               /* as written in the scene */
+  int tree;                 /* index into kn_world.trees */
+  int body_offset, nbody;   /* its bodies in the tree */
+  int q_offset, nq, v_offset, nv;
+  int dofs;                 /* kn_robot_dofs of the robot alone */
+  int attached_to;          /* robot index, -1 for a tree root */
+  int ncolumn;              /* trajectory.csv columns (its nq coordinates) */
+  char** columns;           /* "robot/joint" (+ "/x"... for multi-coordinate joints) */
+} kn_world_robot;
+
+/* One kinematic tree: a root robot with everything attached to it. */
+typedef struct {
+  kn_robot* robot;          /* merged model and geometry; robot->model->name is the root's */
+  int root;                 /* robot index of the root */
+  kn_controller** ctrls;
+  int nctrl;
+  /* scratch */
+  kn_mb_data* data;
+  kn_ctrl_buffers* buf;
+  double* q_backup;
+  double* v_backup;
+  /* state */
+  double* q;
+  double* v;
+} kn_world_tree;
+
+typedef struct {
+  const kn_scene* scene;    /* not owned; must outlive the world */
+  int nrobot, ntree;
+  kn_world_robot* robots;
+  kn_world_tree* trees;
+  kn_diag warnings;         /* URDF warnings, prefixed with the robot name */
+  /* state */
+  long step;
+  double t;
+} kn_world;
+
+/* Build the world of a validated scene: load each URDF (embedded, relative or package://), weld
+ * attached robots into their parent's tree, set q0 and controllers, and check that every tree
+ * is simulatable. Errors name the scene file, line and key. Free with kn_world_free. */
+kn_status kn_world_create(const kn_scene* scene, kn_world** out, kn_error* err);
+void kn_world_free(kn_world* w);
+
+/* (state_n) => state_n+1: per tree, controllers (kn_ctrl_compute at t_n + dt, as the PD is
+ * implicit in q_n+1) then kn_mb_step.
+ * Transactional: on failure every tree's q, v and t are left as they were and err names the
+ * robot, the step and the time. No allocation. */
+kn_status kn_world_step(kn_world* w, kn_error* err);
+
+/* 64-bit digest of the canonical state: t, then q and v of each tree in scene order. */
+uint64_t kn_world_state_hash(const kn_world* w);
+/* number of steps in the scene's duration: ceil(duration / time_step) (1e-9 relative slack) */
+long kn_world_total_steps(const kn_world* w);
+
+typedef struct {
+  long steps;
+  double sim_time_s;
+  double wall_time_s;
+  uint64_t final_state_hash;
+  long trajectory_rows;     /* data rows written to trajectory.csv */
+} kn_run_summary;
+
+/* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
+ * (t, then every coordinate by "robot/joint") and `out_dir`/summary.json; out_dir is created
+ * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
+ * summary (may be NULL) receives the numbers. On a failed step the files written so far stay
+ * and err says which step failed. */
+kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
+                       kn_run_summary* summary, kn_error* err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,2 +1,87 @@
-/* knead — the command-line program (being written). */
-int main(void) { return 0; }
+/* knead — the command-line program: run scenes, describe robots, run the benchmarks.
+ *   knead                          run the embedded default scene
+ *   knead run SCENE.yaml [--out DIR] [--package-path DIR]...
+ *   knead info [--json] [--package-path DIR]... ROBOT.urdf
+ *   knead bench [ARGS...]          exec knead-bench from the folder of this program */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+
+static const char usage[] =
+    "usage: knead [COMMAND] [ARGS]\n"
+    "\n"
+    "  knead                       run the embedded default scene (outputs in out/default)\n"
+    "  knead run SCENE.yaml        simulate a scene: progress on stderr, trajectory.csv and\n"
+    "                              summary.json in out/<scene name>\n"
+    "      --out DIR               write the outputs to DIR instead\n"
+    "      --package-path DIR      search DIR for package:// files (repeatable)\n"
+    "  knead info ROBOT.urdf       print a robot: links, joints, limits, DoFs, masses, warnings\n"
+    "      --json                  as JSON\n"
+    "      --package-path DIR      search DIR for package:// meshes (repeatable)\n"
+    "  knead bench [ARGS]          run the benchmarks (knead-bench, installed next to knead)\n"
+    "  knead --help | --version\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (the message is on stderr), 2 usage error.\n"
+    "package:// is searched in the scene's package_paths, --package-path, KNEAD_PACKAGE_PATH and\n"
+    "ROS_PACKAGE_PATH.\n";
+
+void knead_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("knead: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int knead_cmd_bench(int argc, char** argv) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    knead_error("bench: cannot locate this program (/proc/self/exe): %s", strerror(errno));
+    return 1;
+  }
+  self[n] = 0;
+  char* slash = strrchr(self, '/');
+  if (slash) slash[1] = 0;
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%sknead-bench", self);
+  if (access(path, X_OK) != 0) {
+    knead_error("bench: %s not found (knead-bench is built with -DKNEAD_BENCH=ON and installed next to knead)",
+                path);
+    return 1;
+  }
+  char** args = calloc((size_t)argc + 1, sizeof *args);
+  if (!args) return 1;
+  args[0] = path;
+  for (int i = 1; i < argc; i++) args[i] = argv[i];
+  execv(path, args);
+  knead_error("bench: cannot run %s: %s", path, strerror(errno));
+  free(args);
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return knead_cmd_run(0, NULL, 1);
+  const char* cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("knead 0.1.0\n");
+    return 0;
+  }
+  if (!strcmp(cmd, "run")) return knead_cmd_run(argc - 1, argv + 1, 0);
+  if (!strcmp(cmd, "info")) return knead_cmd_info(argc - 1, argv + 1);
+  if (!strcmp(cmd, "bench")) return knead_cmd_bench(argc - 1, argv + 1);
+  knead_error("unknown command '%s'", cmd);
+  fputs(usage, stderr);
+  return 2;
+}

@@ -38,6 +38,7 @@ typedef struct {
   int missing_collision_meshes;
   int missing_visual_meshes;
   char* source_path;       /* the file it came from */
+  char* search_paths;      /* the package search paths used, ':'-separated (for messages) */
 } kn_robot;
 
 /* Load a URDF file. On error returns non-KN_OK with err naming the file and the problem; *out is

@@ -1,0 +1,94 @@
+/* knead-bench — shared pieces of the benchmark program: the timing plan, the random
+ * configurations, the list of timed operations, and the optional MuJoCo side.
+ *
+ * Every operation is timed the same way on both engines (kb_time): a warm-up, then `reps`
+ * repetitions, each at its own random configuration whose untimed setup computes what the
+ * operation needs as input, then `calls` timed calls; the result is the median over the
+ * repetitions of the mean time per call, in microseconds. */
+#ifndef KNEAD_BENCH_H
+#define KNEAD_BENCH_H
+
+#include "knead.h"
+
+typedef struct {
+  int warmup_calls; /* untimed calls before the first repetition */
+  int reps;         /* repetitions, each at a different random configuration */
+  int calls;        /* timed calls per repetition */
+} kb_plan;
+
+/* untimed: prepare the inputs of repetition `rep` */
+typedef void (*kb_setup_fn)(void* ctx, int rep);
+/* timed: one call of the operation */
+typedef void (*kb_call_fn)(void* ctx);
+
+/* (plan, setup, call) => median over repetitions of microseconds per call */
+double kb_time(const kb_plan* p, void* ctx, kb_setup_fn setup, kb_call_fn call);
+
+/* nconf random inputs, each nv long, stored row after row: q within the joint limits (or
+ * [-pi, pi]), v and qdd in [-1, 1], tau in [-20, 20]. Fixed seed, so runs are comparable. */
+typedef struct {
+  int nconf, nv;
+  double *q, *v, *qdd, *tau;
+} kb_configs;
+
+/* the timed operations, rows of the results table */
+typedef enum {
+  KB_FK = 0,  /* forward kinematics, positions only */
+  KB_JAC,     /* 6 x nv Jacobian (translation and rotation) of the end-effector point */
+  KB_CRBA,    /* mass matrix, given position kinematics */
+  KB_RNEA,    /* inverse dynamics, given position and velocity kinematics */
+  KB_ABA,     /* forward dynamics, given position and velocity kinematics */
+  KB_M_Q,     /* end to end: q => M */
+  KB_TAU_Q,   /* end to end: (q, v, qdd) => tau */
+  KB_QDD_Q,   /* end to end: (q, v, tau) => qdd */
+  KB_NOP
+} kb_op;
+
+typedef struct {
+  const char* name;
+  const char* knead_calls;  /* what is timed on the knead side */
+  const char* mujoco_calls; /* what is timed on the MuJoCo side */
+} kb_op_info;
+
+extern const kb_op_info kb_ops[KB_NOP];
+
+/* the end-effector point: p_b on body `body` */
+typedef struct {
+  int body;
+  double p_b[3];
+} kb_point;
+
+/* cross-check of knead against MuJoCo, maximum absolute differences over all configurations */
+typedef struct {
+  int nv_mujoco;
+  double mass_knead, mass_mujoco;
+  double fk;     /* end-effector position, m */
+  double jac;    /* 6 x nv Jacobian */
+  double M;      /* mass matrix vs mj_fullM */
+  double M_scale;   /* max |M_ij|, for a relative reading */
+  double tau;    /* RNEA vs mj_rne */
+  double qdd;    /* ABA vs mj_forward's qacc */
+  double qdd_scale; /* max |qdd| */
+  double qdd_chain; /* the timed MuJoCo chain vs mj_forward's qacc (checks the chain is right) */
+  int ok;        /* all differences within tolerance */
+} kb_check;
+
+typedef struct kb_mujoco kb_mujoco;
+
+/* 1 when the program was built with MuJoCo */
+int kb_mujoco_available(void);
+/* "2.2.2" or "" */
+const char* kb_mujoco_version(void);
+/* Load the URDF text into MuJoCo (keeping fixed links as bodies, zero damping/armature,
+ * constraints and contacts disabled) and map its dofs and the end-effector body to knead's. NULL
+ * on failure with a message in err. */
+kb_mujoco* kb_mujoco_load(const char* urdf_text, const kn_mb_model* model, const kb_point* ee, char* err,
+                          size_t errsz);
+void kb_mujoco_free(kb_mujoco* mj);
+/* time every operation; us[op] in microseconds per call; *forward_us for a whole mj_forward */
+void kb_mujoco_time(kb_mujoco* mj, const kb_plan* p, const kb_configs* c, double us[KB_NOP], double* forward_us);
+/* compare knead's results with MuJoCo's at every configuration */
+void kb_mujoco_check(kb_mujoco* mj, const kn_mb_model* model, kn_mb_data* d, const kb_point* ee,
+                     const kb_configs* c, kb_check* out);
+
+#endif

@@ -1,0 +1,433 @@
+/* knead-bench — times knead's multibody algorithms on the project's 7-DoF arm and, when built
+ * with MuJoCo, the equivalent MuJoCo calls on the same URDF in the same run, after checking that
+ * both engines compute the same mass matrix, torques and accelerations.
+ *
+ *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK] [robot.urdf]
+ *
+ * Exit status: 0 when it ran and (with MuJoCo) the cross-check agreed; 1 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#ifndef KNEAD_BENCH_ARM
+#define KNEAD_BENCH_ARM "examples/models/knead_arm7.urdf"
+#endif
+
+const kb_op_info kb_ops[KB_NOP] = {
+    [KB_FK] = {"forward kinematics", "kn_mb_kinematics(q, v=NULL)", "mj_kinematics"},
+    [KB_JAC] = {"end-effector Jacobian 6xnv", "kn_mb_point_jacobian(Jv, Jw)", "mj_jac(jacp, jacr)"},
+    [KB_CRBA] = {"mass matrix (CRBA)", "kn_mb_mass_matrix", "mj_crb"},
+    [KB_RNEA] = {"inverse dynamics (RNEA)", "kn_mb_inverse_dynamics", "mj_rne(flg_acc=1)"},
+    [KB_ABA] = {"forward dynamics (ABA)", "kn_mb_forward_dynamics",
+                "mj_crb+mj_factorM+mj_rne(0)+mj_solveM"},
+    [KB_M_Q] = {"q -> M", "kinematics+mass_matrix", "mj_kinematics+mj_comPos+mj_crb"},
+    [KB_TAU_Q] = {"q,v,qdd -> tau", "kinematics(q,v)+inverse_dynamics",
+                  "mj_kinematics+mj_comPos+mj_comVel+mj_rne(1)"},
+    [KB_QDD_Q] = {"q,v,tau -> qdd", "kinematics(q,v)+forward_dynamics",
+                  "mj_kinematics+mj_comPos+mj_crb+mj_factorM+mj_comVel+mj_rne(0)+mj_solveM"},
+};
+
+/*---- random configurations ----*/
+
+/* xorshift64*: a fixed, portable sequence so every run times the same configurations */
+static double uniform(uint64_t* s, double lo, double hi) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  uint64_t r = *s * 2685821657736338717ull;
+  return lo + (hi - lo) * (double)(r >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int configs_create(const kn_mb_model* m, int nconf, kb_configs* c) {
+  int nv = m->nv;
+  c->nconf = nconf;
+  c->nv = nv;
+  c->q = kn_calloc((size_t)(nconf * nv), sizeof(double));
+  c->v = kn_calloc((size_t)(nconf * nv), sizeof(double));
+  c->qdd = kn_calloc((size_t)(nconf * nv), sizeof(double));
+  c->tau = kn_calloc((size_t)(nconf * nv), sizeof(double));
+  if (!c->q || !c->v || !c->qdd || !c->tau) return 0;
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < nconf; ++k) {
+    for (int b = 0; b < m->nbody; ++b) {
+      const kn_mb_body* body = &m->bodies[b];
+      if (body->nv != 1) continue;
+      double lo = -3.141592653589793, hi = 3.141592653589793;
+      if (body->has_position_limits) lo = body->lower, hi = body->upper;
+      c->q[k * nv + body->v_adr] = uniform(&s, lo, hi);
+    }
+    for (int i = 0; i < nv; ++i) {
+      c->v[k * nv + i] = uniform(&s, -1.0, 1.0);
+      c->qdd[k * nv + i] = uniform(&s, -1.0, 1.0);
+      c->tau[k * nv + i] = uniform(&s, -20.0, 20.0);
+    }
+  }
+  return 1;
+}
+
+static void configs_free(kb_configs* c) {
+  free(c->q);
+  free(c->v);
+  free(c->qdd);
+  free(c->tau);
+}
+
+/*---- the knead side ----*/
+
+typedef struct {
+  const kn_mb_model* m;
+  kn_mb_data* d;
+  const kb_configs* c;
+  const kb_point* ee;
+  const double *q, *v, *qdd, *tau;
+  double* out; /* nv x nv */
+  double* J;   /* 6 x nv */
+} kn_ctx;
+
+static void pick(kn_ctx* k, int rep) {
+  int i = (rep % k->c->nconf) * k->c->nv;
+  k->q = k->c->q + i;
+  k->v = k->c->v + i;
+  k->qdd = k->c->qdd + i;
+  k->tau = k->c->tau + i;
+}
+
+static void setup_q(void* ctx, int rep) { pick(ctx, rep); }
+static void setup_pos(void* ctx, int rep) {
+  kn_ctx* k = ctx;
+  pick(k, rep);
+  kn_mb_kinematics(k->m, k->q, NULL, k->d);
+}
+static void setup_vel(void* ctx, int rep) {
+  kn_ctx* k = ctx;
+  pick(k, rep);
+  kn_mb_kinematics(k->m, k->q, k->v, k->d);
+}
+
+static void call_fk(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_kinematics(k->m, k->q, NULL, k->d);
+}
+static void call_jac(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_point_jacobian(k->m, k->d, k->ee->body, k->ee->p_b, k->J, k->J + 3 * k->m->nv);
+}
+static void call_crba(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_mass_matrix(k->m, k->d, k->out);
+}
+static void call_rnea(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_inverse_dynamics(k->m, k->d, k->qdd, k->out);
+}
+static void call_aba(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_forward_dynamics(k->m, k->d, k->tau, k->out);
+}
+static void call_m_q(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_kinematics(k->m, k->q, NULL, k->d);
+  kn_mb_mass_matrix(k->m, k->d, k->out);
+}
+static void call_tau_q(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_kinematics(k->m, k->q, k->v, k->d);
+  kn_mb_inverse_dynamics(k->m, k->d, k->qdd, k->out);
+}
+static void call_qdd_q(void* ctx) {
+  kn_ctx* k = ctx;
+  kn_mb_kinematics(k->m, k->q, k->v, k->d);
+  kn_mb_forward_dynamics(k->m, k->d, k->tau, k->out);
+}
+
+static void time_knead(const kn_mb_model* m, kn_mb_data* d, const kb_point* ee, const kb_plan* p,
+                       const kb_configs* c, double us[KB_NOP]) {
+  kn_ctx k = {.m = m, .d = d, .c = c, .ee = ee};
+  k.out = kn_calloc((size_t)(m->nv * m->nv), sizeof(double));
+  k.J = kn_calloc((size_t)(6 * m->nv), sizeof(double));
+  us[KB_FK] = kb_time(p, &k, setup_q, call_fk);
+  us[KB_JAC] = kb_time(p, &k, setup_pos, call_jac);
+  us[KB_CRBA] = kb_time(p, &k, setup_pos, call_crba);
+  us[KB_RNEA] = kb_time(p, &k, setup_vel, call_rnea);
+  us[KB_ABA] = kb_time(p, &k, setup_vel, call_aba);
+  us[KB_M_Q] = kb_time(p, &k, setup_q, call_m_q);
+  us[KB_TAU_Q] = kb_time(p, &k, setup_q, call_tau_q);
+  us[KB_QDD_Q] = kb_time(p, &k, setup_q, call_qdd_q);
+  free(k.out);
+  free(k.J);
+}
+
+/*---- input ----*/
+
+/* the whole file as a NUL-terminated string, or NULL */
+static char* read_text(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  char* text = NULL;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long n = ftell(f);
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = calloc((size_t)n + 1, 1)) &&
+        fread(text, 1, (size_t)n, f) != (size_t)n) {
+      free(text);
+      text = NULL;
+    }
+  }
+  fclose(f);
+  return text;
+}
+
+/* the folder of path (for relative mesh paths), "." when it has none */
+static char* dir_of(const char* path) {
+  char* d = kn_strdup(path);
+  char* slash = strrchr(d, '/');
+  if (slash)
+    slash[slash == d ? 1 : 0] = 0;
+  else
+    strcpy(d, ".");
+  return d;
+}
+
+/*---- reporting ----*/
+
+/* the CPU model name from /proc/cpuinfo (Linux), or "unknown" */
+static void cpu_model(char* buf, size_t n) {
+  snprintf(buf, n, "unknown");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      char* colon = strchr(line, ':');
+      if (colon) {
+        colon += 2;
+        colon[strcspn(colon, "\n")] = 0;
+        snprintf(buf, n, "%s", colon);
+      }
+      break;
+    }
+  }
+  fclose(f);
+}
+
+static void json_string(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; *s; ++s) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static int write_json(const char* path, const char* urdf, const char* cpu, const kb_plan* p, const double* kn,
+                      const double* mj, int have_mj, const kb_check* chk, double forward_us) {
+  FILE* f = fopen(path, "w");
+  if (!f) return 0;
+  fprintf(f, "{\n  \"urdf\": ");
+  json_string(f, urdf);
+  fprintf(f, ",\n  \"cpu\": ");
+  json_string(f, cpu);
+  fprintf(f, ",\n  \"reps\": %d, \"calls\": %d, \"warmup_calls\": %d,\n", p->reps, p->calls, p->warmup_calls);
+  fprintf(f, "  \"mujoco_version\": ");
+  json_string(f, have_mj ? kb_mujoco_version() : "");
+  fprintf(f, ",\n  \"results\": [\n");
+  for (int i = 0; i < KB_NOP; ++i) {
+    fprintf(f, "    {\"operation\": ");
+    json_string(f, kb_ops[i].name);
+    fprintf(f, ", \"knead_calls\": ");
+    json_string(f, kb_ops[i].knead_calls);
+    fprintf(f, ", \"knead_us\": %.6g", kn[i]);
+    if (have_mj) {
+      fprintf(f, ", \"mujoco_calls\": ");
+      json_string(f, kb_ops[i].mujoco_calls);
+      fprintf(f, ", \"mujoco_us\": %.6g, \"ratio\": %.4g", mj[i], kn[i] / mj[i]);
+    }
+    fprintf(f, "}%s\n", i + 1 < KB_NOP ? "," : "");
+  }
+  fprintf(f, "  ]");
+  if (have_mj) {
+    fprintf(f,
+            ",\n  \"check\": {\"nv_mujoco\": %d, \"mass_knead\": %.17g, \"mass_mujoco\": %.17g, "
+            "\"fk_maxdiff\": %.3g, \"jac_maxdiff\": %.3g, \"M_maxdiff\": %.3g, \"M_max\": %.6g, "
+            "\"tau_maxdiff\": %.3g, \"qdd_maxdiff\": %.3g, \"qdd_max\": %.6g, \"qdd_chain_maxdiff\": %.3g, "
+            "\"ok\": %s},\n  \"mujoco_forward_us\": %.6g",
+            chk->nv_mujoco, chk->mass_knead, chk->mass_mujoco, chk->fk, chk->jac, chk->M, chk->M_scale, chk->tau,
+            chk->qdd, chk->qdd_scale, chk->qdd_chain, chk->ok ? "true" : "false", forward_us);
+  }
+  fprintf(f, "\n}\n");
+  return fclose(f) == 0;
+}
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK] [robot.urdf]\n"
+          "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot;\n"
+          "  default robot: %s\n",
+          KNEAD_BENCH_ARM);
+}
+
+int main(int argc, char** argv) {
+  const char* urdf = KNEAD_BENCH_ARM;
+  const char* json = NULL;
+  const char* body_name = NULL;
+  kb_plan plan = {.warmup_calls = 2000, .reps = 21, .calls = 4000};
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (strcmp(a, "--quick") == 0) {
+      plan = (kb_plan){.warmup_calls = 20, .reps = 3, .calls = 50};
+    } else if (strcmp(a, "--json") == 0 && i + 1 < argc) {
+      json = argv[++i];
+    } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
+      plan.reps = atoi(argv[++i]);
+    } else if (strcmp(a, "--calls") == 0 && i + 1 < argc) {
+      plan.calls = atoi(argv[++i]);
+    } else if (strcmp(a, "--body") == 0 && i + 1 < argc) {
+      body_name = argv[++i];
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "knead-bench: unknown option '%s'\n", a);
+      usage(stderr);
+      return 1;
+    } else {
+      urdf = a;
+    }
+  }
+  if (plan.reps < 1 || plan.calls < 1) {
+    fprintf(stderr, "knead-bench: --reps and --calls must be positive\n");
+    return 1;
+  }
+
+  /* The URDF text feeds both engines. The default arm falls back to the copy embedded in
+   * libknead, so an installed knead-bench runs without the source tree. */
+  char* text = read_text(urdf);
+  if (!text && strcmp(urdf, KNEAD_BENCH_ARM) == 0) {
+    size_t len = 0;
+    const char* embedded = kn_embedded_file("models/knead_arm7.urdf", &len);
+    if (embedded) {
+      text = kn_strdup(embedded);
+      urdf = "knead://models/knead_arm7.urdf";
+    }
+  }
+  if (!text) {
+    fprintf(stderr, "knead-bench: cannot read %s\n", urdf);
+    return 1;
+  }
+  kn_error err = {0};
+  kn_urdf_options opt = kn_urdf_options_default();
+  kn_robot* robot = NULL;
+  char* base_dir = dir_of(urdf);
+  kn_status st = kn_urdf_load_string(text, urdf, strncmp(urdf, "knead://", 8) ? base_dir : NULL, &opt, &robot, &err);
+  free(base_dir);
+  if (st != KN_OK) {
+    fprintf(stderr, "knead-bench: %s\n", err.msg);
+    free(text);
+    return 1;
+  }
+  const kn_mb_model* m = robot->model;
+  if (m->nq != m->nv || m->nv == 0) {
+    fprintf(stderr, "knead-bench: %s: expected a fixed-base robot with 1-DoF joints (nq %d, nv %d)\n", urdf, m->nq,
+            m->nv);
+    kn_robot_free(robot);
+    free(text);
+    return 1;
+  }
+  /* end effector: the named link, else the last body of the tree (a leaf in topological order);
+   * the point 5 cm along its z axis, off the joint axis so the Jacobian is not trivially sparse */
+  kb_point ee = {.body = m->nbody - 1, .p_b = {0.0, 0.0, 0.05}};
+  if (body_name) {
+    ee.body = kn_mb_find_body(m, body_name);
+    if (ee.body < 0) {
+      fprintf(stderr, "knead-bench: %s: no link named '%s'\n", urdf, body_name);
+      kn_robot_free(robot);
+      free(text);
+      return 1;
+    }
+  }
+
+  kn_mb_data* d = kn_mb_data_create(m);
+  kb_configs cfg;
+  int nconf = plan.reps > 16 ? plan.reps : 16;
+  if (!d || !configs_create(m, nconf, &cfg)) {
+    fprintf(stderr, "knead-bench: out of memory\n");
+    return 1;
+  }
+
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  printf("knead-bench: %s (%s, nv %d, %d bodies, end effector '%s' + [0 0 0.05])\n", urdf, m->name, m->nv,
+         m->nbody, m->bodies[ee.body].name);
+  printf("cpu: %s; %d repetitions x %d calls at random configurations, median, after %d warm-up calls\n", cpu,
+         plan.reps, plan.calls, plan.warmup_calls);
+
+  int status = 0;
+  double kn_us[KB_NOP] = {0}, mj_us[KB_NOP] = {0};
+  kb_check chk = {0};
+  double forward_us = 0.0;
+  kb_mujoco* mj = NULL;
+  if (kb_mujoco_available()) {
+    char msg[1024] = "";
+    mj = kb_mujoco_load(text, m, &ee, msg, sizeof msg);
+    if (!mj) {
+      fprintf(stderr, "knead-bench: MuJoCo %s could not load %s: %s\n", kb_mujoco_version(), urdf, msg);
+      status = 1;
+    }
+  } else {
+    printf("MuJoCo: not built in (install libmujoco-dev and reconfigure for the comparison)\n");
+  }
+
+  if (mj) {
+    kb_mujoco_check(mj, m, d, &ee, &cfg, &chk);
+    printf("\ncross-check against MuJoCo %s over %d configurations (max |difference|):\n", kb_mujoco_version(),
+           cfg.nconf);
+    printf("  nv             knead %d, MuJoCo %d\n", m->nv, chk.nv_mujoco);
+    printf("  total mass     knead %.12g kg, MuJoCo %.12g kg\n", chk.mass_knead, chk.mass_mujoco);
+    printf("  ee position    %.3g m\n", chk.fk);
+    printf("  ee Jacobian    %.3g\n", chk.jac);
+    printf("  M (mj_fullM)   %.3g   (max |M_ij| %.3g)\n", chk.M, chk.M_scale);
+    printf("  tau (mj_rne)   %.3g\n", chk.tau);
+    printf("  qdd (mj_forward qacc) %.3g   (max |qdd| %.3g)\n", chk.qdd, chk.qdd_scale);
+    printf("  timed MuJoCo qdd chain vs mj_forward %.3g\n", chk.qdd_chain);
+    printf("  => %s\n", chk.ok ? "agree" : "DISAGREE");
+    if (!chk.ok) status = 1;
+  }
+
+  time_knead(m, d, &ee, &plan, &cfg, kn_us);
+  if (mj) kb_mujoco_time(mj, &plan, &cfg, mj_us, &forward_us);
+
+  printf("\n%-28s %10s %10s %8s\n", "operation", "knead us", "MuJoCo us", "ratio");
+  for (int i = 0; i < KB_NOP; ++i) {
+    if (i == KB_M_Q) printf("end to end, from raw (q, v):\n");
+    if (mj)
+      printf("%-28s %10.3f %10.3f %8.2f\n", kb_ops[i].name, kn_us[i], mj_us[i], kn_us[i] / mj_us[i]);
+    else
+      printf("%-28s %10.3f %10s %8s\n", kb_ops[i].name, kn_us[i], "-", "-");
+  }
+  printf("\ntimed calls (kernel rows get their inputs from untimed kinematics; MuJoCo's position stage\n"
+         "is mj_kinematics+mj_comPos, its velocity stage adds mj_comVel):\n");
+  for (int i = 0; i < KB_NOP; ++i)
+    printf("  %-28s knead: %s%s%s\n", kb_ops[i].name, kb_ops[i].knead_calls, mj ? "; MuJoCo: " : "",
+           mj ? kb_ops[i].mujoco_calls : "");
+  if (mj)
+    printf("  for reference, full mj_forward (constraints, contacts, passive forces off): %.3f us\n",
+           forward_us);
+
+  if (json) {
+    if (!write_json(json, urdf, cpu, &plan, kn_us, mj_us, mj != NULL, &chk, forward_us)) {
+      fprintf(stderr, "knead-bench: cannot write %s\n", json);
+      status = 1;
+    } else {
+      printf("wrote %s\n", json);
+    }
+  }
+
+  kb_mujoco_free(mj);
+  configs_free(&cfg);
+  kn_mb_data_free(d);
+  kn_robot_free(robot);
+  free(text);
+  return status;
+}

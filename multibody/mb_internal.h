@@ -1,0 +1,116 @@
+/* knead/multibody internal: spatial-vector helpers shared by the algorithm files and the layout
+ * of kn_mb_data.work. Not installed; include only from the multibody sources.
+ *
+ * Spatial vectors are [angular; linear]. A pose X_pb = {R, p} (body B in parent P) gives
+ *   motion P -> B:  w_b = R^T w_p,            v_b = R^T (v_p + w_p x p)
+ *   force  B -> P:  f_p = R f_b,              n_p = R n_b + p x f_p
+ * which are Featherstone's X and X^* (RBDA §2.8) without forming 6 x 6 matrices. */
+#ifndef KNEAD_MULTIBODY_INTERNAL_H
+#define KNEAD_MULTIBODY_INTERNAL_H
+
+#include <stddef.h>
+
+#include "multibody/multibody.h"
+
+#define MB_PI 3.14159265358979323846
+
+/*---- work layout ----*/
+
+/* Per-body and per-dof sizes of the algorithm region of d->work (shared by CRBA, RNEA, ABA;
+ * these never call one another). ABA is the largest: IA 36, pA 6, c 6, a 6, Dinv 36 per body,
+ * U 6 and u 1 per dof. kn_mb_step's own buffers follow this region. */
+#define MB_ALGO_PER_BODY 90
+#define MB_ALGO_PER_DOF 7
+
+static inline size_t mb_algo_size(int nbody, int nv) {
+  return (size_t)nbody * MB_ALGO_PER_BODY + (size_t)nv * MB_ALGO_PER_DOF;
+}
+/* kn_mb_step's buffers: M, A (nv^2 each), eight nv vectors, q' (nq), G and Y (nc nv each),
+ * the Schur complement (nc^2) and two nc vectors. */
+static inline size_t mb_step_size(int nq, int nv, int nc) {
+  return 2 * (size_t)nv * (size_t)nv + 8 * (size_t)nv + (size_t)nq + 2 * (size_t)nc * (size_t)nv +
+         (size_t)nc * (size_t)nc + 2 * (size_t)nc;
+}
+
+/*---- 3-vectors ----*/
+
+static inline void mb_cross(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline void mb_rot(const double R[9], const double x[3], double y[3]) {
+  y[0] = R[0] * x[0] + R[1] * x[1] + R[2] * x[2];
+  y[1] = R[3] * x[0] + R[4] * x[1] + R[5] * x[2];
+  y[2] = R[6] * x[0] + R[7] * x[1] + R[8] * x[2];
+}
+static inline void mb_rotT(const double R[9], const double x[3], double y[3]) {
+  y[0] = R[0] * x[0] + R[3] * x[1] + R[6] * x[2];
+  y[1] = R[1] * x[0] + R[4] * x[1] + R[7] * x[2];
+  y[2] = R[2] * x[0] + R[5] * x[1] + R[8] * x[2];
+}
+
+/*---- spatial transforms and products ----*/
+
+/* motion vector from the parent frame to the body frame (vp and vb must not alias) */
+static inline void mb_motion_to_body(const kn_pose* X, const double vp[6], double vb[6]) {
+  double t[3];
+  mb_cross(vp, X->p, t);
+  t[0] += vp[3], t[1] += vp[4], t[2] += vp[5];
+  mb_rotT(X->R, vp, vb);
+  mb_rotT(X->R, t, vb + 3);
+}
+/* force vector from the body frame to the parent frame (fb and fp must not alias) */
+static inline void mb_force_to_parent(const kn_pose* X, const double fb[6], double fp[6]) {
+  double t[3];
+  mb_rot(X->R, fb + 3, fp + 3);
+  mb_rot(X->R, fb, fp);
+  mb_cross(X->p, fp + 3, t);
+  fp[0] += t[0], fp[1] += t[1], fp[2] += t[2];
+}
+/* out = V x m (motion cross product, RBDA eq. 2.31); out must not alias */
+static inline void mb_cross_motion(const double V[6], const double m[6], double out[6]) {
+  double t[3];
+  mb_cross(V, m, out);
+  mb_cross(V, m + 3, out + 3);
+  mb_cross(V + 3, m, t);
+  out[3] += t[0], out[4] += t[1], out[5] += t[2];
+}
+/* out = V x* f (force cross product, RBDA eq. 2.32); out must not alias */
+static inline void mb_cross_force(const double V[6], const double f[6], double out[6]) {
+  double t[3];
+  mb_cross(V, f, out);
+  mb_cross(V + 3, f + 3, t);
+  out[0] += t[0], out[1] += t[1], out[2] += t[2];
+  mb_cross(V, f + 3, out + 3);
+}
+/* h = I V for the body's spatial inertia about its origin, via the centre of mass:
+ * f = m (v + w x c), n = I_com w + c x f (no 6 x 6 matrix needed) */
+static inline void mb_inertia_apply(const kn_mb_body* b, const double V[6], double h[6]) {
+  double t[3];
+  mb_cross(V, b->com, t);
+  h[3] = b->mass * (V[3] + t[0]);
+  h[4] = b->mass * (V[4] + t[1]);
+  h[5] = b->mass * (V[5] + t[2]);
+  mb_rot(b->I_com, V, h);
+  mb_cross(b->com, h + 3, t);
+  h[0] += t[0], h[1] += t[1], h[2] += t[2];
+}
+/* joint velocity S v_i of body b (6) from the dofs' motion subspaces */
+static inline void mb_joint_velocity(const kn_mb_body* b, const double* S, const double* v, double vJ[6]) {
+  for (int k = 0; k < 6; k++) vJ[k] = 0;
+  if (!v) return;
+  for (int j = 0; j < b->nv; j++) {
+    const double* s = S + 6 * (b->v_adr + j);
+    double vj = v[b->v_adr + j];
+    for (int k = 0; k < 6; k++) vJ[k] += s[k] * vj;
+  }
+}
+static inline double mb_dot6(const double a[6], const double b[6]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* X_JB(q) of one joint: the motion of the body frame in the joint frame. */
+void mb_joint_transform(const kn_mb_body* b, const double* q, kn_pose* X_jb);
+
+#endif

@@ -1,0 +1,239 @@
+/* The Newton system H dv = -grad (digest §4.6) behind one small interface: dense Cholesky over
+ * LAPACKE for small problems, CHOLMOD supernodal Cholesky for large ones. H is given in clique
+ * blocks; the CHOLMOD symbolic analysis is kept and reused while the block pattern (block sizes
+ * and coupled pairs) is unchanged, and only the numeric factorization is redone per iteration. */
+#include <cholmod.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sap/sap_internal.h"
+
+struct kn_sap_linsolve {
+  int sparse;
+  /* the block pattern, copied */
+  int num_blocks, n, num_pairs;
+  int *size, *offset, *pair;
+  int cap_blocks, cap_pairs;
+  /* dense path */
+  double* H;
+  size_t cap_H;
+  /* sparse path: per block, the list of partner blocks b > c with their pair index */
+  int* partner_start; /* num_blocks + 1 */
+  int* partner;       /* (block, pair) */
+  int cholmod_started;
+  cholmod_common cc;
+  cholmod_sparse* A;
+  cholmod_factor* L;
+  cholmod_dense *B, *X, *Y, *E;
+};
+
+kn_sap_linsolve* kn_sap_linsolve_create(void) {
+  return calloc(1, sizeof(kn_sap_linsolve));
+}
+
+static void free_sparse(kn_sap_linsolve* ls) {
+  if (!ls->cholmod_started) return;
+  cholmod_free_sparse(&ls->A, &ls->cc);
+  cholmod_free_factor(&ls->L, &ls->cc);
+  cholmod_free_dense(&ls->B, &ls->cc);
+  cholmod_free_dense(&ls->X, &ls->cc);
+  cholmod_free_dense(&ls->Y, &ls->cc);
+  cholmod_free_dense(&ls->E, &ls->cc);
+}
+
+void kn_sap_linsolve_free(kn_sap_linsolve* ls) {
+  if (!ls) return;
+  free_sparse(ls);
+  if (ls->cholmod_started) cholmod_finish(&ls->cc);
+  free(ls->size);
+  free(ls->offset);
+  free(ls->pair);
+  free(ls->partner_start);
+  free(ls->partner);
+  free(ls->H);
+  free(ls);
+}
+
+/* 1 when layout equals the pattern the current analysis was made for */
+static int same_pattern(const kn_sap_linsolve* ls, const kn_sap_layout* lay) {
+  if (!ls->L || ls->num_blocks != lay->num_blocks || ls->num_pairs != lay->num_pairs) return 0;
+  if (memcmp(ls->size, lay->size, (size_t)lay->num_blocks * sizeof(int))) return 0;
+  return !memcmp(ls->pair, lay->pair, 2 * (size_t)lay->num_pairs * sizeof(int));
+}
+
+static kn_status copy_layout(kn_sap_linsolve* ls, const kn_sap_layout* lay, kn_error* err) {
+  if (lay->num_blocks > ls->cap_blocks) {
+    int cap = lay->num_blocks;
+    int* a = realloc(ls->size, (size_t)cap * sizeof(int));
+    if (a) ls->size = a;
+    int* b = realloc(ls->offset, (size_t)cap * sizeof(int));
+    if (b) ls->offset = b;
+    int* c = realloc(ls->partner_start, (size_t)(cap + 1) * sizeof(int));
+    if (c) ls->partner_start = c;
+    if (!a || !b || !c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
+    ls->cap_blocks = cap;
+  }
+  if (lay->num_pairs > ls->cap_pairs) {
+    int cap = lay->num_pairs;
+    int* a = realloc(ls->pair, 2 * (size_t)cap * sizeof(int));
+    if (a) ls->pair = a;
+    int* b = realloc(ls->partner, 2 * (size_t)cap * sizeof(int));
+    if (b) ls->partner = b;
+    if (!a || !b) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
+    ls->cap_pairs = cap;
+  }
+  ls->num_blocks = lay->num_blocks;
+  ls->n = lay->n;
+  ls->num_pairs = lay->num_pairs;
+  memcpy(ls->size, lay->size, (size_t)lay->num_blocks * sizeof(int));
+  memcpy(ls->offset, lay->offset, (size_t)lay->num_blocks * sizeof(int));
+  if (lay->num_pairs) memcpy(ls->pair, lay->pair, 2 * (size_t)lay->num_pairs * sizeof(int));
+  /* partners of block c: blocks b > c, ascending, so that the row indices of a column come sorted */
+  for (int c = 0; c <= ls->num_blocks; c++) ls->partner_start[c] = 0;
+  for (int k = 0; k < ls->num_pairs; k++) ls->partner_start[ls->pair[2 * k] + 1]++;
+  for (int c = 0; c < ls->num_blocks; c++) ls->partner_start[c + 1] += ls->partner_start[c];
+  for (int c = 0; c < ls->num_blocks; c++) {
+    int at = ls->partner_start[c];
+    for (int k = 0; k < ls->num_pairs; k++) {
+      if (ls->pair[2 * k] != c) continue;
+      int b = ls->pair[2 * k + 1], j = at++;
+      /* insertion sort by partner block */
+      while (j > ls->partner_start[c] && ls->partner[2 * (j - 1)] > b) {
+        ls->partner[2 * j] = ls->partner[2 * (j - 1)];
+        ls->partner[2 * j + 1] = ls->partner[2 * (j - 1) + 1];
+        j--;
+      }
+      ls->partner[2 * j] = b;
+      ls->partner[2 * j + 1] = k;
+    }
+  }
+  return KN_OK;
+}
+
+//---- prepare: choose the path, (re)do the symbolic analysis when the pattern changed ----
+
+kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay, int sparse, int* analysed,
+                                  kn_error* err) {
+  *analysed = 0;
+  ls->sparse = sparse;
+  if (!sparse) {
+    /* the dense path overwrites the stored pattern: drop an analysis made for another one */
+    if (!same_pattern(ls, lay)) free_sparse(ls);
+    kn_status st = copy_layout(ls, lay, err);
+    if (st) return st;
+    size_t need = (size_t)lay->n * (size_t)lay->n;
+    if (need > ls->cap_H) {
+      double* H = realloc(ls->H, need * sizeof(double));
+      if (!H) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (dense Hessian %d x %d)", lay->n, lay->n);
+      ls->H = H;
+      ls->cap_H = need;
+    }
+    return KN_OK;
+  }
+  if (same_pattern(ls, lay)) {
+    memcpy(ls->offset, lay->offset, (size_t)lay->num_blocks * sizeof(int));
+    return KN_OK;
+  }
+  kn_status st = copy_layout(ls, lay, err);
+  if (st) return st;
+  if (!ls->cholmod_started) {
+    cholmod_start(&ls->cc);
+    ls->cc.print = 0; /* library code never prints */
+    ls->cc.supernodal = CHOLMOD_SUPERNODAL;
+    ls->cholmod_started = 1;
+  }
+  free_sparse(ls);
+  /* lower triangle, column-compressed: column j of block c holds rows i >= j of block c, then
+   * every row of each partner block b > c */
+  size_t nnz = 0;
+  for (int c = 0; c < ls->num_blocks; c++) {
+    size_t nc = (size_t)ls->size[c];
+    nnz += nc * (nc + 1) / 2;
+    for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++)
+      nnz += nc * (size_t)ls->size[ls->partner[2 * k]];
+  }
+  ls->A = cholmod_allocate_sparse((size_t)ls->n, (size_t)ls->n, nnz, 1, 1, -1, CHOLMOD_REAL, &ls->cc);
+  ls->B = cholmod_allocate_dense((size_t)ls->n, 1, (size_t)ls->n, CHOLMOD_REAL, &ls->cc);
+  if (!ls->A || !ls->B) return kn_fail(err, KN_ERR_NOMEM, "sap: CHOLMOD could not allocate a %d x %d matrix", ls->n, ls->n);
+  int* Ap = ls->A->p;
+  int* Ai = ls->A->i;
+  int at = 0;
+  for (int c = 0; c < ls->num_blocks; c++) {
+    int nc = ls->size[c], oc = ls->offset[c];
+    for (int jl = 0; jl < nc; jl++) {
+      Ap[oc + jl] = at;
+      for (int il = jl; il < nc; il++) Ai[at++] = oc + il;
+      for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++) {
+        int b = ls->partner[2 * k];
+        for (int ib = 0; ib < ls->size[b]; ib++) Ai[at++] = ls->offset[b] + ib;
+      }
+    }
+  }
+  Ap[ls->n] = at;
+  ls->L = cholmod_analyze(ls->A, &ls->cc);
+  if (!ls->L || ls->cc.status < CHOLMOD_OK)
+    return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD symbolic analysis failed (status %d) on a %d x %d Hessian",
+                   ls->cc.status, ls->n, ls->n);
+  *analysed = 1;
+  return KN_OK;
+}
+
+//---- numeric factorization ----
+
+kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, double* const* off, kn_error* err) {
+  int n = ls->n;
+  if (!ls->sparse) {
+    double* H = ls->H;
+    memset(H, 0, (size_t)n * (size_t)n * sizeof(double));
+    for (int c = 0; c < ls->num_blocks; c++) {
+      int nc = ls->size[c], oc = ls->offset[c];
+      for (int i = 0; i < nc; i++)
+        for (int j = 0; j < nc; j++) H[(size_t)(oc + i) * (size_t)n + (size_t)(oc + j)] = diag[c][i * nc + j];
+    }
+    for (int k = 0; k < ls->num_pairs; k++) {
+      int a = ls->pair[2 * k], b = ls->pair[2 * k + 1];
+      int na = ls->size[a], nb = ls->size[b], oa = ls->offset[a], ob = ls->offset[b];
+      for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) {
+          double h = off[k][i * nb + j];
+          H[(size_t)(oa + i) * (size_t)n + (size_t)(ob + j)] = h;
+          H[(size_t)(ob + j) * (size_t)n + (size_t)(oa + i)] = h;
+        }
+    }
+    return kn_chol_factor(H, n, err);
+  }
+  double* Ax = ls->A->x;
+  int at = 0;
+  for (int c = 0; c < ls->num_blocks; c++) {
+    int nc = ls->size[c];
+    for (int jl = 0; jl < nc; jl++) {
+      for (int il = jl; il < nc; il++) Ax[at++] = diag[c][il * nc + jl];
+      for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++) {
+        int b = ls->partner[2 * k], pk = ls->partner[2 * k + 1], nb = ls->size[b];
+        /* H(row ib of b, column jl of c) = off[pk][jl][ib] since off is n_c x n_b (c < b) */
+        for (int ib = 0; ib < nb; ib++) Ax[at++] = off[pk][jl * nb + ib];
+      }
+    }
+  }
+  if (!cholmod_factorize(ls->A, ls->L, &ls->cc) || ls->cc.status != CHOLMOD_OK || ls->L->minor < ls->L->n)
+    return kn_fail(err, KN_ERR_NUMERIC,
+                   "sap: CHOLMOD factorization failed (status %d, minor %d) on a %d x %d Hessian: not positive "
+                   "definite",
+                   ls->cc.status, (int)ls->L->minor, n, n);
+  return KN_OK;
+}
+
+//---- solve ----
+
+kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err) {
+  int n = ls->n;
+  if (!ls->sparse) {
+    kn_chol_solve(ls->H, n, b, 1);
+    return KN_OK;
+  }
+  memcpy(ls->B->x, b, (size_t)n * sizeof(double));
+  if (!cholmod_solve2(CHOLMOD_A, ls->L, ls->B, NULL, &ls->X, NULL, &ls->Y, &ls->E, &ls->cc))
+    return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD solve failed (status %d)", ls->cc.status);
+  memcpy(b, ls->X->x, (size_t)n * sizeof(double));
+  return KN_OK;
+}

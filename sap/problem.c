@@ -1,0 +1,247 @@
+/* The SAP problem (Drake's SapContactProblem / SapModel): cliques with A_c and v*_c, and
+ * constraints over at most two cliques with their Jacobian blocks (digest §1.3, §4.1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sap/sap_internal.h"
+
+//---- storage ----
+
+static int grow(void** buf, size_t* cap, size_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  size_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void* nb = realloc(*buf, c * elem);
+  if (!nb) return 0;
+  *buf = nb;
+  *cap = c;
+  return 1;
+}
+
+/* append n reals (copied from x, or zeros when x is NULL) => index of the first, or SIZE_MAX */
+static size_t push_reals(kn_sap_problem* p, const double* x, size_t n) {
+  if (!grow((void**)&p->reals, &p->cap_reals, p->num_reals + n, sizeof(double))) return (size_t)-1;
+  size_t at = p->num_reals;
+  if (x)
+    memcpy(p->reals + at, x, n * sizeof(double));
+  else
+    memset(p->reals + at, 0, n * sizeof(double));
+  p->num_reals += n;
+  return at;
+}
+
+kn_sap_problem* kn_sap_problem_create(double dt) {
+  kn_sap_problem* p = calloc(1, sizeof *p);
+  if (p) p->dt = dt;
+  return p;
+}
+
+void kn_sap_problem_free(kn_sap_problem* p) {
+  if (!p) return;
+  free(p->cliques);
+  free(p->constraints);
+  free(p->reals);
+  free(p->bytes);
+  free(p);
+}
+
+void kn_sap_problem_reset(kn_sap_problem* p, double dt) {
+  p->dt = dt;
+  p->nv = p->num_impulses = 0;
+  p->num_cliques = p->num_constraints = 0;
+  p->num_reals = p->num_bytes = 0;
+}
+
+//---- cliques ----
+
+kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const double* v_star, int* index,
+                            kn_error* err) {
+  if (nv <= 0 || !A || !v_star)
+    return kn_fail(err, KN_ERR_INVALID, "sap: clique %d: expected nv > 0 and non-NULL A, v* (got nv %d)",
+                   p->num_cliques, nv);
+  for (int i = 0; i < nv; i++) {
+    if (!(A[i * nv + i] > 0) || !isfinite(A[i * nv + i]))
+      return kn_fail(err, KN_ERR_INVALID, "sap: clique %d: A[%d][%d] = %g, expected a positive diagonal",
+                     p->num_cliques, i, i, A[i * nv + i]);
+    if (!isfinite(v_star[i]))
+      return kn_fail(err, KN_ERR_INVALID, "sap: clique %d: v*[%d] is not finite", p->num_cliques, i);
+    for (int j = 0; j < i; j++) {
+      double a = A[i * nv + j], b = A[j * nv + i];
+      if (!(fabs(a - b) <= 1e-12 * (fabs(a) + fabs(b)) + 1e-300))
+        return kn_fail(err, KN_ERR_INVALID, "sap: clique %d: A is not symmetric at (%d, %d): %g vs %g",
+                       p->num_cliques, i, j, a, b);
+    }
+  }
+  if (p->num_cliques == p->cap_cliques) {
+    int cap = p->cap_cliques ? 2 * p->cap_cliques : 8;
+    kn_sap_clique* c = realloc(p->cliques, (size_t)cap * sizeof *c);
+    if (!c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", p->num_cliques);
+    p->cliques = c;
+    p->cap_cliques = cap;
+  }
+  size_t a_at = push_reals(p, A, (size_t)nv * (size_t)nv);
+  size_t v_at = a_at == (size_t)-1 ? a_at : push_reals(p, v_star, (size_t)nv);
+  if (v_at == (size_t)-1) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", p->num_cliques);
+  kn_sap_clique* c = &p->cliques[p->num_cliques];
+  c->nv = nv;
+  c->offset = p->nv;
+  c->A_at = a_at;
+  c->vstar_at = v_at;
+  p->nv += nv;
+  if (index) *index = p->num_cliques;
+  p->num_cliques++;
+  return KN_OK;
+}
+
+//---- constraints ----
+
+kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
+                             int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
+                             kn_error* err) {
+  const char* kname = kn_sap_kind_name(ops->kind);
+  int ic = p->num_constraints;
+  if (clique_a < 0 || clique_a >= p->num_cliques || !J_a)
+    return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): clique_a %d out of range [0, %d) or J_a NULL", ic,
+                   kname, clique_a, p->num_cliques);
+  if (clique_b >= p->num_cliques || clique_b == clique_a || (clique_b >= 0 && !J_b))
+    return kn_fail(err, KN_ERR_INVALID,
+                   "sap: constraint %d (%s): clique_b %d must be -1 or a clique other than %d with a J_b block", ic,
+                   kname, clique_b, clique_a);
+  if (rows < 1 || rows > KN_SAP_MAX_ROWS)
+    return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): %d rows", ic, kname, rows);
+  if (p->num_constraints == p->cap_constraints) {
+    int cap = p->cap_constraints ? 2 * p->cap_constraints : 16;
+    kn_sap_constraint* c = realloc(p->constraints, (size_t)cap * sizeof *c);
+    if (!c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+    p->constraints = c;
+    p->cap_constraints = cap;
+  }
+  kn_sap_constraint c = {.ops = ops, .rows = rows, .offset = p->num_impulses, .clique = {clique_a, clique_b}};
+  const double* Js[2] = {J_a, J_b};
+  for (int s = 0; s < 2; s++) {
+    if (c.clique[s] < 0) continue;
+    size_t n = (size_t)rows * (size_t)p->cliques[c.clique[s]].nv;
+    for (size_t k = 0; k < n; k++)
+      if (!isfinite(Js[s][k]))
+        return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): Jacobian block %c entry %zu is not finite", ic,
+                       kname, s ? 'b' : 'a', k);
+    c.J_at[s] = push_reals(p, Js[s], n);
+    if (c.J_at[s] == (size_t)-1) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+  }
+  size_t slot = (ops->self_size + 15) & ~(size_t)15;
+  if (!grow((void**)&p->bytes, &p->cap_bytes, p->num_bytes + slot, 1))
+    return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+  c.self_at = p->num_bytes;
+  memcpy(p->bytes + c.self_at, self, ops->self_size);
+  p->num_bytes += slot;
+  p->constraints[ic] = c;
+  p->num_impulses += rows;
+  p->num_constraints++;
+  if (index) *index = ic;
+  return KN_OK;
+}
+
+const void* kn_sap_constraint_self(const kn_sap_problem* p, int i) {
+  return p->bytes + p->constraints[i].self_at;
+}
+
+/* §2.1: W_ii = sum_c J_ic diag(A_c)^-1 J_ic^T and w_i = ||W_ii||_F / n_i (diag(A) only, no
+ * factorization; the same w for every row of the constraint). */
+double kn_sap_delassus(const kn_sap_problem* p, int i) {
+  const kn_sap_constraint* c = &p->constraints[i];
+  double W[KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS] = {0};
+  int n = c->rows;
+  for (int s = 0; s < 2; s++) {
+    if (c->clique[s] < 0) continue;
+    const kn_sap_clique* q = &p->cliques[c->clique[s]];
+    const double* A = p->reals + q->A_at;
+    const double* J = p->reals + c->J_at[s];
+    for (int r = 0; r < n; r++)
+      for (int t = 0; t < n; t++) {
+        double sum = 0;
+        for (int k = 0; k < q->nv; k++) sum += J[r * q->nv + k] * J[t * q->nv + k] / A[k * q->nv + k];
+        W[r * n + t] += sum;
+      }
+  }
+  double f = 0;
+  for (int k = 0; k < n * n; k++) f += W[k] * W[k];
+  return sqrt(f) / n;
+}
+
+void kn_sap_constraint_vc(const kn_sap_problem* p, int i, const double* v, double* vc) {
+  const kn_sap_constraint* c = &p->constraints[i];
+  for (int r = 0; r < c->rows; r++) vc[r] = 0;
+  for (int s = 0; s < 2; s++) {
+    if (c->clique[s] < 0) continue;
+    const kn_sap_clique* q = &p->cliques[c->clique[s]];
+    const double* J = p->reals + c->J_at[s];
+    const double* vq = v + q->offset;
+    for (int r = 0; r < c->rows; r++)
+      for (int k = 0; k < q->nv; k++) vc[r] += J[r * q->nv + k] * vq[k];
+  }
+}
+
+double kn_sap_near_rigid_factor(double beta) {
+  const double pi = 3.14159265358979323846;
+  return beta * beta / (4.0 * pi * pi);
+}
+
+//---- queries ----
+
+int kn_sap_problem_nv(const kn_sap_problem* p) { return p->nv; }
+int kn_sap_problem_num_cliques(const kn_sap_problem* p) { return p->num_cliques; }
+int kn_sap_problem_num_constraints(const kn_sap_problem* p) { return p->num_constraints; }
+int kn_sap_problem_num_impulses(const kn_sap_problem* p) { return p->num_impulses; }
+int kn_sap_clique_offset(const kn_sap_problem* p, int clique) { return p->cliques[clique].offset; }
+int kn_sap_constraint_offset(const kn_sap_problem* p, int i) { return p->constraints[i].offset; }
+int kn_sap_constraint_rows(const kn_sap_problem* p, int i) { return p->constraints[i].rows; }
+kn_sap_kind kn_sap_constraint_kind(const kn_sap_problem* p, int i) { return p->constraints[i].ops->kind; }
+
+const char* kn_sap_kind_name(kn_sap_kind kind) {
+  switch (kind) {
+    case KN_SAP_CONTACT: return "friction cone contact";
+    case KN_SAP_LIMIT: return "joint limit";
+    case KN_SAP_PD: return "PD controller";
+    case KN_SAP_COUPLER: return "coupler";
+  }
+  return "unknown";
+}
+
+static kn_status check_index(const kn_sap_problem* p, int i, kn_error* err) {
+  if (i < 0 || i >= p->num_constraints)
+    return kn_fail(err, KN_ERR_INVALID, "sap: constraint index %d out of range [0, %d)", i, p->num_constraints);
+  return KN_OK;
+}
+
+kn_status kn_sap_constraint_regularization(const kn_sap_problem* p, int i, double* w, double* R, double* v_hat,
+                                           kn_error* err) {
+  kn_status st = check_index(p, i, err);
+  if (st) return st;
+  const kn_sap_constraint* c = &p->constraints[i];
+  _Alignas(16) unsigned char data[KN_SAP_MAX_DATA];
+  double wi = kn_sap_delassus(p, i);
+  c->ops->make_data(kn_sap_constraint_self(p, i), p->dt, wi, data);
+  if (w) *w = wi;
+  double Rl[KN_SAP_MAX_ROWS], vl[KN_SAP_MAX_ROWS];
+  c->ops->regularization(kn_sap_constraint_self(p, i), data, Rl, vl);
+  for (int r = 0; r < c->rows; r++) {
+    if (R) R[r] = Rl[r];
+    if (v_hat) v_hat[r] = vl[r];
+  }
+  return KN_OK;
+}
+
+kn_status kn_sap_constraint_eval(const kn_sap_problem* p, int i, const double* v, double* cost, double* gamma,
+                                 double* G, kn_error* err) {
+  kn_status st = check_index(p, i, err);
+  if (st) return st;
+  const kn_sap_constraint* c = &p->constraints[i];
+  _Alignas(16) unsigned char data[KN_SAP_MAX_DATA];
+  c->ops->make_data(kn_sap_constraint_self(p, i), p->dt, kn_sap_delassus(p, i), data);
+  double vc[KN_SAP_MAX_ROWS], l = 0;
+  kn_sap_constraint_vc(p, i, v, vc);
+  c->ops->eval(kn_sap_constraint_self(p, i), data, vc, &l, gamma, G);
+  if (cost) *cost = l;
+  return KN_OK;
+}

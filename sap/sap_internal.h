@@ -1,0 +1,108 @@
+/* sap/ internals: the problem layout, the constraint-kind interface and the linear solver
+ * interface. Not installed; only the sources of sap/ include it. */
+#ifndef KNEAD_SAP_INTERNAL_H
+#define KNEAD_SAP_INTERNAL_H
+
+#include <stddef.h>
+
+#include "sap/sap.h"
+
+/*---- constraint kinds: a table of function pointers over a const void* self ----*/
+
+/* Largest per-solve data block of any kind, and largest row count (contact: 3). */
+#define KN_SAP_MAX_DATA 128
+#define KN_SAP_MAX_ROWS 3
+
+typedef struct {
+  kn_sap_kind kind;
+  size_t self_size;  /* bytes of the parameters stored in the problem */
+  size_t data_size;  /* bytes of the per-solve data (<= KN_SAP_MAX_DATA) */
+  /* (self, dt, Delassus estimate w) => data: regularization and bias, constant during Newton */
+  void (*make_data)(const void* self, double dt, double w, void* data);
+  /* (self, data, v_c) => cost l_i, gamma = -dl_i/dv_c, G = d2l_i/dv_c2 (row-major; may be NULL) */
+  void (*eval)(const void* self, const void* data, const double* vc, double* cost, double* gamma, double* G);
+  /* (self, data) => per row R and v_hat (reporting only) */
+  void (*regularization)(const void* self, const void* data, double* R, double* v_hat);
+} kn_sap_kind_ops;
+
+extern const kn_sap_kind_ops kn_sap_contact_ops;
+extern const kn_sap_kind_ops kn_sap_limit_ops;
+extern const kn_sap_kind_ops kn_sap_pd_ops;
+extern const kn_sap_kind_ops kn_sap_coupler_ops;
+
+/* Generic holonomic constraint (§5.1), shared by limits and couplers: rows n <= 2, stiffness
+ * (INFINITY for rigid), tau, beta, g0 per row, impulse box per row. */
+typedef struct {
+  int rows;
+  double stiffness, tau, beta;
+  double g0[2];
+  double lower[2], upper[2];
+} kn_sap_holonomic;
+
+/*---- the problem ----*/
+
+typedef struct {
+  int nv, offset;     /* offset in the full v */
+  size_t A_at;        /* index of A (nv x nv) in p->reals */
+  size_t vstar_at;    /* index of v* (nv) in p->reals */
+} kn_sap_clique;
+
+typedef struct {
+  const kn_sap_kind_ops* ops;
+  int rows, offset;       /* offset in gamma */
+  int clique[2];          /* clique[1] = -1 when one clique */
+  size_t J_at[2];         /* index of J blocks (rows x nv) in p->reals */
+  size_t self_at;         /* byte offset of the parameters in p->bytes */
+} kn_sap_constraint;
+
+struct kn_sap_problem {
+  double dt;
+  int nv, num_impulses;
+  int num_cliques, cap_cliques;
+  kn_sap_clique* cliques;
+  int num_constraints, cap_constraints;
+  kn_sap_constraint* constraints;
+  double* reals;          /* A, v*, J blocks */
+  size_t num_reals, cap_reals;
+  unsigned char* bytes;   /* constraint parameters, 16-byte aligned slots */
+  size_t num_bytes, cap_bytes;
+};
+
+/* Add a constraint of kind ops whose parameters are self; J blocks rows x nv of each clique. */
+kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
+                             int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
+                             kn_error* err);
+const void* kn_sap_constraint_self(const kn_sap_problem* p, int i);
+/* (problem, constraint) => Delassus estimate w_i (§2.1) */
+double kn_sap_delassus(const kn_sap_problem* p, int i);
+/* v_c = sum over its cliques J_ic v_c (v is the full velocity) */
+void kn_sap_constraint_vc(const kn_sap_problem* p, int i, const double* v, double* vc);
+
+/* the near-rigid threshold factor beta^2 / (4 pi^2) */
+double kn_sap_near_rigid_factor(double beta);
+
+/*---- the linear solver behind one small interface (dense LAPACKE or CHOLMOD) ----*/
+
+/* Block layout of H over the participating cliques: sizes and offsets in the reduced vector,
+ * and the list of coupled pairs (a < b, participating indices). H blocks: diag[c] is n_c x n_c
+ * row-major; off[k] is n_a x n_b (rows of a, columns of b) for pair k. */
+typedef struct {
+  int num_blocks, n;
+  const int* size;
+  const int* offset;
+  int num_pairs;
+  const int* pair;    /* 2 * num_pairs */
+} kn_sap_layout;
+
+typedef struct kn_sap_linsolve kn_sap_linsolve;
+kn_sap_linsolve* kn_sap_linsolve_create(void);
+void kn_sap_linsolve_free(kn_sap_linsolve* ls);
+/* (layout, sparse?) => ready to factor; *analysed = 1 when a symbolic analysis was (re)done */
+kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* layout, int sparse, int* analysed,
+                                  kn_error* err);
+/* (H blocks) => factorization; KN_ERR_NUMERIC when H is not positive definite */
+kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, double* const* off, kn_error* err);
+/* b => H^-1 b in place */
+kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err);
+
+#endif

@@ -1,0 +1,620 @@
+/* The SAP Newton solver (Drake's SapSolver, digest §4): Newton iterations on the strictly convex
+ * cost l(v) = 1/2 ||v - v*||_A^2 + sum_i l_i(J_i v), exact line search by Newton with bisection
+ * fallback (§4.4), Drake's optimality and cost criteria (§4.3). The solver sees constraints only
+ * through their kind table (sap_internal.h), so adding a kind never changes this file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sap/sap_internal.h"
+
+kn_sap_options kn_sap_options_default(void) {
+  /* Drake's SapSolverParameters (digest §4.7) */
+  return (kn_sap_options){
+      .abs_tolerance = 1e-14,
+      .rel_tolerance = 1e-6,
+      .cost_abs_tolerance = 1e-30,
+      .cost_rel_tolerance = 1e-15,
+      .max_iterations = 100,
+      .ls_max_iterations = 100,
+      .ls_alpha_max = 1.5,
+      .relative_slop = 1000 * 2.220446049250313e-16,
+      .nonmonotonic_is_error = 0,
+      .linear_solver = KN_SAP_LINEAR_AUTO,
+      .dense_max_nv = 64,
+      .monitor = NULL,
+      .monitor_user = NULL,
+  };
+}
+
+//---- workspace ----
+
+struct kn_sap_solver {
+  kn_sap_linsolve* ls;
+  /* participating cliques (§4.1): part[k] is a clique, roff[clique] its reduced offset or -1 */
+  int *part, *pidx, *roff, *psize, *poff;
+  int *pairs, *cpair; /* coupled clique pairs (participating indices, a < b); pair of each constraint */
+  /* reduced vectors (n participating dofs) */
+  double *v, *vstar, *grad, *dv, *p, *dp, *j, *D, *vtmp;
+  /* per constraint rows: v_c, dv_c, gamma, previous gamma, G (rows^2 in a KN_SAP_MAX_ROWS^2 slot) */
+  double *vc, *dvc, *gamma, *gamma_prev, *G, *w;
+  unsigned char* data; /* per-solve data, KN_SAP_MAX_DATA bytes per constraint */
+  double *Hdiag_store, *Hoff_store;
+  double **Hdiag, **Hoff;
+  size_t bytes;        /* size of the single block that holds everything above */
+  void* block;
+};
+
+kn_sap_solver* kn_sap_solver_create(void) {
+  kn_sap_solver* s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->ls = kn_sap_linsolve_create();
+  if (!s->ls) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void kn_sap_solver_free(kn_sap_solver* s) {
+  if (!s) return;
+  kn_sap_linsolve_free(s->ls);
+  free(s->block);
+  free(s);
+}
+
+typedef struct {
+  const kn_sap_problem* prob;
+  kn_sap_solver* s;
+  int n, np, nc, npairs;
+} ctx;
+
+/* carve one allocation into the workspace arrays; grows only when the problem does */
+static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, int n, int npairs, size_t hdiag,
+                           size_t hoff, kn_error* err) {
+  size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = 3 * nc;
+  size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + nc;
+  size_t reals = 10 * (size_t)n + 4 * m + 9 * nc + nc + hdiag + hoff;
+  size_t ptrs = (size_t)np + (size_t)npairs;
+  size_t need = ints * sizeof(int) + 16 + reals * sizeof(double) + ptrs * sizeof(double*) + 16 +
+                nc * KN_SAP_MAX_DATA + 16;
+  if (need > s->bytes) {
+    void* b = realloc(s->block, need);
+    if (!b) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (solver workspace of %zu bytes)", need);
+    s->block = b;
+    s->bytes = need;
+  }
+  unsigned char* at = s->block;
+  /* doubles and pointers first (alignment), then per-solve data, then ints */
+#define CARVE(field, type, count)            \
+  do {                                       \
+    s->field = (type*)(void*)at;             \
+    at += (size_t)(count) * sizeof(type);    \
+  } while (0)
+  CARVE(v, double, n);
+  CARVE(vstar, double, n);
+  CARVE(grad, double, n);
+  CARVE(dv, double, n);
+  CARVE(p, double, n);
+  CARVE(dp, double, n);
+  CARVE(j, double, n);
+  CARVE(D, double, n);
+  CARVE(vtmp, double, 2 * (size_t)n);
+  CARVE(vc, double, m);
+  CARVE(dvc, double, m);
+  CARVE(gamma, double, m);
+  CARVE(gamma_prev, double, m);
+  CARVE(G, double, 9 * nc);
+  CARVE(w, double, nc);
+  CARVE(Hdiag_store, double, hdiag);
+  CARVE(Hoff_store, double, hoff);
+  CARVE(Hdiag, double*, np);
+  CARVE(Hoff, double*, npairs);
+  at = (unsigned char*)(((uintptr_t)at + 15) & ~(uintptr_t)15);
+  CARVE(data, unsigned char, nc * KN_SAP_MAX_DATA);
+  CARVE(pidx, int, ncl);
+  CARVE(roff, int, ncl);
+  CARVE(part, int, np);
+  CARVE(psize, int, np);
+  CARVE(poff, int, ncl);
+  CARVE(pairs, int, 2 * (size_t)npairs);
+  CARVE(cpair, int, nc);
+#undef CARVE
+  return KN_OK;
+}
+
+//---- products with A and J over the participating cliques ----
+
+static const double* clique_A(const kn_sap_problem* p, int c) { return p->reals + p->cliques[c].A_at; }
+static const double* con_J(const kn_sap_problem* p, int i, int s) { return p->reals + p->constraints[i].J_at[s]; }
+
+/* y = A x (reduced vectors) */
+static void apply_A(const ctx* c, const double* x, double* y) {
+  for (int k = 0; k < c->np; k++) {
+    int q = c->s->part[k], nq = c->prob->cliques[q].nv, o = c->s->roff[q];
+    const double* A = clique_A(c->prob, q);
+    for (int r = 0; r < nq; r++) {
+      double sum = 0;
+      for (int t = 0; t < nq; t++) sum += A[r * nq + t] * x[o + t];
+      y[o + r] = sum;
+    }
+  }
+}
+
+/* v_c,i = J_i x for every constraint (out: 3 slots per constraint) */
+static void apply_J(const ctx* c, const double* x, double* out) {
+  const kn_sap_problem* p = c->prob;
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    double* vc = out + 3 * i;
+    for (int r = 0; r < k->rows; r++) vc[r] = 0;
+    for (int s = 0; s < 2; s++) {
+      if (k->clique[s] < 0) continue;
+      int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
+      const double* J = con_J(p, i, s);
+      for (int r = 0; r < k->rows; r++)
+        for (int t = 0; t < nq; t++) vc[r] += J[r * nq + t] * x[o + t];
+    }
+  }
+}
+
+/* y = J^T gamma (generalized impulses) */
+static void apply_JT(const ctx* c, const double* gamma, double* y) {
+  const kn_sap_problem* p = c->prob;
+  memset(y, 0, (size_t)c->n * sizeof(double));
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    const double* g = gamma + 3 * i;
+    for (int s = 0; s < 2; s++) {
+      if (k->clique[s] < 0) continue;
+      int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
+      const double* J = con_J(p, i, s);
+      for (int r = 0; r < k->rows; r++)
+        for (int t = 0; t < nq; t++) y[o + t] += J[r * nq + t] * g[r];
+    }
+  }
+}
+
+static double dot(const double* a, const double* b, int n) {
+  double s = 0;
+  for (int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+static double scaled_norm(const double* D, const double* x, int n) {
+  double s = 0;
+  for (int k = 0; k < n; k++) s += (D[k] * x[k]) * (D[k] * x[k]);
+  return sqrt(s);
+}
+
+/* (v_c of every constraint) => gamma, G, sum of l_i (one pass, Drake's
+ * CalcImpulsesAndConstraintsHessian) */
+static double eval_constraints(const ctx* c, const double* vc, double* gamma, double* G) {
+  const kn_sap_problem* p = c->prob;
+  double l = 0;
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    double li = 0;
+    k->ops->eval(kn_sap_constraint_self(p, i), c->s->data + (size_t)i * KN_SAP_MAX_DATA, vc + 3 * i, &li,
+                 gamma + 3 * i, G ? G + 9 * i : NULL);
+    l += li;
+  }
+  return l;
+}
+
+/* v => l(v), grad = A (v - v*) - J^T gamma, p = A v, j = J^T gamma (and v_c, gamma, G) (§4.2) */
+static double eval_all(const ctx* c) {
+  kn_sap_solver* s = c->s;
+  apply_J(c, s->v, s->vc);
+  double lR = eval_constraints(c, s->vc, s->gamma, s->G);
+  double* dvs = s->vtmp;
+  for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
+  apply_A(c, dvs, s->grad);
+  double lA = 0.5 * dot(dvs, s->grad, c->n);
+  apply_A(c, s->v, s->p);
+  apply_JT(c, s->gamma, s->j);
+  for (int k = 0; k < c->n; k++) s->grad[k] -= s->j[k];
+  return lA + lR;
+}
+
+//---- Hessian H = A + sum_i J_i^T G_i J_i in clique blocks ----
+
+/* out (na x nb) += Ja^T G Jb with Ja rows x na, Jb rows x nb, G rows x rows */
+static void add_JtGJ(const double* Ja, int na, const double* G, const double* Jb, int nb, int rows, double* out) {
+  double GJ[KN_SAP_MAX_ROWS * 64];
+  for (int t0 = 0; t0 < nb; t0 += 64) {
+    int tn = nb - t0 < 64 ? nb - t0 : 64;
+    for (int r = 0; r < rows; r++)
+      for (int t = 0; t < tn; t++) {
+        double sum = 0;
+        for (int q = 0; q < rows; q++) sum += G[r * rows + q] * Jb[q * nb + t0 + t];
+        GJ[r * 64 + t] = sum;
+      }
+    for (int a = 0; a < na; a++) {
+      double ja[KN_SAP_MAX_ROWS];
+      int any = 0;
+      for (int r = 0; r < rows; r++) {
+        ja[r] = Ja[r * na + a];
+        any |= ja[r] != 0;
+      }
+      if (!any) continue;
+      for (int t = 0; t < tn; t++) {
+        double sum = 0;
+        for (int r = 0; r < rows; r++) sum += ja[r] * GJ[r * 64 + t];
+        out[a * nb + t0 + t] += sum;
+      }
+    }
+  }
+}
+
+static void assemble_H(const ctx* c) {
+  const kn_sap_problem* p = c->prob;
+  kn_sap_solver* s = c->s;
+  for (int k = 0; k < c->np; k++) {
+    int q = s->part[k], nq = p->cliques[q].nv;
+    memcpy(s->Hdiag[k], clique_A(p, q), (size_t)nq * (size_t)nq * sizeof(double));
+  }
+  for (int k = 0; k < c->npairs; k++) {
+    int na = s->psize[s->pairs[2 * k]], nb = s->psize[s->pairs[2 * k + 1]];
+    memset(s->Hoff[k], 0, (size_t)na * (size_t)nb * sizeof(double));
+  }
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    const double* G = s->G + 9 * i;
+    for (int t = 0; t < 2; t++) {
+      if (k->clique[t] < 0) continue;
+      int q = k->clique[t], nq = p->cliques[q].nv;
+      add_JtGJ(con_J(p, i, t), nq, G, con_J(p, i, t), nq, k->rows, s->Hdiag[s->pidx[q]]);
+    }
+    if (k->clique[1] >= 0) {
+      /* the pair block is stored with the lower participating index first; G is symmetric */
+      int a = 0, b = 1;
+      if (s->pidx[k->clique[0]] > s->pidx[k->clique[1]]) a = 1, b = 0;
+      int qa = k->clique[a], qb = k->clique[b];
+      add_JtGJ(con_J(p, i, a), p->cliques[qa].nv, G, con_J(p, i, b), p->cliques[qb].nv, k->rows,
+               s->Hoff[s->cpair[i]]);
+    }
+  }
+}
+
+//---- exact line search (§4.4) ----
+
+typedef struct {
+  double lA0, dp_dv0, dAd; /* l_A(0), dp . (v - v*), dv^T A dv */
+} line;
+
+/* alpha => l(alpha), l'(alpha), l''(alpha) with only the constraints re-evaluated (O(n)) */
+static void line_eval(const ctx* c, const line* L, double alpha, double* l, double* dl, double* d2l) {
+  kn_sap_solver* s = c->s;
+  double lR = 0, dlR = 0, d2lR = 0;
+  const kn_sap_problem* p = c->prob;
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    double vc[KN_SAP_MAX_ROWS], g[KN_SAP_MAX_ROWS], G[KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS], li = 0;
+    const double* dvc = s->dvc + 3 * i;
+    for (int r = 0; r < k->rows; r++) vc[r] = s->vc[3 * i + r] + alpha * dvc[r];
+    k->ops->eval(kn_sap_constraint_self(p, i), s->data + (size_t)i * KN_SAP_MAX_DATA, vc, &li, g, G);
+    lR += li;
+    for (int r = 0; r < k->rows; r++) {
+      dlR -= dvc[r] * g[r];
+      for (int q = 0; q < k->rows; q++) d2lR += dvc[r] * G[r * k->rows + q] * dvc[q];
+    }
+  }
+  *l = L->lA0 + alpha * L->dp_dv0 + 0.5 * alpha * alpha * L->dAd + lR;
+  *dl = L->dp_dv0 + alpha * L->dAd + dlR;
+  *d2l = L->dAd + d2lR;
+}
+
+/* (l'(0) < 0) => alpha minimizing l(v + alpha dv) on [0, alpha_max]: Newton-Raphson on l' with
+ * bisection fallback (rtsafe), f = l' / (-l'(0)) normalized so that f(0) = -1. */
+static kn_status line_search(const ctx* c, const line* L, double dl0, const kn_sap_options* o, double* alpha_out,
+                             int* iters, kn_error* err) {
+  double amax = o->ls_alpha_max, lm, dlm, d2lm;
+  *iters = 1;
+  line_eval(c, L, amax, &lm, &dlm, &d2lm);
+  if (dlm <= 0) { /* the minimum lies beyond alpha_max */
+    *alpha_out = amax;
+    return KN_OK;
+  }
+  /* tight-tolerance escape: the expected decrease is below round-off of the cost */
+  if (-dl0 < o->cost_abs_tolerance + o->cost_rel_tolerance * lm) {
+    *alpha_out = 1.0;
+    return KN_OK;
+  }
+  double scale = -dl0;
+  double a0 = fmin(-dl0 / d2lm, amax); /* Drake: curvature at alpha_max */
+  if (isnan(a0)) return kn_fail(err, KN_ERR_NUMERIC, "sap: line search initial guess is NaN");
+  double a = a0, lo = 0, hi = amax;
+  double x_tol = 1e-8 * a0, f_tol = 1e-8;
+  double minus_dx = lo - hi, minus_dx_prev = minus_dx;
+  for (int k = 0; k < o->ls_max_iterations; k++) {
+    double l, dl, d2l;
+    line_eval(c, L, a, &l, &dl, &d2l);
+    (*iters)++;
+    double f = dl / scale, df = d2l / scale;
+    if (f < 0)
+      lo = a;
+    else
+      hi = a;
+    if (fabs(f) < f_tol) {
+      *alpha_out = a;
+      return KN_OK;
+    }
+    /* bisect when Newton is slow (|f| does not halve) or leaves the bracket */
+    int slow = 2 * fabs(f) > fabs(minus_dx_prev * df);
+    minus_dx_prev = minus_dx;
+    double an = a - f / df;
+    if (slow || !(lo <= an && an <= hi)) {
+      minus_dx = 0.5 * (lo - hi);
+      a = lo - minus_dx;
+    } else {
+      minus_dx = f / df;
+      a = an;
+    }
+    if (fabs(minus_dx) < x_tol) {
+      *alpha_out = a;
+      return KN_OK;
+    }
+  }
+  return kn_fail(err, KN_ERR_NUMERIC, "sap: exact line search did not converge in %d iterations (bracket [%g, %g])",
+                 o->ls_max_iterations, lo, hi);
+}
+
+//---- failure diagnostics ----
+
+/* The constraint most responsible for the failure: the first with a non-finite impulse or
+ * velocity; else, on the participating clique with the largest scaled momentum residual
+ * ||D grad||_c, the constraint whose impulse moved most in the last step, measured as
+ * sqrt(w_i) |delta gamma_i| (the velocity change it causes, comparable across kinds); before any
+ * step, sqrt(w_i) |gamma_i|. */
+static int worst_constraint(const ctx* c, int have_prev) {
+  kn_sap_solver* s = c->s;
+  const kn_sap_problem* p = c->prob;
+  for (int i = 0; i < c->nc; i++)
+    for (int r = 0; r < p->constraints[i].rows; r++)
+      if (!isfinite(s->gamma[3 * i + r]) || !isfinite(s->vc[3 * i + r])) return i;
+  int worst_clique = -1;
+  double rmax = -1;
+  for (int k = 0; k < c->np; k++) {
+    int q = s->part[k];
+    double rc = scaled_norm(s->D + s->roff[q], s->grad + s->roff[q], p->cliques[q].nv);
+    if (rc > rmax) rmax = rc, worst_clique = q;
+  }
+  int worst = 0;
+  double dmax = -1;
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    if (k->clique[0] != worst_clique && k->clique[1] != worst_clique) continue;
+    double d = 0;
+    for (int r = 0; r < k->rows; r++) {
+      double g = s->gamma[3 * i + r], x = have_prev ? g - s->gamma_prev[3 * i + r] : g;
+      d += x * x;
+    }
+    d = sqrt(s->w[i] * d);
+    if (d > dmax) dmax = d, worst = i;
+  }
+  return worst;
+}
+
+static kn_status fail_at(const ctx* c, int have_prev, kn_error* err, const char* reason) {
+  char why[KN_ERROR_MSG / 2];
+  if (!strncmp(reason, "sap: ", 5)) reason += 5;
+  snprintf(why, sizeof why, "%s", reason); /* reason may be err->msg itself */
+  int i = worst_constraint(c, have_prev);
+  const kn_sap_constraint* k = &c->prob->constraints[i];
+  return kn_fail(err, KN_ERR_NUMERIC, "sap: %s; worst constraint #%d (%s, cliques %d/%d)", why, i,
+                 kn_sap_kind_name(k->ops->kind), k->clique[0], k->clique[1]);
+}
+
+static int all_finite(const double* x, int n) {
+  for (int k = 0; k < n; k++)
+    if (!isfinite(x[k])) return 0;
+  return 1;
+}
+
+//---- the solve ----
+
+static int cmp_pair(const void* a, const void* b) {
+  const int *x = a, *y = b;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_options* opt, const double* v_guess,
+                       double* v_out, double* gamma_out, kn_sap_stats* stats, kn_error* err) {
+  kn_sap_options o = opt ? *opt : kn_sap_options_default();
+  kn_sap_stats st = {0};
+  st.num_constraints = p->num_constraints;
+  st.num_impulses = p->num_impulses;
+  st.num_cliques = p->num_cliques;
+  st.nv = p->nv;
+  if (stats) *stats = st;
+  if (!(p->dt > 0)) return kn_fail(err, KN_ERR_INVALID, "sap: time step %g, expected > 0", p->dt);
+  if (o.max_iterations < 0 || !(o.ls_alpha_max > 0) || o.ls_max_iterations < 1)
+    return kn_fail(err, KN_ERR_INVALID, "sap: options: expected max_iterations >= 0, ls_alpha_max > 0, "
+                                        "ls_max_iterations >= 1");
+  if (v_guess && !all_finite(v_guess, p->nv))
+    return kn_fail(err, KN_ERR_INVALID, "sap: the initial guess has non-finite entries");
+
+  /* §4.1.6: no constraints, v = v* */
+  if (p->num_constraints == 0) {
+    for (int q = 0; q < p->num_cliques; q++)
+      memcpy(v_out + p->cliques[q].offset, p->reals + p->cliques[q].vstar_at,
+             (size_t)p->cliques[q].nv * sizeof(double));
+    return KN_OK;
+  }
+
+  //---- participating cliques and coupled pairs (§4.1.1-2) ----
+  int nc = p->num_constraints;
+  int np = 0, npairs_max = 0;
+  for (int i = 0; i < nc; i++) npairs_max += p->constraints[i].clique[1] >= 0;
+  int n = 0;
+  /* size the workspace for every clique participating (an upper bound, so that the steady
+   * state allocates nothing) */
+  size_t hdiag = 0;
+  for (int q = 0; q < p->num_cliques; q++) hdiag += (size_t)p->cliques[q].nv * (size_t)p->cliques[q].nv;
+  size_t hoff = 0;
+  for (int i = 0; i < nc; i++)
+    if (p->constraints[i].clique[1] >= 0)
+      hoff += (size_t)p->cliques[p->constraints[i].clique[0]].nv * (size_t)p->cliques[p->constraints[i].clique[1]].nv;
+  kn_status status = workspace(s, p, p->num_cliques, p->nv, npairs_max, hdiag, hoff, err);
+  if (status) return status;
+  for (int q = 0; q < p->num_cliques; q++) s->pidx[q] = -1, s->roff[q] = -1;
+  for (int i = 0; i < nc; i++)
+    for (int t = 0; t < 2; t++) {
+      int q = p->constraints[i].clique[t];
+      if (q >= 0) s->pidx[q] = 0;
+    }
+  np = 0;
+  for (int q = 0; q < p->num_cliques; q++) {
+    if (s->pidx[q] < 0) continue;
+    s->pidx[q] = np;
+    s->part[np] = q;
+    s->psize[np] = p->cliques[q].nv;
+    s->poff[np] = n;
+    s->roff[q] = n;
+    n += p->cliques[q].nv;
+    np++;
+  }
+  int npairs = 0;
+  for (int i = 0; i < nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    if (k->clique[1] < 0) continue;
+    int a = s->pidx[k->clique[0]], b = s->pidx[k->clique[1]];
+    s->pairs[2 * npairs] = a < b ? a : b;
+    s->pairs[2 * npairs + 1] = a < b ? b : a;
+    npairs++;
+  }
+  qsort(s->pairs, (size_t)npairs, 2 * sizeof(int), cmp_pair);
+  int u = 0;
+  for (int k = 0; k < npairs; k++)
+    if (u == 0 || cmp_pair(s->pairs + 2 * k, s->pairs + 2 * (u - 1))) {
+      s->pairs[2 * u] = s->pairs[2 * k];
+      s->pairs[2 * u + 1] = s->pairs[2 * k + 1];
+      u++;
+    }
+  npairs = u;
+  for (int i = 0; i < nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    s->cpair[i] = -1;
+    if (k->clique[1] < 0) continue;
+    int a = s->pidx[k->clique[0]], b = s->pidx[k->clique[1]];
+    int key[2] = {a < b ? a : b, a < b ? b : a};
+    const int* hit = bsearch(key, s->pairs, (size_t)npairs, 2 * sizeof(int), cmp_pair);
+    s->cpair[i] = (int)((hit - s->pairs) / 2);
+  }
+  {
+    double* at = s->Hdiag_store;
+    for (int k = 0; k < np; k++) s->Hdiag[k] = at, at += (size_t)s->psize[k] * (size_t)s->psize[k];
+    at = s->Hoff_store;
+    for (int k = 0; k < npairs; k++)
+      s->Hoff[k] = at, at += (size_t)s->psize[s->pairs[2 * k]] * (size_t)s->psize[s->pairs[2 * k + 1]];
+  }
+  ctx c = {.prob = p, .s = s, .n = n, .np = np, .nc = nc, .npairs = npairs};
+  st.num_participating_cliques = np;
+  st.nv_participating = n;
+
+  //---- reduced v*, guess, scaling D = diag(A)^-1/2 (§4.1.4: the code's inverse square root) ----
+  for (int k = 0; k < np; k++) {
+    int q = s->part[k], nq = p->cliques[q].nv, o2 = s->roff[q];
+    const double* A = clique_A(p, q);
+    const double* vs = p->reals + p->cliques[q].vstar_at;
+    for (int t = 0; t < nq; t++) {
+      s->vstar[o2 + t] = vs[t];
+      s->v[o2 + t] = v_guess ? v_guess[p->cliques[q].offset + t] : vs[t];
+      s->D[o2 + t] = 1.0 / sqrt(A[t * nq + t]);
+    }
+  }
+  //---- per-constraint data, constant during Newton (§4.1.3) ----
+  for (int i = 0; i < nc; i++) {
+    s->w[i] = kn_sap_delassus(p, i);
+    p->constraints[i].ops->make_data(kn_sap_constraint_self(p, i), p->dt, s->w[i],
+                                     s->data + (size_t)i * KN_SAP_MAX_DATA);
+  }
+  //---- the linear solver ----
+  int sparse = o.linear_solver == KN_SAP_LINEAR_SPARSE || (o.linear_solver == KN_SAP_LINEAR_AUTO && n > o.dense_max_nv);
+  kn_sap_layout lay = {.num_blocks = np, .n = n, .size = s->psize, .offset = s->poff, .num_pairs = npairs,
+                       .pair = s->pairs};
+  int analysed = 0;
+  status = kn_sap_linsolve_prepare(s->ls, &lay, sparse, &analysed, err);
+  if (status) return status;
+  st.used_sparse = sparse;
+  st.symbolic_analyses = analysed;
+
+  //---- Newton iterations (§4.3) ----
+  int k = 0, cost_ok = 0, opt_ok = 0, have_prev = 0;
+  double ell = eval_all(&c), ell_prev = ell;
+  for (;;) {
+    st.residual = scaled_norm(s->D, s->grad, n);
+    st.residual_scale = fmax(scaled_norm(s->D, s->p, n), scaled_norm(s->D, s->j, n));
+    st.cost = ell;
+    st.iterations = k;
+    if (stats) *stats = st;
+    if (!isfinite(ell) || !all_finite(s->grad, n))
+      return fail_at(&c, have_prev, err, "NaN or infinity in the cost or its gradient");
+    opt_ok = st.residual <= o.abs_tolerance + o.rel_tolerance * st.residual_scale;
+    if (opt_ok || cost_ok) break;
+    /* monotonicity check, after the convergence test on purpose (§10.8) */
+    double slop = o.relative_slop * fmax(1.0, 0.5 * (fabs(ell) + fabs(ell_prev)));
+    if (ell > ell_prev + slop) {
+      st.nonmonotonic_steps++;
+      if (o.nonmonotonic_is_error) return fail_at(&c, have_prev, err, "the cost increased (non-monotonic Newton)");
+    }
+    if (k >= o.max_iterations) {
+      char why[200];
+      snprintf(why, sizeof why, "Newton did not converge in %d iterations (residual %.3e > %.3e)", o.max_iterations,
+               st.residual, o.abs_tolerance + o.rel_tolerance * st.residual_scale);
+      return fail_at(&c, have_prev, err, why);
+    }
+    /* dv = -H^-1 grad, H refactored every iteration since G changes (§4.6) */
+    assemble_H(&c);
+    status = kn_sap_linsolve_factor(s->ls, s->Hdiag, s->Hoff, err);
+    st.factorizations++;
+    if (status) return fail_at(&c, have_prev, err, err ? err->msg : "factorization failed");
+    for (int t = 0; t < n; t++) s->dv[t] = -s->grad[t];
+    status = kn_sap_linsolve_solve(s->ls, s->dv, err);
+    if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
+    apply_J(&c, s->dv, s->dvc);
+    apply_A(&c, s->dv, s->dp);
+    line L = {.dAd = dot(s->dv, s->dp, n)};
+    if (!(L.dAd > 0)) return fail_at(&c, have_prev, err, "dv^T A dv <= 0: A is not positive definite");
+    double* dvs = s->vtmp;
+    for (int t = 0; t < n; t++) dvs[t] = s->v[t] - s->vstar[t];
+    L.dp_dv0 = dot(s->dp, dvs, n);
+    L.lA0 = 0.5 * dot(dvs, s->grad, n) + 0.5 * dot(dvs, s->j, n); /* 1/2 (v-v*)^T A (v-v*) */
+    double dl0 = dot(s->grad, s->dv, n), alpha = 1;
+    if (!(dl0 < 0)) return fail_at(&c, have_prev, err, "l'(0) >= 0 along the Newton direction (ill-conditioned H)");
+    int ls_iters = 0;
+    status = line_search(&c, &L, dl0, &o, &alpha, &ls_iters, err);
+    st.line_search_iterations += ls_iters;
+    if (status) return fail_at(&c, have_prev, err, err ? err->msg : "line search failed");
+    for (int t = 0; t < n; t++) s->v[t] += alpha * s->dv[t];
+    memcpy(s->gamma_prev, s->gamma, (size_t)(3 * nc) * sizeof(double));
+    have_prev = 1;
+    ell_prev = ell;
+    ell = eval_all(&c);
+    k++;
+    cost_ok = fabs(ell_prev - ell) < o.cost_abs_tolerance + o.cost_rel_tolerance * 0.5 * (fabs(ell) + fabs(ell_prev)) &&
+              alpha > 0.5;
+    if (o.monitor) {
+      kn_sap_iteration it = {.iteration = k, .cost = ell, .cost_prev = ell_prev, .alpha = alpha, .dl0 = dl0,
+                             .dl_alpha = dot(s->grad, s->dv, n), .line_search_iterations = ls_iters};
+      o.monitor(o.monitor_user, &it);
+    }
+  }
+  st.optimality_reached = opt_ok;
+  st.cost_reached = !opt_ok && cost_ok;
+  if (stats) *stats = st;
+
+  //---- outputs: only now are the caller's buffers written ----
+  for (int q = 0; q < p->num_cliques; q++) {
+    const kn_sap_clique* cq = &p->cliques[q];
+    const double* src = s->roff[q] >= 0 ? s->v + s->roff[q] : p->reals + cq->vstar_at;
+    memcpy(v_out + cq->offset, src, (size_t)cq->nv * sizeof(double));
+  }
+  if (gamma_out)
+    for (int i = 0; i < nc; i++)
+      memcpy(gamma_out + p->constraints[i].offset, s->gamma + 3 * i, (size_t)p->constraints[i].rows * sizeof(double));
+  return KN_OK;
+}

@@ -1,0 +1,171 @@
+/* A run: step the world for the scene's duration and write one folder of outputs,
+ * trajectory.csv (every position coordinate by "robot/joint") and summary.json (timings, the
+ * final state hash that regression tests compare bit for bit). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sim/sim_internal.h"
+
+// (path) => every missing folder along it created, like mkdir -p
+static kn_status make_dirs(const char* path, kn_error* err) {
+  char buf[4096];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    return kn_fail(err, KN_ERR_IO, "%s: path too long", path);
+  for (char* p = buf + 1;; p++) {
+    if (*p == '/' || *p == 0) {
+      char c = *p;
+      *p = 0;
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return kn_fail(err, KN_ERR_IO, "%s: cannot create folder %s: %s", path, buf, strerror(errno));
+      *p = c;
+      if (!c) break;
+    }
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return kn_fail(err, KN_ERR_IO, "%s: not a folder", path);
+  return KN_OK;
+}
+
+static void json_string(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static void write_row(FILE* f, const kn_world* w) {
+  fprintf(f, "%.10g", w->t);
+  for (int i = 0; i < w->nrobot; i++) {
+    const kn_world_robot* r = &w->robots[i];
+    const double* q = w->trees[r->tree].q + r->q_offset;
+    for (int k = 0; k < r->nq; k++) fprintf(f, ",%.10g", q[k]);
+  }
+  fputc('\n', f);
+}
+
+static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_run_summary* sum, double rate,
+                               const char* failure, kn_error* err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/summary.json", out_dir);
+  FILE* f = fopen(path, "w");
+  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+  const kn_scene* s = w->scene;
+  fputs("{\n  \"scene\": ", f);
+  json_string(f, s->name);
+  fputs(",\n  \"scene_file\": ", f);
+  json_string(f, s->path);
+  fprintf(f, ",\n  \"status\": \"%s\"", failure ? "failed" : "ok");
+  if (failure) {
+    fputs(",\n  \"error\": ", f);
+    json_string(f, failure);
+  }
+  fprintf(f, ",\n  \"time_step\": %.17g,\n  \"duration\": %.17g,\n  \"steps\": %ld,\n  \"sim_time_s\": %.17g", s->time_step,
+          s->duration, sum->steps, sum->sim_time_s);
+  fprintf(f, ",\n  \"wall_time_s\": %.6f,\n  \"steps_per_second\": %.1f", sum->wall_time_s,
+          sum->wall_time_s > 0 ? (double)sum->steps / sum->wall_time_s : 0.0);
+  fprintf(f, ",\n  \"final_state_hash\": \"%016llx\"", (unsigned long long)sum->final_state_hash);
+  fprintf(f, ",\n  \"contact_backend\": \"%s\"", kn_contact_backend_name(s->backend));
+  fprintf(f, ",\n  \"gravity\": [%.15g, %.15g, %.15g]", s->gravity[0], s->gravity[1], s->gravity[2]);
+  fprintf(f, ",\n  \"trajectory_rows\": %ld,\n  \"trajectory_rate\": %.17g", sum->trajectory_rows, rate);
+  fputs(",\n  \"robots\": [", f);
+  for (int i = 0; i < w->nrobot; i++) {
+    const kn_world_robot* r = &w->robots[i];
+    fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+    json_string(f, r->name);
+    fputs(", \"urdf\": ", f);
+    json_string(f, r->urdf);
+    fprintf(f, ", \"tree\": %d, \"attached_to\": ", r->tree);
+    if (r->attached_to >= 0)
+      json_string(f, w->robots[r->attached_to].name);
+    else
+      fputs("null", f);
+    fprintf(f, ", \"nq\": %d, \"nv\": %d, \"dofs\": %d}", r->nq, r->nv, r->dofs);
+  }
+  fputs(w->nrobot ? "\n  ],\n  \"warnings\": [" : "],\n  \"warnings\": [", f);
+  for (int k = 0; k < w->warnings.count; k++) {
+    fputs(k ? ",\n    " : "\n    ", f);
+    json_string(f, w->warnings.items[k]);
+  }
+  fputs(w->warnings.count ? "\n  ]\n}\n" : "]\n}\n", f);
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) return kn_fail(err, KN_ERR_IO, "%s: write error", path);
+  return KN_OK;
+}
+
+kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
+                       kn_run_summary* summary, kn_error* err) {
+  kn_status st = make_dirs(out_dir, err);
+  if (st) return st;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/trajectory.csv", out_dir);
+  FILE* f = fopen(path, "w");
+  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+
+  /* rows every `stride` steps (trajectory_rate rows per second; 0 = every step), plus the first
+   * and the last state */
+  const kn_scene* s = w->scene;
+  double rate = s->output ? s->output->trajectory_rate : 0.0;
+  long stride = rate > 0 ? lround(1.0 / (rate * s->time_step)) : 1;
+  if (stride < 1) stride = 1;
+  fputs("t", f);
+  for (int i = 0; i < w->nrobot; i++)
+    for (int k = 0; k < w->robots[i].ncolumn; k++) fprintf(f, ",%s", w->robots[i].columns[k]);
+  fputc('\n', f);
+
+  kn_run_summary sum = {0};
+  long total = kn_world_total_steps(w);
+  write_row(f, w);
+  sum.trajectory_rows = 1;
+  double wall0 = kn_wall_time();
+  int last_report = -1;
+  if (progress) progress(user, 0.0);
+  char failure[KN_ERROR_MSG] = "";
+  for (long n = 1; n <= total; n++) {
+    st = kn_world_step(w, err);
+    if (st) {
+      snprintf(failure, sizeof failure, "%s", err->msg);
+      break;
+    }
+    sum.steps++;
+    if (n % stride == 0 || n == total) {
+      write_row(f, w);
+      sum.trajectory_rows++;
+    }
+    int report = (int)(200.0 * (double)n / (double)total);
+    if (progress && report != last_report) {
+      last_report = report;
+      progress(user, (double)n / (double)total);
+    }
+  }
+  sum.wall_time_s = kn_wall_time() - wall0;
+  sum.sim_time_s = w->t;
+  sum.final_state_hash = kn_world_state_hash(w);
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    if (!st) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
+    return st;
+  }
+  kn_error werr = {0};
+  kn_status ws = write_summary(w, out_dir, &sum, rate, st ? failure : NULL, &werr);
+  if (summary) *summary = sum;
+  if (st) return st;
+  if (ws) {
+    if (err) *err = werr;
+    return ws;
+  }
+  return KN_OK;
+}

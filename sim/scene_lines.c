@@ -1,0 +1,96 @@
+/* Where keys are in a scene file: libcyaml reports *what* is wrong but not reliably *where* (an
+ * unknown key is reported at its enclosing mapping), so the document is also loaded as a
+ * libyaml node tree, whose marks give the line of any key path. */
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "sim/sim_internal.h"
+
+struct kn_scene_lines {
+  yaml_document_t doc;
+};
+
+// (yaml text) => node tree, or KN_ERR_PARSE "path:line:column: YAML syntax error: ..."
+kn_status kn_scene_lines_parse(const char* yaml, size_t len, const char* path, kn_scene_lines** out, kn_error* err) {
+  kn_scene_lines* l = kn_calloc(1, sizeof *l);
+  if (!l) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    free(l);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char*)yaml, len);
+  if (!yaml_parser_load(&parser, &l->doc)) {
+    kn_fail(err, KN_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s%s%s", path, parser.problem_mark.line + 1,
+            parser.problem_mark.column + 1, parser.problem ? parser.problem : "malformed document",
+            parser.context ? " " : "", parser.context ? parser.context : "");
+    yaml_parser_delete(&parser);
+    free(l);
+    return KN_ERR_PARSE;
+  }
+  yaml_parser_delete(&parser);
+  yaml_node_t* root = yaml_document_get_root_node(&l->doc);
+  if (!root || root->type != YAML_MAPPING_NODE) {
+    size_t line = root ? root->start_mark.line + 1 : 1;
+    yaml_document_delete(&l->doc);
+    free(l);
+    return kn_fail(err, KN_ERR_PARSE, "%s:%zu: a scene is a mapping of keys (time_step, robots, ...)%s", path, line,
+                   root ? "" : "; the file is empty");
+  }
+  *out = l;
+  return KN_OK;
+}
+
+void kn_scene_lines_free(kn_scene_lines* l) {
+  if (!l) return;
+  yaml_document_delete(&l->doc);
+  free(l);
+}
+
+// (mapping node, key) => value node and the key's line, or NULL
+static yaml_node_t* lines_lookup_key(yaml_document_t* doc, yaml_node_t* map, const char* key, size_t keylen,
+                                     int* line) {
+  if (!map || map->type != YAML_MAPPING_NODE) return NULL;
+  for (yaml_node_pair_t* p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    yaml_node_t* k = yaml_document_get_node(doc, p->key);
+    if (!k || k->type != YAML_SCALAR_NODE) continue;
+    if (k->data.scalar.length == keylen && memcmp(k->data.scalar.value, key, keylen) == 0) {
+      *line = (int)k->start_mark.line + 1;
+      return yaml_document_get_node(doc, p->value);
+    }
+  }
+  return NULL;
+}
+
+int kn_scene_lines_find(const kn_scene_lines* cl, const char* key_path) {
+  if (!cl || !key_path) return 0;
+  kn_scene_lines* l = (kn_scene_lines*)cl; /* libyaml's getters take non-const documents */
+  yaml_node_t* node = yaml_document_get_root_node(&l->doc);
+  int line = node ? (int)node->start_mark.line + 1 : 0;
+  const char* s = key_path;
+  while (*s && node) {
+    if (*s == '.') {
+      s++;
+      continue;
+    }
+    if (*s == '[') {
+      char* end;
+      long i = strtol(s + 1, &end, 10);
+      if (*end != ']' || node->type != YAML_SEQUENCE_NODE) return 0;
+      long n = node->data.sequence.items.top - node->data.sequence.items.start;
+      if (i < 0 || i >= n) return 0;
+      node = yaml_document_get_node(&l->doc, node->data.sequence.items.start[i]);
+      if (node) line = (int)node->start_mark.line + 1;
+      s = end + 1;
+      continue;
+    }
+    size_t n = strcspn(s, ".[");
+    node = lines_lookup_key(&l->doc, node, s, n, &line);
+    if (!node) return 0;
+    s += n;
+  }
+  return node ? line : 0;
+}
+
+int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key) { return kn_scene_lines_find(l, key) > 0; }

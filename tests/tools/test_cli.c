@@ -1,0 +1,188 @@
+/* tools/: the knead command run as a user would (KNEAD_CLI is the built program): info on the
+ * project's arm, a URDF that cannot load, run on a tiny scene, the default scene from another
+ * folder, and usage errors. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define ARM KNEAD_SOURCE_DIR "/examples/models/knead_arm7.urdf"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/knead_test_cli_XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cli, .init = make_tmpdir, .fini = remove_tmpdir);
+
+// (shell command) => exit status; stdout and stderr captured into tmpdir/out.txt and err.txt
+static int run(const char* fmt, const char* arg) {
+  char cmd[2048], args[1024];
+  snprintf(args, sizeof args, fmt, arg);
+  snprintf(cmd, sizeof cmd, "cd '%s' && %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
+  return WEXITSTATUS(st);
+}
+
+// (file in tmpdir) => its whole text (static buffer)
+static const char* slurp(const char* name) {
+  static char buf[1 << 16];
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE* f = fopen(path, "r");
+  if (!f) return NULL;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void write_file(const char* name, const char* text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE* f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int count(const char* s, const char* end, const char* what) {
+  int n = 0;
+  for (const char* p = strstr(s, what); p && (!end || p < end); p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+Test(cli, info_json_describes_the_arm) {
+  cr_assert_eq(run("info --json %s", ARM), 0, "%s", slurp("err.txt"));
+  const char* out = slurp("out.txt");
+  cr_assert(strstr(out, "\"name\": \"knead_arm7\"") != NULL, "%s", out);
+  cr_assert(strstr(out, "\"dofs\": 7,") != NULL, "%s", out);
+  /* 8 links (arm_link_0..7), each listed with its parent */
+  const char* links = strstr(out, "\"links\": [");
+  const char* joints = strstr(out, "\"joints\": [");
+  cr_assert(links && joints && links < joints);
+  cr_assert_eq(count(links, joints, "\"parent\""), 8);
+  cr_assert_eq(count(joints, strstr(joints, "\n  ]"), "\"type\": \"revolute\""), 7);
+  /* total mass: the sum of the URDF's link masses, 5 + 5.76 + 6.35 + 3.5 * 3 + 1.8 + 1.2 kg */
+  const char* m = strstr(out, "\"total_mass\": ");
+  cr_assert_not_null(m);
+  double mass = atof(m + strlen("\"total_mass\": "));
+  cr_assert_float_eq(mass, 30.61, 1e-9);
+  cr_assert(strstr(out, "\"mimic_joints\": []") != NULL, "%s", out);
+  cr_assert(strstr(out, "\"warnings\": []") != NULL, "%s", out);
+  /* the effort limit of joint 1 (320 N m) and its position limits */
+  cr_assert(strstr(out, "\"effort\": 320") != NULL, "%s", out);
+  cr_assert(strstr(out, "\"upper\": 2.96705972839") != NULL, "%s", out);
+}
+
+Test(cli, info_text_and_mimic_joints) {
+  cr_assert_eq(run("info %s", KNEAD_SOURCE_DIR "/examples/models/knead_gripper.urdf"), 0, "%s", slurp("err.txt"));
+  const char* out = slurp("out.txt");
+  cr_assert(strstr(out, "1 DoFs") != NULL, "%s", out);
+  cr_assert(strstr(out, "gripper_finger_right_joint = 1 * gripper_finger_left_joint") != NULL, "%s", out);
+}
+
+Test(cli, bad_urdf_exits_nonzero_with_message) {
+  write_file("bad.urdf", "<robot name=\"bad\"><link name=\"a\"><inertial>\n</robot>\n");
+  int st = run("info %s", "bad.urdf");
+  cr_assert_eq(st, 1);
+  const char* err = slurp("err.txt");
+  cr_assert(strstr(err, "bad.urdf") != NULL, "stderr: %s", err);
+  cr_assert_eq(strlen(slurp("out.txt")), 0);
+  cr_assert_eq(run("info %s", "no_such_file.urdf"), 1);
+  cr_assert(strstr(slurp("err.txt"), "no_such_file.urdf") != NULL);
+}
+
+Test(cli, missing_collision_mesh_is_a_warning_for_info) {
+  write_file("mesh.urdf",
+             "<robot name=\"m\"><link name=\"a\"><inertial><mass value=\"2\"/>"
+             "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial>"
+             "<collision><geometry><mesh filename=\"missing_part.stl\"/></geometry></collision>"
+             "<visual><geometry><mesh filename=\"missing_look.obj\"/></geometry></visual></link></robot>\n");
+  cr_assert_eq(run("info --json %s", "mesh.urdf"), 0, "%s", slurp("err.txt"));
+  const char* out = slurp("out.txt");
+  cr_assert(strstr(out, "\"missing_collision_meshes\": 1") != NULL, "%s", out);
+  cr_assert(strstr(out, "\"missing_visual_meshes\": 1") != NULL, "%s", out);
+  cr_assert(strstr(out, "\"total_mass\": 2") != NULL, "%s", out);
+  const char* w = strstr(out, "\"warnings\": [");
+  cr_assert(w && strstr(w, "missing_part.stl") && strstr(w, "missing_look.obj"), "%s", out);
+}
+
+Test(cli, run_tiny_scene_writes_outputs) {
+  /* 0.05 s at 0.01 s: 5 steps; rows at every step plus the initial state */
+  write_file("tiny.yaml",
+             "time_step: 0.01\n"
+             "duration: 0.05\n"
+             "robots:\n"
+             "  - name: arm\n"
+             "    urdf: " ARM "\n"
+             "    q0: [0, 0.3, 0, -1.2, 0, 0.9, 0]\n"
+             "    controller: {kp: 100, kd: 10}\n");
+  cr_assert_eq(run("run %s --out results", "tiny.yaml"), 0, "%s", slurp("err.txt"));
+  const char* out = slurp("out.txt");
+  cr_assert(strstr(out, "tiny: 5 steps") != NULL, "%s", out);
+  const char* sum = slurp("results/summary.json");
+  cr_assert_not_null(sum);
+  cr_assert(strstr(sum, "\"steps\": 5,") != NULL, "%s", sum);
+  cr_assert(strstr(sum, "\"sim_time_s\": 0.05") != NULL, "%s", sum);
+  cr_assert(strstr(sum, "\"wall_time_s\": ") != NULL, "%s", sum);
+  const char* h = strstr(sum, "\"final_state_hash\": \"");
+  cr_assert_not_null(h);
+  h += strlen("\"final_state_hash\": \"");
+  cr_assert_eq(strspn(h, "0123456789abcdef"), 16);
+  cr_assert_eq(h[16], '"');
+  const char* csv = slurp("results/trajectory.csv");
+  cr_assert_eq(count(csv, NULL, "\n"), 1 + 6);
+  cr_assert(strncmp(csv, "t,arm/arm_joint_1,", 18) == 0);
+  /* stderr has no terminal here: a few percentage lines, not a redrawn bar */
+  const char* err = slurp("err.txt");
+  cr_assert(strstr(err, "100%") != NULL && strchr(err, '\r') == NULL, "%s", err);
+
+  /* the default output folder is out/<scene name>; trajectory_rate 50 at dt 0.01 keeps every 2nd
+   * step: steps 0, 2, 4 and the last (5) */
+  write_file("tiny2.yaml",
+             "time_step: 0.01\n"
+             "duration: 0.05\n"
+             "output: {trajectory_rate: 50}\n"
+             "robots: [{name: arm, urdf: " ARM "}]\n");
+  cr_assert_eq(run("run %s", "tiny2.yaml"), 0, "%s", slurp("err.txt"));
+  csv = slurp("out/tiny2/trajectory.csv");
+  cr_assert_not_null(csv);
+  cr_assert_eq(count(csv, NULL, "\n"), 1 + 4, "%s", csv);
+}
+
+Test(cli, run_scene_error_names_file_and_line) {
+  write_file("typo.yaml", "time_step: 0.01\nduraton: 1\n");
+  cr_assert_eq(run("run %s", "typo.yaml"), 1);
+  const char* err = slurp("err.txt");
+  cr_assert(strstr(err, "typo.yaml:2:") != NULL && strstr(err, "duraton"), "%s", err);
+}
+
+Test(cli, default_scene_runs_from_any_folder) {
+  cr_assert_eq(run("%s", ""), 0, "%s", slurp("err.txt"));
+  const char* sum = slurp("out/default/summary.json");
+  cr_assert_not_null(sum, "no out/default/summary.json in %s", tmpdir);
+  cr_assert(strstr(sum, "\"status\": \"ok\"") != NULL, "%s", sum);
+  cr_assert(strstr(sum, "\"dofs\": 7") != NULL, "%s", sum);
+}
+
+Test(cli, usage_errors_exit_2) {
+  cr_assert_eq(run("%s", "frobnicate"), 2);
+  cr_assert(strstr(slurp("err.txt"), "usage:") != NULL);
+  cr_assert_eq(run("%s", "run"), 2);
+  cr_assert_eq(run("%s", "run a.yaml --bogus"), 2);
+  cr_assert_eq(run("%s", "info"), 2);
+  cr_assert_eq(run("%s", "--help"), 0);
+  cr_assert(strstr(slurp("out.txt"), "knead run SCENE.yaml") != NULL);
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Set up knead on Debian 12: install the Debian packages it needs (only the missing ones, so a
+# machine that has them needs no network), then configure and build into build/.
+#   bash tools/install.sh                     Release build
+#   KNEAD_SANITIZE=ON bash tools/install.sh   Debug build with AddressSanitizer + UBSan (CI)
+# Runs as root (a fresh container) or as a user with sudo.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
+          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "knead: installing ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+  elif command -v sudo > /dev/null; then
+    sudo=(sudo)
+  else
+    echo "knead: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+build_type=Release
+sanitize=${KNEAD_SANITIZE:-OFF}
+case "$sanitize" in
+  ON | on | 1 | true | TRUE) sanitize=ON; build_type=Debug ;;
+  *) sanitize=OFF ;;
+esac
+jobs=$(nproc 2> /dev/null || echo 2)
+cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=$build_type -DKNEAD_SANITIZE=$sanitize
+cmake --build "$root/build" -j "$jobs"
+echo "knead: built $root/build ($build_type, sanitizers $sanitize)"

@@ -1,0 +1,123 @@
+/* What a loaded robot offers after loading: DoF count, welding robots together, the check that
+ * its collision geometry is complete, and freeing it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urdf/urdf_internal.h"
+
+void kn_robot_free(kn_robot* r) {
+  if (!r) return;
+  kn_mb_model_free(r->model);
+  for (int i = 0; i < r->ngeom; i++) kn_geometry_clear(&r->geoms[i]);
+  free(r->geoms);
+  kn_diag_free(&r->warnings);
+  free(r->source_path);
+  free(r->search_paths);
+  free(r);
+}
+
+// robot => nv - ncoupler: each mimic joint follows its master and adds no freedom
+int kn_robot_dofs(const kn_robot* r) {
+  if (!r || !r->model) return 0;
+  return r->model->nv - r->model->ncoupler;
+}
+
+/* deep copy of a geometry's strings into dst (struct already copied); 0 on allocation failure */
+static int copy_geometry(kn_geometry* dst, const kn_geometry* src, int body_offset) {
+  *dst = *src;
+  dst->body = src->body + body_offset;
+  dst->name = NULL;
+  dst->shape.mesh_uri = dst->shape.mesh_path = NULL;
+  if (src->name && !(dst->name = kn_strdup(src->name))) return 0;
+  if (src->shape.mesh_uri && !(dst->shape.mesh_uri = kn_strdup(src->shape.mesh_uri))) return 0;
+  if (src->shape.mesh_path && !(dst->shape.mesh_path = kn_strdup(src->shape.mesh_path))) return 0;
+  return 1;
+}
+
+/* 1 when a body or joint name of child is already used in m: then child's names get a prefix */
+static int names_clash(const kn_mb_model* m, const kn_mb_model* child) {
+  for (int i = 0; i < child->nbody; i++) {
+    const kn_mb_body* b = &child->bodies[i];
+    if (kn_mb_find_body(m, b->name) >= 0) return 1;
+    if (b->joint_name && kn_mb_find_joint(m, b->joint_name) >= 0) return 1;
+  }
+  return 0;
+}
+
+// (parent, child, link name, X_link_root) => parent with child's bodies, couplers, geometry, warnings
+kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
+                          kn_error* err) {
+  if (!parent || !child || !parent->model || !child->model || !link)
+    return kn_fail(err, KN_ERR_INVALID, "kn_robot_attach: missing robot or link name");
+  const char* pname = parent->source_path ? parent->source_path : parent->model->name;
+  const char* cname = child->source_path ? child->source_path : child->model->name;
+  int body = kn_mb_find_body(parent->model, link);
+  if (body < 0)
+    return kn_fail(err, KN_ERR_INVALID, "attaching %s: %s has no link '%s'", cname, pname, link);
+  if (child->model->nbody > 0 && child->model->bodies[0].jtype != KN_JOINT_FIXED)
+    return kn_fail(err, KN_ERR_INVALID, "attaching %s to link '%s' of %s: its root joint is %s; it must be fixed",
+                   cname, link, pname, kn_joint_type_name(child->model->bodies[0].jtype));
+  kn_pose identity;
+  kn_pose_identity(&identity);
+  if (!X_link_root) X_link_root = &identity;
+
+  /* everything that can fail is prepared first, so a failure leaves parent unchanged */
+  int offset = parent->model->nbody;
+  int n = parent->ngeom + child->ngeom;
+  kn_geometry* geoms = kn_calloc((size_t)n, sizeof *geoms);
+  char prefix[256];
+  snprintf(prefix, sizeof prefix, "%s/", child->model->name ? child->model->name : "child");
+  kn_status st = geoms ? KN_OK : kn_fail(err, KN_ERR_NOMEM, "attaching %s: out of memory", cname);
+  int ncopied = 0;
+  for (int i = 0; st == KN_OK && i < child->ngeom; i++, ncopied++)
+    if (!copy_geometry(&geoms[parent->ngeom + i], &child->geoms[i], offset)) {
+      ncopied++;
+      st = kn_fail(err, KN_ERR_NOMEM, "attaching %s: out of memory", cname);
+    }
+  if (st == KN_OK) {
+    const char* pre = names_clash(parent->model, child->model) ? prefix : NULL;
+    st = kn_mb_model_attach(parent->model, child->model, body, X_link_root, pre, err);
+    if (st != KN_OK) kn_error_prefix(err, "attaching %s to link '%s' of %s: ", cname, link, pname);
+  }
+  if (st != KN_OK) {
+    for (int i = 0; geoms && i < ncopied; i++) kn_geometry_clear(&geoms[parent->ngeom + i]);
+    free(geoms);
+    return st;
+  }
+  if (parent->ngeom) memcpy(geoms, parent->geoms, (size_t)parent->ngeom * sizeof *geoms);
+  free(parent->geoms);
+  parent->geoms = geoms;
+  parent->ngeom = n;
+  for (int i = 0; i < child->warnings.count; i++) kn_diag_add(&parent->warnings, "%s", child->warnings.items[i]);
+  parent->missing_collision_meshes += child->missing_collision_meshes;
+  parent->missing_visual_meshes += child->missing_visual_meshes;
+  /* keep the child's search paths for messages when they differ */
+  if (child->search_paths && (!parent->search_paths || strcmp(parent->search_paths, child->search_paths) != 0)) {
+    size_t len = (parent->search_paths ? strlen(parent->search_paths) : 0) + strlen(child->search_paths) + 2;
+    char* joined = malloc(len);
+    if (joined) {
+      snprintf(joined, len, "%s%s%s", parent->search_paths ? parent->search_paths : "",
+               parent->search_paths ? ":" : "", child->search_paths);
+      free(parent->search_paths);
+      parent->search_paths = joined;
+    }
+  }
+  return KN_OK;
+}
+
+// robot => KN_OK, or KN_ERR_IO naming the first collision mesh that did not resolve
+kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err) {
+  if (!r || !r->model) return kn_fail(err, KN_ERR_INVALID, "no robot");
+  for (int i = 0; i < r->ngeom; i++) {
+    const kn_geometry* g = &r->geoms[i];
+    if (g->role != KN_GEOM_COLLISION || g->shape.type != KN_SHAPE_MESH || g->shape.mesh_path) continue;
+    const char* link = g->body >= 0 && g->body < r->model->nbody ? r->model->bodies[g->body].name : "?";
+    return kn_fail(err, KN_ERR_IO,
+                   "%s: collision mesh '%s' of link '%s' not found (search paths: %s); %d collision mesh%s missing",
+                   r->source_path ? r->source_path : r->model->name, g->shape.mesh_uri ? g->shape.mesh_uri : "?",
+                   link, r->search_paths ? r->search_paths : "(none)", r->missing_collision_meshes,
+                   r->missing_collision_meshes == 1 ? "" : "es");
+  }
+  return KN_OK;
+}

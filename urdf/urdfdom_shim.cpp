@@ -1,0 +1,495 @@
+// knead's only C++ translation unit: urdfdom (C++) behind the plain C structs of urdfdom_shim.h.
+// Every exception is caught here; urdfdom's console_bridge output is captured, not printed, and
+// its last error becomes the message the C side puts in kn_error. urdfdom keeps no record of the
+// XML it ignores, so the same text is walked with TinyXML (urdfdom's own XML parser) to report it.
+#include "urdf/urdfdom_shim.h"
+
+#include <console_bridge/console.h>
+#include <tinyxml.h>
+#include <urdf_parser/urdf_parser.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+//---- console_bridge capture ----
+
+// Keeps urdfdom's messages instead of printing them; the last error explains a rejection.
+class Capture : public console_bridge::OutputHandler {
+ public:
+  std::string last_error, last_warning;
+  void log(const std::string& text, console_bridge::LogLevel level, const char*, int) override {
+    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_ERROR)
+      last_error = text;
+    else if (level == console_bridge::CONSOLE_BRIDGE_LOG_WARN)
+      last_warning = text;
+  }
+};
+
+// console_bridge's handler and level are process-global: one parse at a time.
+std::mutex g_parse_mutex;
+
+//---- small helpers ----
+
+char* dup(const std::string& s) {
+  char* c = static_cast<char*>(std::malloc(s.size() + 1));
+  if (!c) throw std::bad_alloc();
+  std::memcpy(c, s.c_str(), s.size() + 1);
+  return c;
+}
+
+template <class T>
+T* alloc_array(size_t n) {
+  T* p = static_cast<T*>(std::calloc(n ? n : 1, sizeof(T)));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void set_origin(const urdf::Pose& pose, kn_ushim_origin* o) {
+  o->xyz[0] = pose.position.x;
+  o->xyz[1] = pose.position.y;
+  o->xyz[2] = pose.position.z;
+  o->quat[0] = pose.rotation.w;
+  o->quat[1] = pose.rotation.x;
+  o->quat[2] = pose.rotation.y;
+  o->quat[3] = pose.rotation.z;
+}
+
+void set_geometry(const urdf::Geometry& g, kn_ushim_geom* out) {
+  out->scale[0] = out->scale[1] = out->scale[2] = 1.0;
+  switch (g.type) {
+    case urdf::Geometry::SPHERE:
+      out->shape = KN_USHIM_SPHERE;
+      out->size[0] = static_cast<const urdf::Sphere&>(g).radius;
+      break;
+    case urdf::Geometry::BOX: {
+      const urdf::Box& b = static_cast<const urdf::Box&>(g);
+      out->shape = KN_USHIM_BOX;
+      out->size[0] = b.dim.x;
+      out->size[1] = b.dim.y;
+      out->size[2] = b.dim.z;
+      break;
+    }
+    case urdf::Geometry::CYLINDER: {
+      const urdf::Cylinder& c = static_cast<const urdf::Cylinder&>(g);
+      out->shape = KN_USHIM_CYLINDER;
+      out->size[0] = c.radius;
+      out->size[1] = c.length;
+      break;
+    }
+    case urdf::Geometry::MESH: {
+      const urdf::Mesh& m = static_cast<const urdf::Mesh&>(g);
+      out->shape = KN_USHIM_MESH;
+      out->filename = dup(m.filename);
+      out->scale[0] = m.scale.x;
+      out->scale[1] = m.scale.y;
+      out->scale[2] = m.scale.z;
+      break;
+    }
+  }
+}
+
+//---- the XML urdfdom ignores ----
+
+// Counts ignored elements by kind, in the order first met, with where the first one was.
+class Notes {
+ public:
+  void add(const std::string& what, const std::string& why, const std::string& where) {
+    auto it = index_.find(what);
+    if (it == index_.end()) {
+      index_[what] = items_.size();
+      items_.push_back({what, why, where, 1});
+    } else {
+      items_[it->second].count++;
+    }
+  }
+  void add_line(const std::string& line) { lines_.push_back(line); }
+  std::vector<std::string> sentences() const {
+    std::vector<std::string> out;
+    for (const Item& i : items_) {
+      std::string s = std::to_string(i.count) + " " + i.what + (i.count == 1 ? " element" : " elements") +
+                      " ignored (" + i.why + ")";
+      if (!i.where.empty()) s += ", first in " + i.where;
+      out.push_back(s);
+    }
+    out.insert(out.end(), lines_.begin(), lines_.end());
+    return out;
+  }
+
+ private:
+  struct Item {
+    std::string what, why, where;
+    int count;
+  };
+  std::vector<Item> items_;
+  std::map<std::string, size_t> index_;
+  std::vector<std::string> lines_;
+};
+
+std::string attr(const TiXmlElement* e, const char* name) {
+  const char* v = e->Attribute(name);
+  return v ? v : "";
+}
+
+int count_children(const TiXmlElement* e, const char* tag) {
+  int n = 0;
+  for (const TiXmlElement* c = e->FirstChildElement(tag); c; c = c->NextSiblingElement(tag)) n++;
+  return n;
+}
+
+// <visual>/<collision>: urdfdom reads the first <geometry> and its first shape, and the material.
+void scan_geometry_element(const TiXmlElement* ge, const std::string& where, Notes* notes) {
+  const std::string tag = ge->Value();
+  int ngeometry = 0;
+  for (const TiXmlElement* c = ge->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = c->Value();
+    if (t == "geometry") {
+      if (++ngeometry > 1) {
+        notes->add("extra <geometry> in <" + tag + ">", "urdfdom reads only the first", where);
+        continue;
+      }
+      int nshape = 0;
+      for (const TiXmlElement* s = c->FirstChildElement(); s; s = s->NextSiblingElement())
+        if (++nshape > 1)
+          notes->add(std::string("extra <") + s->Value() + "> shape in <" + tag + "><geometry>",
+                     "urdfdom reads only the first shape", where);
+    } else if (t == "material" && tag == "visual") {
+      if (c->FirstChildElement("texture"))
+        notes->add("<material><texture>", "knead does not use textures", where);
+    } else if (t != "origin" && t != "material") {
+      notes->add("<" + tag + "><" + t + ">", "knead does not use it", where);
+    }
+  }
+}
+
+void scan_link(const TiXmlElement* le, const urdf::Link* link, Notes* notes) {
+  const std::string where = "link '" + attr(le, "name") + "'";
+  for (const TiXmlElement* c = le->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = c->Value();
+    if (t == "visual" || t == "collision")
+      scan_geometry_element(c, where, notes);
+    else if (t == "inertial") {
+      if (c != le->FirstChildElement("inertial"))
+        notes->add("extra <inertial> in <link>", "urdfdom reads only the first", where);
+    } else
+      notes->add("<link><" + t + ">", "knead does not use it", where);
+  }
+  // urdfdom fails the whole file on a bad <visual>/<collision>; compare anyway so that a
+  // version which skips them instead cannot drop geometry unnoticed.
+  int nvis = count_children(le, "visual"), ncol = count_children(le, "collision");
+  if (link && (size_t)nvis != link->visual_array.size())
+    notes->add_line(where + ": " + std::to_string(nvis) + " <visual> in the file, urdfdom kept " +
+                    std::to_string(link->visual_array.size()));
+  if (link && (size_t)ncol != link->collision_array.size())
+    notes->add_line(where + ": " + std::to_string(ncol) + " <collision> in the file, urdfdom kept " +
+                    std::to_string(link->collision_array.size()));
+}
+
+void scan_joint(const TiXmlElement* je, Notes* notes) {
+  const std::string where = "joint '" + attr(je, "name") + "'";
+  static const std::set<std::string> used = {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic"};
+  for (const TiXmlElement* c = je->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = c->Value();
+    if (!used.count(t)) notes->add("<joint><" + t + ">", "knead does not use it", where);
+  }
+}
+
+// Walks <robot>: document order of links and joints, and everything knead does not use.
+void scan_robot(const TiXmlElement* robot, const urdf::ModelInterface& model, std::vector<std::string>* link_order,
+                std::vector<std::string>* joint_order, Notes* notes) {
+  for (const TiXmlElement* c = robot->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = c->Value();
+    const std::string name = attr(c, "name");
+    if (t == "link") {
+      link_order->push_back(name);
+      scan_link(c, model.getLink(name).get(), notes);
+    } else if (t == "joint") {
+      joint_order->push_back(name);
+      scan_joint(c, notes);
+    } else if (t == "material") {
+      // global materials are resolved into the visuals by urdfdom
+    } else if (t == "transmission" || t == "gazebo" || t == "sensor" || t == "ros2_control") {
+      notes->add("<" + t + ">", "knead does not use " + t + " elements",
+                 name.empty() ? std::string() : "'" + name + "'");
+    } else {
+      notes->add("<" + t + ">", "not a URDF element knead reads", name.empty() ? std::string() : "'" + name + "'");
+    }
+  }
+}
+
+kn_ushim_joint_type joint_type(int t) {
+  switch (t) {
+    case urdf::Joint::REVOLUTE: return KN_USHIM_REVOLUTE;
+    case urdf::Joint::CONTINUOUS: return KN_USHIM_CONTINUOUS;
+    case urdf::Joint::PRISMATIC: return KN_USHIM_PRISMATIC;
+    case urdf::Joint::PLANAR: return KN_USHIM_PLANAR;
+    case urdf::Joint::FLOATING: return KN_USHIM_FLOATING;
+    case urdf::Joint::FIXED: return KN_USHIM_FIXED;
+    default: throw std::runtime_error("joint of unknown type");
+  }
+}
+
+//---- urdfdom model => C structs ----
+
+void fill_link(const urdf::Link& l, kn_ushim_link* out) {
+  out->name = dup(l.name);
+  out->parent_joint = -1;
+  if (l.inertial) {
+    const urdf::Inertial& in = *l.inertial;
+    out->has_inertial = 1;
+    set_origin(in.origin, &out->inertial_origin);
+    out->mass = in.mass;
+    out->ixx = in.ixx;
+    out->ixy = in.ixy;
+    out->ixz = in.ixz;
+    out->iyy = in.iyy;
+    out->iyz = in.iyz;
+    out->izz = in.izz;
+  } else {
+    out->inertial_origin.quat[0] = 1.0;
+  }
+  size_t n = l.visual_array.size() + l.collision_array.size();
+  out->geoms = alloc_array<kn_ushim_geom>(n);
+  for (const urdf::VisualSharedPtr& v : l.visual_array) {
+    if (!v || !v->geometry) continue;
+    kn_ushim_geom* g = &out->geoms[out->ngeom++];
+    g->is_visual = 1;
+    if (!v->name.empty()) g->name = dup(v->name);
+    set_origin(v->origin, &g->origin);
+    set_geometry(*v->geometry, g);
+    // a material with only a texture keeps urdfdom's cleared colour (0, 0, 0, 1): no colour given
+    if (v->material) {
+      const urdf::Color& c = v->material->color;
+      bool cleared = c.r == 0.0f && c.g == 0.0f && c.b == 0.0f && c.a == 1.0f;
+      if (!(cleared && !v->material->texture_filename.empty())) {
+        g->has_rgba = 1;
+        g->rgba[0] = c.r;
+        g->rgba[1] = c.g;
+        g->rgba[2] = c.b;
+        g->rgba[3] = c.a;
+      }
+    }
+  }
+  for (const urdf::CollisionSharedPtr& c : l.collision_array) {
+    if (!c || !c->geometry) continue;
+    kn_ushim_geom* g = &out->geoms[out->ngeom++];
+    if (!c->name.empty()) g->name = dup(c->name);
+    set_origin(c->origin, &g->origin);
+    set_geometry(*c->geometry, g);
+  }
+}
+
+void fill_joint(const urdf::Joint& j, const std::map<std::string, int>& link_index, kn_ushim_joint* out) {
+  out->name = dup(j.name);
+  out->type = joint_type(j.type);
+  auto p = link_index.find(j.parent_link_name), c = link_index.find(j.child_link_name);
+  if (p == link_index.end() || c == link_index.end())
+    throw std::runtime_error("joint '" + j.name + "' names a link that does not exist");
+  out->parent_link = p->second;
+  out->child_link = c->second;
+  set_origin(j.parent_to_joint_origin_transform, &out->origin);
+  out->axis[0] = j.axis.x;
+  out->axis[1] = j.axis.y;
+  out->axis[2] = j.axis.z;
+  if (j.limits) {
+    out->has_limits = 1;
+    out->lower = j.limits->lower;
+    out->upper = j.limits->upper;
+    out->effort = j.limits->effort;
+    out->velocity = j.limits->velocity;
+  }
+  if (j.dynamics) {
+    out->has_dynamics = 1;
+    out->damping = j.dynamics->damping;
+    out->friction = j.dynamics->friction;
+  }
+  if (j.mimic) {
+    out->has_mimic = 1;
+    out->mimic_joint = dup(j.mimic->joint_name);
+    out->multiplier = j.mimic->multiplier;
+    out->offset = j.mimic->offset;
+  }
+}
+
+void convert(const urdf::ModelInterface& model, const std::string& xml, kn_ushim_model* out) {
+  out->name = dup(model.getName());
+  std::vector<std::string> link_order, joint_order;
+  Notes notes;
+  TiXmlDocument doc;
+  doc.Parse(xml.c_str());
+  const TiXmlElement* robot = doc.Error() ? nullptr : doc.FirstChildElement("robot");
+  if (robot) scan_robot(robot, model, &link_order, &joint_order, &notes);
+
+  // document order first; anything urdfdom holds that the walk did not see comes after
+  std::map<std::string, int> link_index;
+  std::vector<urdf::LinkSharedPtr> all_links;
+  model.getLinks(all_links);
+  std::vector<const urdf::Link*> links;
+  for (const std::string& n : link_order) {
+    urdf::LinkConstSharedPtr l = model.getLink(n);
+    if (l && !link_index.count(n)) {
+      link_index[n] = (int)links.size();
+      links.push_back(l.get());
+    }
+  }
+  for (const urdf::LinkSharedPtr& l : all_links)
+    if (!link_index.count(l->name)) {
+      link_index[l->name] = (int)links.size();
+      links.push_back(l.get());
+    }
+  std::vector<const urdf::Joint*> joints;
+  std::set<std::string> seen;
+  for (const std::string& n : joint_order) {
+    auto it = model.joints_.find(n);
+    if (it != model.joints_.end() && !seen.count(n)) {
+      seen.insert(n);
+      joints.push_back(it->second.get());
+    }
+  }
+  for (const auto& kv : model.joints_)
+    if (!seen.count(kv.first)) joints.push_back(kv.second.get());
+
+  out->links = alloc_array<kn_ushim_link>(links.size());
+  for (const urdf::Link* l : links) fill_link(*l, &out->links[out->nlink++]);
+  out->joints = alloc_array<kn_ushim_joint>(joints.size());
+  for (const urdf::Joint* j : joints) {
+    kn_ushim_joint* jo = &out->joints[out->njoint++];  // counted first: freed even if filling throws
+    fill_joint(*j, link_index, jo);
+    // urdfdom accepts a link that is the child of several joints and keeps one of them as its
+    // parent joint; the tree is what urdfdom kept, the others are reported by the C side
+    const urdf::Link* child = links[jo->child_link];
+    if (child->parent_joint && child->parent_joint.get() == j) out->links[jo->child_link].parent_joint = out->njoint - 1;
+  }
+  urdf::LinkConstSharedPtr root = model.getRoot();
+  if (!root) throw std::runtime_error("urdfdom found no root link");
+  out->root = link_index.at(root->name);
+
+  std::vector<std::string> sentences = notes.sentences();
+  out->notes = alloc_array<char*>(sentences.size());
+  for (const std::string& s : sentences) out->notes[out->nnote++] = dup(s);
+}
+
+// urdfdom builds its tree with shared_ptr links both ways before it looks for the root, so a file
+// whose joints form a loop leaks that cycle when it is rejected. Find loops first (Kahn's
+// algorithm over parent -> child edges) and reject them without calling urdfdom.
+std::string find_loop(const std::string& xml) {
+  TiXmlDocument doc;
+  doc.Parse(xml.c_str());
+  const TiXmlElement* robot = doc.Error() ? nullptr : doc.FirstChildElement("robot");
+  if (!robot) return "";
+  std::map<std::string, std::vector<std::string>> children;
+  std::map<std::string, int> indegree;
+  for (const TiXmlElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
+    const TiXmlElement* p = j->FirstChildElement("parent");
+    const TiXmlElement* c = j->FirstChildElement("child");
+    if (!p || !c || !p->Attribute("link") || !c->Attribute("link")) continue;
+    std::string pl = p->Attribute("link"), cl = c->Attribute("link");
+    children[pl].push_back(cl);
+    indegree[pl] += 0;
+    indegree[cl] += 1;
+  }
+  std::vector<std::string> ready;
+  for (const auto& kv : indegree)
+    if (kv.second == 0) ready.push_back(kv.first);
+  size_t done = 0;
+  while (!ready.empty()) {
+    std::string l = ready.back();
+    ready.pop_back();
+    done++;
+    for (const std::string& c : children[l])
+      if (--indegree[c] == 0) ready.push_back(c);
+  }
+  if (done == indegree.size()) return "";
+  for (const auto& kv : indegree)
+    if (kv.second > 0) return kv.first;
+  return "";
+}
+
+void copy_msg(const std::string& s, char* msg, size_t msg_size) {
+  if (!msg || msg_size == 0) return;
+  size_t n = s.size() < msg_size - 1 ? s.size() : msg_size - 1;
+  std::memcpy(msg, s.data(), n);
+  msg[n] = 0;
+}
+
+}  // namespace
+
+extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size) {
+  copy_msg("", msg, msg_size);
+  if (!xml) {
+    copy_msg("no URDF text", msg, msg_size);
+    return nullptr;
+  }
+  kn_ushim_model* out = static_cast<kn_ushim_model*>(std::calloc(1, sizeof(kn_ushim_model)));
+  if (!out) {
+    copy_msg("out of memory", msg, msg_size);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(g_parse_mutex);
+  Capture capture;
+  console_bridge::OutputHandler* previous = console_bridge::getOutputHandler();
+  console_bridge::LogLevel previous_level = console_bridge::getLogLevel();
+  console_bridge::useOutputHandler(&capture);
+  console_bridge::setLogLevel(console_bridge::CONSOLE_BRIDGE_LOG_WARN);
+  std::string error;
+  try {
+    std::string text(xml);
+    std::string loop = find_loop(text);
+    if (!loop.empty()) {
+      error = "not a tree: the joints form a loop through link '" + loop +
+              "' (knead rejects loops before urdfdom, which would report no root link)";
+    } else {
+      urdf::ModelInterfaceSharedPtr model = urdf::parseURDF(text);
+      if (!model)
+        error = "urdfdom rejected the file: " +
+                (capture.last_error.empty() ? std::string("no reason given") : capture.last_error);
+      else
+        convert(*model, text, out);
+    }
+  } catch (const std::bad_alloc&) {
+    error = "out of memory";
+  } catch (const std::exception& e) {
+    error = std::string("urdfdom rejected the file: ") + e.what();
+  } catch (...) {
+    error = "urdfdom failed with an unknown exception";
+  }
+  console_bridge::useOutputHandler(previous);
+  console_bridge::setLogLevel(previous_level);
+  if (!error.empty()) {
+    copy_msg(error, msg, msg_size);
+    kn_ushim_free(out);
+    return nullptr;
+  }
+  return out;
+}
+
+extern "C" void kn_ushim_free(kn_ushim_model* m) {
+  if (!m) return;
+  for (int i = 0; i < m->nlink; i++) {
+    kn_ushim_link* l = &m->links[i];
+    for (int g = 0; g < l->ngeom; g++) {
+      std::free(l->geoms[g].name);
+      std::free(l->geoms[g].filename);
+    }
+    std::free(l->geoms);
+    std::free(l->name);
+  }
+  for (int i = 0; i < m->njoint; i++) {
+    std::free(m->joints[i].name);
+    std::free(m->joints[i].mimic_joint);
+  }
+  for (int i = 0; i < m->nnote; i++) std::free(m->notes[i]);
+  std::free(m->notes);
+  std::free(m->links);
+  std::free(m->joints);
+  std::free(m->name);
+  std::free(m);
+}
