@@ -43,6 +43,71 @@ typedef struct {
   double rgba[4];    /* visual colour, (0.7, 0.7, 0.7, 1) when none */
 } kn_geometry;
 
+
+/*---- colliders, detection and contact points (Drake's conventions, digest §0, §2.2) ----*/
+
+/* Per-geometry contact properties; a pair combines them (digest §2.2): friction by the harmonic
+ * rule 2 mu_A mu_B / (mu_A + mu_B), stiffness in series k_A k_B / (k_A + k_B) (an infinite side
+ * gives the other), dissipation time summed tau_A + tau_B. Defaults (kn_contact_material_default):
+ * mu 0.5, k 1e6 N/m, tau_d 0.1 s. */
+typedef struct {
+  double mu;
+  double stiffness;
+  double dissipation_time;
+} kn_contact_material;
+kn_contact_material kn_contact_material_default(void);
+/* the pair rule above */
+kn_contact_material kn_contact_material_combine(const kn_contact_material* a, const kn_contact_material* b);
+
+/* A collision geometry of the world: a shape on a body of a clique (an articulated tree or a free
+ * object), or fixed in the world (clique -1, body -1, X_bg is then the pose in the world). */
+typedef struct {
+  int clique, body;
+  kn_pose X_bg;
+  const kn_shape* shape;       /* not owned; must outlive the collision scene */
+  kn_contact_material material;
+  uint32_t group, mask;        /* filter: i and j may touch when (group_i & mask_j) && (group_j & mask_i);
+                                  both default to 0xffffffff */
+} kn_collider;
+
+/* One contact point between colliders a and b. The normal points from A into B; the contact
+ * frame C has n as its z axis (R_WC columns t1, t2, n). phi < 0 when overlapping. p is where the
+ * impulse acts (Hertz-like weighting of the two witness points, §2.2). */
+typedef struct {
+  int a, b;                    /* collider indices, a < b not required */
+  double p[3];
+  double n[3];
+  double R_WC[9];
+  double phi;
+  kn_contact_material material; /* already combined for the pair */
+} kn_contact_point;
+
+typedef struct kn_collision_scene kn_collision_scene;
+
+/* colliders (n) => a collision scene: per-shape acceleration structures (mesh BVH, convex
+ * support) built once. Meshes (OBJ/STL) are read with assimp from shape->mesh_path; an unreadable
+ * or empty mesh is an error naming the file. Pairs on the same body, on a body and its parent
+ * (kn_collision_exclude, called by the caller who knows the trees), two world-fixed colliders,
+ * and pairs the group/mask filter rejects never produce contacts. */
+kn_status kn_collision_scene_create(const kn_collider* colliders, int n, kn_collision_scene** out, kn_error* err);
+void kn_collision_scene_free(kn_collision_scene* cs);
+/* never report contacts between colliders i and j */
+void kn_collision_exclude(kn_collision_scene* cs, int i, int j);
+
+/* (X_WG per collider: world pose of each collider's geometry frame) => contact points for all
+ * pairs with phi < margin. Broad phase first (AABBs inflated by margin), then the narrow phase:
+ * analytic pairs where they exist (sphere-anything, box-halfspace, capsule-capsule, ...), libccd
+ * GJK/EPA/MPR for convex pairs, point-vs-mesh BVH queries for meshes. Enough points per pair for
+ * stable resting (a box on a half-space: each corner below the margin). The points live in the
+ * scene's buffer until the next call; *points and *count receive them. Deterministic order. */
+kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, double margin,
+                              const kn_contact_point** points, int* count, kn_error* err);
+
+/* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
+ * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */
+double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],
+                                   double grad[3]);
+
 /* Free the strings a geometry owns (not the struct itself). */
 void kn_geometry_clear(kn_geometry* g);
 

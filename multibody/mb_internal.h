@@ -17,10 +17,10 @@
 /*---- work layout ----*/
 
 /* Per-body and per-dof sizes of the algorithm region of d->work (shared by CRBA, RNEA, ABA;
- * these never call one another). ABA is the largest: IA 36, pA 6, c 6, a 6, Dinv 36 per body,
- * U 6 and u 1 per dof. kn_mb_step's own buffers follow this region. */
-#define MB_ALGO_PER_BODY 90
-#define MB_ALGO_PER_DOF 7
+ * these never call one another). ABA is the largest: IA 36, pA 6, c 6, a 6, V 6, Dinv 36 per
+ * body, world S 6, U 6 and u 1 per dof. kn_mb_step's own buffers follow this region. */
+#define MB_ALGO_PER_BODY 96
+#define MB_ALGO_PER_DOF 13
 
 static inline size_t mb_algo_size(int nbody, int nv) {
   return (size_t)nbody * MB_ALGO_PER_BODY + (size_t)nv * MB_ALGO_PER_DOF;
@@ -108,6 +108,39 @@ static inline void mb_joint_velocity(const kn_mb_body* b, const double* S, const
 }
 static inline double mb_dot6(const double a[6], const double b[6]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* World-aligned spatial quantities at the world origin (MuJoCo's choice for its CRB): with every
+ * body's inertia and motion subspace in one frame, composite and articulated inertias simply
+ * add from child to parent, with no transform per tree edge. X_wb = {R, p}:
+ *   motion  [w; v] (body frame, at the body origin) -> [R w; R v + p x R w]                */
+static inline void mb_motion_to_world(const kn_pose* X, const double vb[6], double vw[6]) {
+  double t[3], u[3];
+  mb_rot(X->R, vb, vw);
+  mb_rot(X->R, vb + 3, u);
+  mb_cross(X->p, vw, t);
+  vw[3] = u[0] + t[0], vw[4] = u[1] + t[1], vw[5] = u[2] + t[2];
+}
+/* the body's inertia in world axes about the world origin, compact: m, h = m c_w,
+ * I_o = R I_com R^T + m (|c_w|^2 1 - c_w c_w^T) (parallel-axis theorem) */
+static inline void mb_inertia_world(const kn_mb_body* b, const kn_pose* X, double* m, double h[3], double I[9]) {
+  double cw[3], T[9];
+  mb_rot(X->R, b->com, cw);
+  cw[0] += X->p[0], cw[1] += X->p[1], cw[2] += X->p[2];
+  const double* R = X->R;
+  const double* Ic = b->I_com;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) T[3 * i + j] = R[3 * i] * Ic[j] + R[3 * i + 1] * Ic[3 + j] + R[3 * i + 2] * Ic[6 + j];
+  double mass = b->mass, cc = cw[0] * cw[0] + cw[1] * cw[1] + cw[2] * cw[2];
+  for (int i = 0; i < 3; i++)
+    for (int j = i; j < 3; j++) {
+      double v = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2] +
+                 mass * ((i == j ? cc : 0) - cw[i] * cw[j]);
+      I[3 * i + j] = v;
+      I[3 * j + i] = v;
+    }
+  *m = mass;
+  h[0] = mass * cw[0], h[1] = mass * cw[1], h[2] = mass * cw[2];
 }
 
 /* X_JB(q) of one joint: the motion of the body frame in the joint frame. */

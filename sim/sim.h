@@ -130,10 +130,18 @@ typedef struct {
   kn_scene_pose pose;
 } kn_scene_attach;
 
+/* Per-geometry contact material keys (kn_contact_material); NULL = kn_contact_material_default. */
+typedef struct {
+  double* friction;
+  double* stiffness;
+  double* dissipation_time;
+} kn_scene_material;
+
 typedef struct {
   char* name;
   char* urdf;
   kn_scene_pose* base_pose;  /* NULL when absent */
+  kn_scene_material* contact; /* material of the robot's collision geometry */
   bool floating;
   double* q0;
   unsigned nq0;
@@ -142,12 +150,58 @@ typedef struct {
 } kn_scene_robot;
 
 typedef struct {
+  double normal[3];
+} kn_scene_halfspace;
+
+/* Exactly one of box, sphere, cylinder, capsule, halfspace, mesh. */
+typedef struct {
+  double* box;              /* full extents (3) */
+  double* sphere;           /* radius */
+  double* cylinder;         /* (radius, length) along z */
+  double* capsule;          /* (radius, length of the cylinder part) along z */
+  kn_scene_halfspace* halfspace; /* through the pose's origin, normal in the pose frame */
+  char* mesh;               /* file, relative to the scene */
+  double* scale;            /* mesh scale (3) [1 1 1] */
+} kn_scene_shape;
+
+typedef struct {
+  char* name;               /* (required, unique among objects and robots) */
+  kn_scene_shape* shape;    /* shape or urdf */
+  char* urdf;
+  kn_scene_pose pose;
+  bool fixed;               /* welded to the world [false] */
+  double* mass;             /* free objects: mass [kg] (or density) */
+  double* density;          /* [kg/m^3] [1000] */
+  double* friction;         /* contact material (kn_contact_material_default) */
+  double* stiffness;
+  double* dissipation_time;
+  double* velocity;         /* initial [wx wy wz vx vy vz], body frame (6) [0] */
+} kn_scene_object;
+
+typedef struct {
+  char* names[2];
+} kn_scene_pair;
+
+typedef struct {
+  int* max_iterations;
+  double* rel_tolerance;
+  double* abs_tolerance;
+  int linear_solver;        /* kn_sap_linear_solver: auto | dense | sparse */
+} kn_scene_solver;
+
+typedef struct {
   kn_contact_backend backend;
+  double* margin;           /* detection margin [m] [0] */
+  kn_scene_pair* exclude;   /* [[a, b], ...]: object, robot or "robot/link" names */
+  unsigned nexclude;
+  kn_scene_solver* solver;  /* SAP solver options (kn_sap_options) */
 } kn_scene_contact;
 
 typedef struct {
   char* dir;
   double trajectory_rate;
+  bool contacts;            /* write contacts.csv [false] */
+  bool solver;              /* write solver.csv [false] */
 } kn_scene_output;
 
 /* The document as libcyaml loads it; pointers are NULL (counts 0) for absent optional keys. */
@@ -161,6 +215,8 @@ typedef struct {
   kn_scene_contact* contact;
   kn_scene_robot* robots;
   unsigned nrobots;
+  kn_scene_object* objects;
+  unsigned nobjects;
   kn_scene_output* output;
   kn_scene_output* outputs; /* alias of output */
 } kn_scene_doc;
@@ -175,6 +231,7 @@ typedef struct {
   char* name;               /* doc->name or the file stem */
   double time_step, duration, gravity[3];
   kn_contact_backend backend;
+  double margin;            /* contact.margin [0] */
   const kn_scene_output* output; /* may be NULL */
   char** package_paths;     /* resolved against dir */
   int npackage_paths;

@@ -1,0 +1,77 @@
+/* Internal to contact/: the collision scene, mesh data with its BVH, shape-local signed
+ * distances and the narrow-phase pair routines. Not installed. */
+#ifndef KNEAD_CONTACT_COLLISION_INTERNAL_H
+#define KNEAD_CONTACT_COLLISION_INTERNAL_H
+
+#include "contact/contact.h"
+
+/* One BVH node over triangles: a leaf when count > 0 (tris [first, first + count) of the
+ * mesh's permuted triangle order), else children left and left + 1... stored explicitly. */
+typedef struct {
+  double lo[3], hi[3];
+  int left, right;   /* children (internal node) */
+  int first, count;  /* triangle range (leaf) */
+} kn_bvh_node;
+
+/* A triangle mesh in the shape frame (scale applied, identical positions welded), with the
+ * angle-weighted pseudo-normals of Baerentzen & Aanaes (2005) for the inside/outside sign. */
+typedef struct {
+  int nv, nt;
+  double* v;        /* nv x 3 */
+  int* tri;         /* nt x 3, in BVH leaf order */
+  double* fn;       /* nt x 3 face normals */
+  double* vn;       /* nv x 3 vertex pseudo-normals (angle weighted) */
+  double* en;       /* nt x 3 x 3: pseudo-normal of edge (k, k+1) of each triangle */
+  kn_bvh_node* nodes;
+  int nnodes;
+  double centroid[3];
+  double lo[3], hi[3];
+} kn_mesh_data;
+
+kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err);
+void kn_mesh_free(kn_mesh_data* m);
+/* (local point x) => signed distance to the closed mesh, outward unit gradient */
+double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]);
+
+/* (shape, optional mesh, local point x) => signed distance and outward unit gradient, both in the
+ * shape frame. Exact inside and outside for the primitives. */
+double kn_shape_signed_distance_local(const kn_shape* s, const kn_mesh_data* m, const double x[3], double grad[3]);
+
+/* Per-collider data the narrow phase needs. */
+typedef struct {
+  const kn_shape* shape;
+  const kn_mesh_data* mesh; /* NULL unless MESH */
+  const kn_pose* X;         /* world pose for this call */
+  kn_contact_material material;
+} kn_nshape;
+
+/* A growable contact-point buffer (the scene owns it; grows only when a call needs more). */
+typedef struct {
+  kn_contact_point* p;
+  int count, capacity;
+} kn_point_buf;
+
+/* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin.
+ * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth
+ * failure. */
+kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                         kn_point_buf* out);
+
+struct kn_collision_scene {
+  int n;
+  kn_collider* colliders;
+  kn_mesh_data** mesh;    /* per collider, NULL unless MESH */
+  double* local_lo;       /* n x 3 local bounding box (halfspace: unused) */
+  double* local_hi;
+  /* excluded pairs as sorted (min << 32 | max) keys */
+  uint64_t* excluded;
+  int nexcluded, cap_excluded, excluded_sorted;
+  /* per-call buffers, grown on demand and kept */
+  double* aabb;           /* n x 6: lo, hi */
+  int* order;             /* n, sweep order */
+  int* pairs;             /* candidate pairs, 2 per */
+  int npairs, cap_pairs;
+  kn_point_buf pts;
+};
+
+#endif

@@ -1,0 +1,48 @@
+/* The free motion of one tree, stage 1 of the SAP time step (digest §1.2, rigid cliques):
+ *
+ *   A = M(q_n) + dt D,      A (v* - v_n) = dt (tau - c(q_n, v_n) - D v_n)
+ *
+ * where c(q, v) = C(q, v) v - g(q) is the RNEA bias (gravity included) and tau the explicit
+ * actuation (feed-forward, gravity compensation; never the PD terms, which SAP makes implicit as
+ * constraints, §5.3). Joint damping D is the only implicit force: solving with A rather than M
+ * makes v* the damped velocity of (M + dt D) v* = M v_n + dt (tau - c), so that the SAP momentum
+ * balance A (v - v*) = J^T gamma is exactly M (v - v_n) = dt (tau - c - D v) + J^T gamma. */
+#include <math.h>
+#include <string.h>
+
+#include "multibody/multibody.h"
+
+kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
+                            const double* tau, double dt, double* A, double* v_star, double* scratch,
+                            kn_error* err) {
+  const int nv = m->nv;
+  const char* name = m->name ? m->name : "model";
+  if (!(dt > 0) || !isfinite(dt))
+    return kn_fail(err, KN_ERR_INVALID, "kn_mb_free_motion: model '%s': time step %g; expected finite and > 0",
+                   name, dt);
+  kn_mb_kinematics(m, q, v, d);
+  if (nv == 0) return KN_OK;
+  kn_mb_mass_matrix(m, d, A);
+  double* L = scratch;
+  double* r = scratch + (size_t)nv * nv;
+  kn_mb_inverse_dynamics(m, d, NULL, r); /* r = c(q, v) = C v - g */
+  for (int i = 0; i < nv; i++) r[i] = dt * ((tau ? tau[i] : 0.0) - r[i]);
+  for (int b = 0; b < m->nbody; b++) {
+    const kn_mb_body* body = &m->bodies[b];
+    for (int k = 0; k < body->nv; k++) {
+      int i = body->v_adr + k;
+      A[(size_t)i * nv + i] += dt * body->damping;
+      r[i] -= dt * body->damping * v[i];
+    }
+  }
+  memcpy(L, A, (size_t)nv * nv * sizeof *L);
+  kn_status st = kn_chol_factor(L, nv, err);
+  if (st) return kn_error_prefix(err, "kn_mb_free_motion: model '%s': M + dt D: ", name);
+  kn_chol_solve(L, nv, r, 1);
+  for (int i = 0; i < nv; i++) {
+    v_star[i] = v[i] + r[i];
+    if (!isfinite(v_star[i]))
+      return kn_fail(err, KN_ERR_NUMERIC, "kn_mb_free_motion: model '%s': v* is not finite at dof %d", name, i);
+  }
+  return KN_OK;
+}
