@@ -6,7 +6,15 @@
  * actuation (feed-forward, gravity compensation; never the PD terms, which SAP makes implicit as
  * constraints, §5.3). Joint damping D is the only implicit force: solving with A rather than M
  * makes v* the damped velocity of (M + dt D) v* = M v_n + dt (tau - c), so that the SAP momentum
- * balance A (v - v*) = J^T gamma is exactly M (v - v_n) = dt (tau - c - D v) + J^T gamma. */
+ * balance A (v - v*) = J^T gamma is exactly M (v - v_n) = dt (tau - c - D v) + J^T gamma.
+ *
+ * Floating joints. Their v = [omega_B; v_B] is measured in the moving body frame, so c holds the
+ * frame-rotation term m omega x v_B. Over one step knead freezes the frame at q_n (the Jacobians of
+ * the contact constraints are taken there, as Drake does with world-frame velocities): the
+ * coordinates then obey M dV/dt = tau - c + M delta with delta = [0; omega x v_B] on the floating
+ * dofs (a constant world vector u has d(R^T u)/dt = -omega x R^T u), and kn_mb_advance re-expresses
+ * v_n+1 in the frame at q_n+1. Without this, a fast-rolling ball leaves the ground: the explicit
+ * frame-rotation term is only first-order accurate and its error points away from the contact. */
 #include <math.h>
 #include <string.h>
 
@@ -27,6 +35,15 @@ kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q
   double* r = scratch + (size_t)nv * nv;
   kn_mb_inverse_dynamics(m, d, NULL, r); /* r = c(q, v) = C v - g */
   for (int i = 0; i < nv; i++) r[i] = dt * ((tau ? tau[i] : 0.0) - r[i]);
+  for (int b = 0; b < m->nbody; b++) {
+    const kn_mb_body* body = &m->bodies[b];
+    if (body->jtype != KN_JOINT_FLOATING) continue;
+    const double* w = v + body->v_adr;
+    double delta[3];
+    kn_vec3_cross(w, w + 3, delta); /* the frozen-frame correction, see the file comment */
+    for (int i = 0; i < nv; i++)
+      for (int k = 0; k < 3; k++) r[i] += dt * A[(size_t)i * nv + body->v_adr + 3 + k] * delta[k];
+  }
   for (int b = 0; b < m->nbody; b++) {
     const kn_mb_body* body = &m->bodies[b];
     for (int k = 0; k < body->nv; k++) {

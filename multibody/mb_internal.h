@@ -25,10 +25,11 @@
 static inline size_t mb_algo_size(int nbody, int nv) {
   return (size_t)nbody * MB_ALGO_PER_BODY + (size_t)nv * MB_ALGO_PER_DOF;
 }
-/* kn_mb_step's buffers: M, A (nv^2 each), eight nv vectors, q' (nq), G and Y (nc nv each),
- * the Schur complement (nc^2) and two nc vectors. */
+/* kn_mb_step's buffers: M, A, the factor of M(q'), the cached M(q') and its factor (nv^2 each), thirteen nv
+ * vectors, q' and the cache key (nq each) plus its valid flag, G and Y (nc nv each), the Schur
+ * complement (nc^2) and two nc vectors. */
 static inline size_t mb_step_size(int nq, int nv, int nc) {
-  return 2 * (size_t)nv * (size_t)nv + 8 * (size_t)nv + (size_t)nq + 2 * (size_t)nc * (size_t)nv +
+  return 5 * (size_t)nv * (size_t)nv + 13 * (size_t)nv + 2 * (size_t)nq + 1 + 2 * (size_t)nc * (size_t)nv +
          (size_t)nc * (size_t)nc + 2 * (size_t)nc;
 }
 

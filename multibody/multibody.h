@@ -196,6 +196,19 @@ kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q
                             const double* tau, double dt, double* A, double* v_star, double* scratch,
                             kn_error* err);
 
+/*---- momentum form (momentum.c) ----*/
+
+/* (X_pb, V) => f = M_dot(q, v) v - C(q, v) v (nv), the velocity-product term of the momentum
+ * form p_dot = tau - g(q) + f with p = M(q) v; f_k = dT/dq_k at fixed v for 1-DoF joints, the
+ * Euler-Poincare term -V x* (I V) for a free body. Uses d's scratch. */
+void kn_mb_momentum_force(const kn_mb_model* m, kn_mb_data* d, double* f);
+
+/* (q, v, dt) => q_next = q + dt N(q) v with N at q (the SAP step's update, digest §1.1): like
+ * kn_mb_integrate, except that a FLOATING body's position moves by dt R(q) v_B (not along the screw
+ * motion), and its v (solved in the body frame frozen at q, see kn_mb_free_motion) is re-expressed
+ * in the body frame at q_next, in place. q_next must not alias q (advance.c). */
+void kn_mb_advance(const kn_mb_model* m, const double* q, double* v, double dt, double* q_next);
+
 #ifdef __cplusplus
 }
 #endif

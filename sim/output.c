@@ -54,6 +54,10 @@ static void write_row(FILE* f, const kn_world* w) {
     const double* q = w->trees[r->tree].q + r->q_offset;
     for (int k = 0; k < r->nq; k++) fprintf(f, ",%.10g", q[k]);
   }
+  for (int i = 0; i < w->nobject; i++) {
+    const kn_world_tree* tr = &w->trees[w->objects[i].tree];
+    for (int k = 0; k < tr->robot->model->nq; k++) fprintf(f, ",%.10g", tr->q[k]);
+  }
   fputc('\n', f);
 }
 
@@ -79,6 +83,15 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
           sum->wall_time_s > 0 ? (double)sum->steps / sum->wall_time_s : 0.0);
   fprintf(f, ",\n  \"final_state_hash\": \"%016llx\"", (unsigned long long)sum->final_state_hash);
   fprintf(f, ",\n  \"contact_backend\": \"%s\"", kn_contact_backend_name(s->backend));
+  const kn_run_stats* rs = &w->stats;
+  double ns = rs->steps > 0 ? (double)rs->steps : 1.0;
+  fprintf(f, ",\n  \"solver\": {\"steps\": %ld, \"iterations\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, "
+          "\"line_search_iterations\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, "
+          "\"contacts\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, \"residual\": {\"max\": %.6g}}",
+          rs->steps, rs->iterations, rs->max_iterations, (double)rs->iterations / ns, rs->line_search_iterations,
+          rs->max_line_search_iterations, (double)rs->line_search_iterations / ns, rs->contacts, rs->max_contacts,
+          (double)rs->contacts / ns, rs->max_residual);
+  fprintf(f, ",\n  \"objects\": %d,\n  \"colliders\": %d", w->nobject, w->ncollider);
   fprintf(f, ",\n  \"gravity\": [%.15g, %.15g, %.15g]", s->gravity[0], s->gravity[1], s->gravity[2]);
   fprintf(f, ",\n  \"trajectory_rows\": %ld,\n  \"trajectory_rate\": %.17g", sum->trajectory_rows, rate);
   fputs(",\n  \"robots\": [", f);
@@ -124,7 +137,28 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   fputs("t", f);
   for (int i = 0; i < w->nrobot; i++)
     for (int k = 0; k < w->robots[i].ncolumn; k++) fprintf(f, ",%s", w->robots[i].columns[k]);
+  for (int i = 0; i < w->nobject; i++)
+    for (int k = 0; k < w->objects[i].ncolumn; k++) fprintf(f, ",%s", w->objects[i].columns[k]);
   fputc('\n', f);
+  FILE* fs = NULL;
+  FILE* fc = NULL;
+  if (s->output && s->output->solver) {
+    snprintf(path, sizeof path, "%s/solver.csv", out_dir);
+    if (!(fs = fopen(path, "w"))) {
+      fclose(f);
+      return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    fputs("t,iterations,line_search_iterations,residual,contacts,constraints\n", fs);
+  }
+  if (s->output && s->output->contacts) {
+    snprintf(path, sizeof path, "%s/contacts.csv", out_dir);
+    if (!(fc = fopen(path, "w"))) {
+      fclose(f);
+      if (fs) fclose(fs);
+      return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    fputs("t,collider_a,collider_b,px,py,pz,nx,ny,nz,fx,fy,fz,phi\n", fc);
+  }
 
   kn_run_summary sum = {0};
   long total = kn_world_total_steps(w);
@@ -141,6 +175,15 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
       break;
     }
     sum.steps++;
+    if (fs)
+      fprintf(fs, "%.10g,%d,%d,%.6g,%d,%d\n", w->t, w->last.iterations, w->last.line_search_iterations,
+              w->last.residual, w->last.contacts, w->last.constraints);
+    for (int c = 0; fc && c < w->ncontact; c++) {
+      const kn_world_contact* k = &w->contacts[c];
+      fprintf(fc, "%.10g,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g\n", w->t,
+              w->colliders[k->a].name, w->colliders[k->b].name, k->p[0], k->p[1], k->p[2], k->n[0], k->n[1],
+              k->n[2], k->f[0], k->f[1], k->f[2], k->phi);
+    }
     if (n % stride == 0 || n == total) {
       write_row(f, w);
       sum.trajectory_rows++;
@@ -154,7 +197,10 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   sum.wall_time_s = kn_wall_time() - wall0;
   sum.sim_time_s = w->t;
   sum.final_state_hash = kn_world_state_hash(w);
-  int bad = ferror(f);
+  int sbad = 0;
+  if (fs) sbad |= ferror(fs) | (fclose(fs) != 0);
+  if (fc) sbad |= ferror(fc) | (fclose(fc) != 0);
+  int bad = ferror(f) | sbad;
   if (fclose(f) != 0 || bad) {
     if (!st) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
     return st;

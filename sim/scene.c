@@ -79,6 +79,15 @@ static const cyaml_schema_field_t attach_fields[] = {
     CYAML_FIELD_MAPPING("pose", CYAML_FLAG_OPTIONAL, kn_scene_attach, pose, pose_fields),
     CYAML_FIELD_END};
 
+#define DBL_OPT(key, st, member) \
+  CYAML_FIELD_FLOAT_PTR(key, CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, st, member)
+#define FIXED_OPT(key, st, member, n) \
+  CYAML_FIELD_SEQUENCE_FIXED(key, CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | CYAML_FLAG_FLOW, st, member, \
+                             &schema_double, n)
+static const cyaml_schema_field_t material_fields[] = {
+    DBL_OPT("friction", kn_scene_material, friction), DBL_OPT("stiffness", kn_scene_material, stiffness),
+    DBL_OPT("dissipation_time", kn_scene_material, dissipation_time), CYAML_FIELD_END};
+
 static const cyaml_schema_field_t robot_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_robot, name, 1, CYAML_UNLIMITED),
     CYAML_FIELD_STRING_PTR("urdf", CYAML_FLAG_POINTER, kn_scene_robot, urdf, 1, CYAML_UNLIMITED),
@@ -90,6 +99,8 @@ static const cyaml_schema_field_t robot_fields[] = {
                             attach_fields),
     CYAML_FIELD_MAPPING_PTR("controller", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_robot, controller,
                             controller_fields),
+    CYAML_FIELD_MAPPING_PTR("contact", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_robot, contact,
+                            material_fields),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_robot = {
     CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_robot, robot_fields)};
@@ -99,15 +110,65 @@ static const cyaml_strval_t backend_strings[] = {{"sap", KN_BACKEND_SAP},
                                                  {"ipc", KN_BACKEND_IPC},
                                                  {"smooth_friction", KN_BACKEND_SMOOTH_FRICTION},
                                                  {"none", KN_BACKEND_NONE}};
+static const cyaml_schema_field_t halfspace_fields[] = {
+    CYAML_FIELD_SEQUENCE_FIXED("normal", CYAML_FLAG_FLOW, kn_scene_halfspace, normal, &schema_double, 3),
+    CYAML_FIELD_END};
+static const cyaml_schema_field_t shape_fields[] = {
+    FIXED_OPT("box", kn_scene_shape, box, 3),
+    DBL_OPT("sphere", kn_scene_shape, sphere),
+    FIXED_OPT("cylinder", kn_scene_shape, cylinder, 2),
+    FIXED_OPT("capsule", kn_scene_shape, capsule, 2),
+    CYAML_FIELD_MAPPING_PTR("halfspace", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_shape, halfspace,
+                            halfspace_fields),
+    CYAML_FIELD_STRING_PTR("mesh", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_shape, mesh, 1,
+                           CYAML_UNLIMITED),
+    FIXED_OPT("scale", kn_scene_shape, scale, 3),
+    CYAML_FIELD_END};
+static const cyaml_schema_field_t object_fields[] = {
+    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_object, name, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_MAPPING_PTR("shape", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_object, shape,
+                            shape_fields),
+    CYAML_FIELD_STRING_PTR("urdf", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_object, urdf, 1,
+                           CYAML_UNLIMITED),
+    CYAML_FIELD_MAPPING("pose", CYAML_FLAG_OPTIONAL, kn_scene_object, pose, pose_fields),
+    CYAML_FIELD_ENUM("fixed", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_object, fixed, bool_strings, 6),
+    DBL_OPT("mass", kn_scene_object, mass),
+    DBL_OPT("density", kn_scene_object, density),
+    DBL_OPT("friction", kn_scene_object, friction),
+    DBL_OPT("stiffness", kn_scene_object, stiffness),
+    DBL_OPT("dissipation_time", kn_scene_object, dissipation_time),
+    FIXED_OPT("velocity", kn_scene_object, velocity, 6),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_object = {
+    CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_object, object_fields)};
+
+static const cyaml_schema_value_t schema_pair = {
+    CYAML_VALUE_SEQUENCE_FIXED(CYAML_FLAG_FLOW, char*, &schema_string, 2)};
+static const cyaml_strval_t linear_solver_strings[] = {
+    {"auto", KN_SAP_LINEAR_AUTO}, {"dense", KN_SAP_LINEAR_DENSE}, {"sparse", KN_SAP_LINEAR_SPARSE}};
+static const cyaml_schema_field_t solver_fields[] = {
+    CYAML_FIELD_INT_PTR("max_iterations", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_solver, max_iterations),
+    DBL_OPT("rel_tolerance", kn_scene_solver, rel_tolerance),
+    DBL_OPT("abs_tolerance", kn_scene_solver, abs_tolerance),
+    CYAML_FIELD_ENUM("linear_solver", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_solver, linear_solver,
+                     linear_solver_strings, 3),
+    CYAML_FIELD_END};
 static const cyaml_schema_field_t contact_fields[] = {
     CYAML_FIELD_ENUM("backend", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_contact, backend, backend_strings,
                      5),
+    DBL_OPT("margin", kn_scene_contact, margin),
+    CYAML_FIELD_SEQUENCE_COUNT("exclude", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, exclude,
+                               nexclude, &schema_pair, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_MAPPING_PTR("solver", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, solver,
+                            solver_fields),
     CYAML_FIELD_END};
 
 static const cyaml_schema_field_t output_fields[] = {
     CYAML_FIELD_STRING_PTR("dir", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_output, dir, 1,
                            CYAML_UNLIMITED),
     CYAML_FIELD_FLOAT("trajectory_rate", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_output, trajectory_rate),
+    CYAML_FIELD_ENUM("contacts", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, contacts, bool_strings, 6),
+    CYAML_FIELD_ENUM("solver", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, solver, bool_strings, 6),
     CYAML_FIELD_END};
 
 static const cyaml_schema_field_t scene_fields[] = {
@@ -121,6 +182,8 @@ static const cyaml_schema_field_t scene_fields[] = {
     SEQ_OPT("package_paths", kn_scene_doc, package_paths, npackage_paths, &schema_string),
     CYAML_FIELD_MAPPING_PTR("contact", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, contact,
                             contact_fields),
+    CYAML_FIELD_SEQUENCE_COUNT("objects", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, objects, nobjects,
+                               &schema_object, 0, CYAML_UNLIMITED),
     CYAML_FIELD_SEQUENCE_COUNT("robots", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, robots, nrobots,
                                &schema_robot, 0, CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, output, output_fields),
@@ -132,7 +195,7 @@ static const cyaml_schema_value_t schema_scene = {
 
 /* Sections of the architecture's scene sketch that knead does not simulate yet. */
 static const char* const unsupported_sections[][2] = {
-    {"objects", "rigid objects"}, {"deformables", "FEM and MPM bodies"}, {"checks", "scenario checks"}};
+    {"deformables", "FEM and MPM bodies"}, {"checks", "scenario checks"}};
 
 //---- libcyaml messages => file:line: key ----
 
@@ -420,6 +483,109 @@ static kn_status check_controller(const kn_scene* s, const kn_scene_controller* 
   return KN_OK;
 }
 
+// (material values under key) => KN_OK when friction >= 0, stiffness > 0, dissipation_time >= 0
+static kn_status check_material(const kn_scene* s, const double* mu, const double* k, const double* tau,
+                                const char* key, kn_error* err) {
+  char kk[256];
+  if (mu && !(*mu >= 0 && isfinite(*mu))) {
+    snprintf(kk, sizeof kk, "%s.friction", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be finite and >= 0 (got %g)", *mu);
+  }
+  if (k && !(*k > 0)) {
+    snprintf(kk, sizeof kk, "%s.stiffness", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be > 0 N/m (.inf for rigid; got %g)", *k);
+  }
+  if (tau && !(*tau >= 0 && isfinite(*tau))) {
+    snprintf(kk, sizeof kk, "%s.dissipation_time", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be finite and >= 0 s (got %g)", *tau);
+  }
+  return KN_OK;
+}
+
+// (contact section) => margin and solver options checked
+static kn_status check_contact_section(kn_scene* s, kn_error* err) {
+  const kn_scene_contact* c = s->doc->contact;
+  s->margin = 0;
+  if (!c) return KN_OK;
+  if (c->margin) {
+    if (!(*c->margin >= 0) || !isfinite(*c->margin))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, "contact.margin", "must be finite and >= 0 m (got %g)", *c->margin);
+    s->margin = *c->margin;
+  }
+  if (c->solver) {
+    const kn_scene_solver* o = c->solver;
+    if (o->max_iterations && *o->max_iterations < 1)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, "contact.solver.max_iterations", "must be >= 1 (got %d)",
+                           *o->max_iterations);
+    if (o->rel_tolerance && !(*o->rel_tolerance >= 0 && isfinite(*o->rel_tolerance)))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, "contact.solver.rel_tolerance", "must be finite and >= 0");
+    if (o->abs_tolerance && !(*o->abs_tolerance >= 0 && isfinite(*o->abs_tolerance)))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, "contact.solver.abs_tolerance", "must be finite and >= 0");
+  }
+  return KN_OK;
+}
+
+// (objects[i]) => one name among robots and objects, one shape or a urdf, sizes and masses > 0
+static kn_status check_object(const kn_scene* s, unsigned i, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  const kn_scene_object* o = &d->objects[i];
+  char key[64], k[128];
+  snprintf(key, sizeof key, "objects[%u]", i);
+  snprintf(k, sizeof k, "%s.name", key);
+  for (unsigned j = 0; j < i; j++)
+    if (strcmp(d->objects[j].name, o->name) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object name '%s' is already used by objects[%u]", o->name, j);
+  for (unsigned j = 0; j < d->nrobots; j++)
+    if (strcmp(d->robots[j].name, o->name) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object name '%s' is already used by robots[%u]", o->name, j);
+  if ((o->shape != NULL) == (o->urdf != NULL))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, key, "object '%s': give either shape or urdf", o->name);
+  if (check_pose(s, &o->pose, key, err)) return err->status;
+  if (o->mass && o->density)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, key, "object '%s': give mass or density, not both", o->name);
+  if (o->mass && !(*o->mass > 0 && isfinite(*o->mass))) {
+    snprintf(k, sizeof k, "%s.mass", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "must be finite and > 0 kg (got %g)", *o->mass);
+  }
+  if (o->density && !(*o->density > 0 && isfinite(*o->density))) {
+    snprintf(k, sizeof k, "%s.density", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "must be finite and > 0 kg/m^3 (got %g)", *o->density);
+  }
+  if (o->velocity && !all_finite(o->velocity, 6)) {
+    snprintf(k, sizeof k, "%s.velocity", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "values must be finite");
+  }
+  if (check_material(s, o->friction, o->stiffness, o->dissipation_time, key, err)) return err->status;
+  if (!o->shape) return KN_OK;
+  const kn_scene_shape* sh = o->shape;
+  snprintf(k, sizeof k, "%s.shape", key);
+  int nshape = (sh->box != NULL) + (sh->sphere != NULL) + (sh->cylinder != NULL) + (sh->capsule != NULL) +
+               (sh->halfspace != NULL) + (sh->mesh != NULL);
+  if (nshape != 1)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': give exactly one of box, sphere, cylinder, "
+                         "capsule, halfspace, mesh (got %d)", o->name, nshape);
+  const double* size = sh->box ? sh->box : sh->sphere ? sh->sphere : sh->cylinder ? sh->cylinder : sh->capsule;
+  int nsize = sh->box ? 3 : sh->sphere ? 1 : (sh->cylinder || sh->capsule) ? 2 : 0;
+  for (int j = 0; j < nsize; j++)
+    if (!(size[j] > 0 && isfinite(size[j])))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': sizes must be finite and > 0 m (got %g)",
+                           o->name, size[j]);
+  if (sh->halfspace) {
+    if (!all_finite(sh->halfspace->normal, 3) || kn_vec3_norm(sh->halfspace->normal) < 1e-12)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': halfspace normal must be finite and non-zero",
+                           o->name);
+    if (!o->fixed)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': a halfspace has no mass; it must be fixed: true",
+                           o->name);
+  }
+  if (sh->scale && !sh->mesh)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': scale applies to a mesh only", o->name);
+  if (sh->mesh && !o->fixed)
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, k, "object '%s': free mesh objects are not supported yet (no "
+                         "mesh inertia); make it fixed: true or use a primitive shape", o->name);
+  return KN_OK;
+}
+
 // (doc) => defaults filled in, or the first key that is not acceptable
 static kn_status scene_validate(kn_scene* s, kn_error* err) {
   const kn_scene_doc* d = s->doc;
@@ -474,11 +640,19 @@ static kn_status scene_validate(kn_scene* s, kn_error* err) {
         return kn_scene_fail(s, err, KN_ERR_INVALID, k, "no robot named '%s' in the scene", r->attach_to->robot);
       if (j == i) return kn_scene_fail(s, err, KN_ERR_INVALID, k, "robot '%s' cannot attach to itself", r->name);
     }
+    if (r->contact) {
+      snprintf(k, sizeof k, "robots[%u].contact", i);
+      if (check_material(s, r->contact->friction, r->contact->stiffness, r->contact->dissipation_time, k, err))
+        return err->status;
+    }
     if (r->controller) {
       snprintf(k, sizeof k, "robots[%u].controller", i);
       if (check_controller(s, r->controller, k, err)) return err->status;
     }
   }
+  if (check_contact_section(s, err)) return err->status;
+  for (unsigned i = 0; i < d->nobjects; i++)
+    if (check_object(s, i, err)) return err->status;
   /* attachment cycles: follow attach_to from each robot; more than nrobots hops is a loop */
   for (unsigned i = 0; i < d->nrobots; i++) {
     unsigned cur = i, hops = 0;

@@ -58,6 +58,7 @@
 #include <stdbool.h>
 
 #include "common/common.h"
+#include "contact/contact.h"
 #include "controllers/controllers.h"
 #include "multibody/multibody.h"
 #include "urdf/urdf.h"
@@ -279,10 +280,51 @@ typedef struct {
   char** columns;           /* "robot/joint" (+ "/x"... for multi-coordinate joints) */
 } kn_world_robot;
 
-/* One kinematic tree: a root robot with everything attached to it. */
+/* One object of the scene: a one-body tree (free: FLOATING root; fixed: welded to the world,
+ * nv = 0) or, with urdf:, the URDF's tree. */
+typedef struct {
+  char* name;
+  int tree;                 /* index into kn_world.trees */
+  int fixed;
+  int ncolumn;              /* trajectory.csv columns: "name/x" ... "name/qz" for a free body */
+  char** columns;
+} kn_world_object;
+
+/* One collision geometry of the world (kn_collider) with its name for outputs. */
+typedef struct {
+  char* name;               /* "object", "object/link" or "robot/link" */
+  int tree;                 /* tree whose body carries it */
+  int body;                 /* body index in that tree */
+  int owner;                /* robot index, or -(object index) - 1 */
+  kn_collider c;            /* c.clique = tree with nv > 0, else -1 (world-fixed, c.body -1) */
+} kn_world_collider;
+
+/* One contact point of the last step, with its force (gamma / dt). */
+typedef struct {
+  int a, b;                 /* collider indices; the normal points from a into b */
+  double p[3], n[3], phi;
+  double f[3];              /* force on b, world frame [N] (on a: -f) */
+} kn_world_contact;
+
+/* Solver numbers of one step, and their accumulation over a run. */
+typedef struct {
+  int iterations, line_search_iterations, contacts, constraints;
+  double residual;
+} kn_step_stats;
+typedef struct {
+  long steps;
+  long iterations, line_search_iterations, contacts;
+  int max_iterations, max_line_search_iterations, max_contacts;
+  double max_residual;
+} kn_run_stats;
+
+struct kn_backend; /* the contact backend seam (sim/backend.h) */
+
+/* One kinematic tree: a root robot with everything attached to it, or an object. */
 typedef struct {
   kn_robot* robot;          /* merged model and geometry; robot->model->name is the root's */
-  int root;                 /* robot index of the root */
+  int root;                 /* robot index of the root, -1 for an object's tree */
+  int object;               /* object index, -1 for a robot's tree */
   kn_controller** ctrls;
   int nctrl;
   /* scratch */
@@ -301,6 +343,18 @@ typedef struct {
   kn_world_robot* robots;
   kn_world_tree* trees;
   kn_diag warnings;         /* URDF warnings, prefixed with the robot name */
+  int nobject;
+  kn_world_object* objects;
+  int ncollider;
+  kn_world_collider* colliders;
+  kn_collision_scene* collision; /* NULL when fewer than 2 colliders */
+  const struct kn_backend* backend;
+  void* backend_state;
+  /* outputs of the last step, filled by the backend */
+  kn_step_stats last;
+  kn_run_stats stats;       /* accumulated by kn_world_step */
+  int ncontact, contact_cap;
+  kn_world_contact* contacts;
   /* state */
   long step;
   double t;
@@ -312,10 +366,14 @@ typedef struct {
 kn_status kn_world_create(const kn_scene* scene, kn_world** out, kn_error* err);
 void kn_world_free(kn_world* w);
 
-/* (state_n) => state_n+1: per tree, controllers (kn_ctrl_compute at t_n + dt, as the PD is
- * implicit in q_n+1) then kn_mb_step.
+/* (state_n) => state_n+1 by the scene's contact backend (sim/backend.h). sap: controllers at
+ * t_n + dt, kinematics and collider poses at q_n, contact detection, free motion per tree, the
+ * SAP problem over contact, joint-limit, PD and coupler constraints, then q_n+1 = q_n (+) dt v_n+1
+ * (digest §1). none: each tree alone by kn_mb_step. Statistics go to w->last and w->stats, the
+ * contact points and forces to w->contacts.
  * Transactional: on failure every tree's q, v and t are left as they were and err names the
- * robot, the step and the time. No allocation. */
+ * step, the time, the stage and (SAP) the worst constraint. Allocates only when the number of
+ * contacts exceeds every earlier step's. */
 kn_status kn_world_step(kn_world* w, kn_error* err);
 
 /* 64-bit digest of the canonical state: t, then q and v of each tree in scene order. */
@@ -332,7 +390,10 @@ typedef struct {
 } kn_run_summary;
 
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
- * (t, then every coordinate by "robot/joint") and `out_dir`/summary.json; out_dir is created
+ * (t, then every coordinate by "robot/joint", then the objects') and `out_dir`/summary.json (with
+ * the solver statistics: totals, max, mean), plus solver.csv (per step: t, iterations, line-search
+ * iterations, residual, contacts) and contacts.csv (t, colliders, point, normal, force, phi) when
+ * output.solver / output.contacts are set; out_dir is created
  * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
  * summary (may be NULL) receives the numbers. On a failed step the files written so far stay
  * and err says which step failed. */

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "contact/contact.h"
+#include "sap/sap.h"
 #include "sim/sim.h"
 
 /* One file embedded at build time by sim/embed.cmake (generated knead_embedded.c). */
@@ -24,5 +26,20 @@ void kn_scene_lines_free(kn_scene_lines* l);
 int kn_scene_lines_find(const kn_scene_lines* l, const char* key_path);
 /* the keys of the root mapping, for rejecting sections that are not simulated yet */
 int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key);
+
+/* objects[i] of the scene => its tree as a kn_robot (objects.c) and its initial q (q0 holds nq0
+ * doubles, at least the model's nq; free primitives need 7). Errors name the scene key. */
+kn_status kn_sim_object_load(const kn_scene* s, unsigned i, kn_robot** out, double* q0, int nq0, kn_error* err);
+
+/* The colliders of every tree (robots' COLLISION geometry, objects' shapes) with their
+ * materials, the collision scene and the filter: same body (bodies welded by FIXED joints count
+ * as one), a body and its parent across a non-floating joint, world-fixed pairs, and the scene's
+ * contact.exclude pairs (colliders.c). */
+kn_status kn_sim_colliders_build(kn_world* w, kn_error* err);
+void kn_sim_colliders_free(kn_world* w);
+/* world pose of collider i's geometry frame from its tree's kinematics (X_wb) */
+void kn_sim_collider_pose(const kn_world* w, int i, kn_pose* X_WG);
+/* the name of tree k's robot or object, for messages */
+const char* kn_sim_tree_name(const kn_world* w, int k);
 
 #endif

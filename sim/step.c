@@ -1,9 +1,9 @@
-/* The world's time step: per tree, controllers at t_n+1 (the PD is implicit), then the tree's implicit step. Every tree's
- * state is backed up first so a failure in any tree leaves the whole world at step n. */
+/* The world's time step: the scene's contact backend advances every tree (sim/backend.h). Every
+ * tree's state is backed up first so a failure anywhere leaves the whole world at step n. */
 #include <math.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim/backend.h"
 
 kn_status kn_world_step(kn_world* w, kn_error* err) {
   const double dt = w->scene->time_step;
@@ -13,24 +13,7 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
     memcpy(tr->q_backup, tr->q, (size_t)m->nq * sizeof *tr->q);
     memcpy(tr->v_backup, tr->v, (size_t)m->nv * sizeof *tr->v);
   }
-  kn_status st = KN_OK;
-  int k = 0;
-  for (; k < w->ntree; k++) {
-    kn_world_tree* tr = &w->trees[k];
-    const kn_mb_model* m = tr->robot->model;
-    /* 1. actuation: gravity feed-forward at q_n, PD references at t_n+1, where kn_mb_step's implicit
-     *    PD evaluates q_n+1 (controllers.h) */
-    const kn_mb_actuation* act = NULL;
-    if (tr->nctrl > 0) {
-      st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
-                           tr->buf, err);
-      if (st) break;
-      act = &tr->buf->act;
-    }
-    /* 2. the tree's implicit step (no contact geometry is simulated yet) */
-    st = kn_mb_step(m, tr->data, tr->q, tr->v, act, dt, NULL, err);
-    if (st) break;
-  }
+  kn_status st = w->backend->step(w, w->backend_state, err);
   if (st) {
     for (int j = 0; j < w->ntree; j++) {
       kn_world_tree* tr = &w->trees[j];
@@ -38,13 +21,22 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
       memcpy(tr->q, tr->q_backup, (size_t)m->nq * sizeof *tr->q);
       memcpy(tr->v, tr->v_backup, (size_t)m->nv * sizeof *tr->v);
     }
-    const kn_world_tree* tr = &w->trees[k];
-    return kn_error_prefix(err, "%s: step %ld (t = %g s): robot '%s': ", w->scene->path, w->step + 1, w->t,
-                           w->robots[tr->root].name);
+    return kn_error_prefix(err, "%s: step %ld (t = %g s): %s backend: ", w->scene->path, w->step + 1, w->t,
+                           w->backend->name);
   }
   w->step++;
   /* t from the step count, not accumulated, so long runs do not drift */
   w->t = (double)w->step * dt;
+  kn_run_stats* r = &w->stats;
+  const kn_step_stats* l = &w->last;
+  r->steps++;
+  r->iterations += l->iterations;
+  r->line_search_iterations += l->line_search_iterations;
+  r->contacts += l->contacts;
+  if (l->iterations > r->max_iterations) r->max_iterations = l->iterations;
+  if (l->line_search_iterations > r->max_line_search_iterations) r->max_line_search_iterations = l->line_search_iterations;
+  if (l->contacts > r->max_contacts) r->max_contacts = l->contacts;
+  if (l->residual > r->max_residual) r->max_residual = l->residual;
   return KN_OK;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim/backend.h"
 
 //---- one robot from its URDF ----
 
@@ -71,6 +71,24 @@ static kn_status make_columns(kn_world_robot* wr, const kn_mb_model* m) {
       wr->columns[body->q_adr + k] = kn_strdup(buf);
       if (!wr->columns[body->q_adr + k]) return KN_ERR_NOMEM;
     }
+  }
+  return KN_OK;
+}
+
+// (object's model) => "object/x" ... columns (a free primitive), or "object/joint" ones (a URDF)
+static kn_status make_object_columns(kn_world_object* wo, const kn_mb_model* m) {
+  kn_world_robot tmp = {.name = wo->name};
+  kn_status st = make_columns(&tmp, m);
+  wo->columns = tmp.columns;
+  wo->ncolumn = tmp.ncolumn;
+  if (st || m->nbody != 1 || m->bodies[0].jtype != KN_JOINT_FLOATING) return st;
+  static const char* const coord[] = {"x", "y", "z", "qw", "qx", "qy", "qz"};
+  for (int k = 0; k < 7; k++) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", wo->name, coord[k]);
+    free(wo->columns[k]);
+    wo->columns[k] = kn_strdup(buf);
+    if (!wo->columns[k]) return KN_ERR_NOMEM;
   }
   return KN_OK;
 }
@@ -153,7 +171,7 @@ static kn_status build_controller(const kn_scene* s, unsigned i, kn_world* w, kn
   kn_world_robot* wr = &w->robots[i];
   kn_world_tree* tree = &w->trees[wr->tree];
   const kn_mb_model* m = tree->robot->model;
-  int *dofs, ndof;
+  int *dofs = NULL, ndof = 0;
   kn_status st = controller_dofs(s, i, wr, m, &dofs, &ndof, err);
   if (st) return st;
   kn_controller* c = NULL;
@@ -264,6 +282,15 @@ void kn_world_free(kn_world* w) {
     free(w->robots[i].columns);
   }
   free(w->robots);
+  if (w->backend) w->backend->free(w->backend_state);
+  kn_sim_colliders_free(w);
+  free(w->contacts);
+  for (int i = 0; i < w->nobject; i++) {
+    free(w->objects[i].name);
+    for (int k = 0; k < w->objects[i].ncolumn; k++) free(w->objects[i].columns[k]);
+    free(w->objects[i].columns);
+  }
+  free(w->objects);
   for (int t = 0; t < w->ntree; t++) {
     kn_world_tree* tr = &w->trees[t];
     for (int c = 0; c < tr->nctrl; c++) kn_ctrl_free(tr->ctrls[c]);
@@ -282,13 +309,11 @@ void kn_world_free(kn_world* w) {
 }
 
 kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
-  if (s->backend != KN_BACKEND_SAP && s->backend != KN_BACKEND_NONE)
-    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, "contact.backend",
-                         "backend '%s' is not available yet (this build has sap and none; no contact geometry is "
-                         "simulated yet, so both step the robots alone)",
-                         kn_contact_backend_name(s->backend));
+  const kn_backend* backend = kn_backend_find(s, err);
+  if (!backend) return err ? err->status : KN_ERR_UNSUPPORTED;
   const kn_scene_doc* d = s->doc;
   int n = (int)d->nrobots;
+  int nobj = (int)d->nobjects;
   kn_world* w = kn_calloc(1, sizeof *w);
   kn_robot** loaded = kn_calloc((size_t)n, sizeof *loaded);
   int* placed = kn_calloc((size_t)n, sizeof *placed);
@@ -299,8 +324,9 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
   w->scene = s;
   w->nrobot = n;
   w->robots = kn_calloc((size_t)n, sizeof *w->robots);
-  w->trees = kn_calloc((size_t)n, sizeof *w->trees);
-  kn_status st = (w->robots && w->trees) ? KN_OK : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+  w->trees = kn_calloc((size_t)(n + nobj), sizeof *w->trees);
+  w->objects = kn_calloc((size_t)nobj, sizeof *w->objects);
+  kn_status st = (w->robots && w->trees && w->objects) ? KN_OK : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
   char key[96];
 
   /* 1. every robot alone: its URDF, its own sizes, its column names, q0 length */
@@ -336,6 +362,7 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     kn_world_tree* t = &w->trees[w->ntree];
     t->robot = loaded[i];
     t->root = i;
+    t->object = -1;
     loaded[i] = NULL;
     w->robots[i].tree = w->ntree++;
     placed[i] = 1;
@@ -385,6 +412,21 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     }
   }
 
+  /* 3b. objects: one tree each, after the robots' */
+  for (int i = 0; !st && i < nobj; i++) {
+    kn_world_tree* t = &w->trees[w->ntree];
+    kn_world_object* wo = &w->objects[i];
+    double q0[7];
+    wo->name = kn_strdup(d->objects[i].name);
+    wo->fixed = d->objects[i].fixed;
+    wo->tree = w->ntree++;
+    w->nobject++;
+    t->root = -1;
+    t->object = i;
+    if ((st = kn_sim_object_load(s, (unsigned)i, &t->robot, q0, 7, err))) break;
+    if (make_object_columns(wo, t->robot->model)) st = kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  }
+
   /* 4. per tree: checks, gravity, state and scratch */
   for (int t = 0; !st && t < w->ntree; t++) {
     kn_world_tree* tr = &w->trees[t];
@@ -409,6 +451,20 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
       break;
     }
     kn_mb_neutral_q(m, tr->q);
+    if (tr->object >= 0) {
+      double q0[7];
+      const kn_scene_object* o = &d->objects[tr->object];
+      /* primitives: the pose in the floating coordinates; URDF objects: neutral (pose in X_pj) */
+      if (o->shape && !o->fixed) {
+        kn_pose X;
+        kn_pose_from_xyz_rpy(o->pose.xyz, o->pose.rpy, &X);
+        memcpy(q0, X.p, sizeof X.p);
+        kn_quat_from_mat3(X.R, q0 + 3);
+        memcpy(tr->q, q0, 7 * sizeof *q0);
+      }
+      if (o->velocity && m->nbody > 0 && m->bodies[0].jtype == KN_JOINT_FLOATING)
+        memcpy(tr->v + m->bodies[0].v_adr, o->velocity, 6 * sizeof(double));
+    }
   }
   for (int i = 0; !st && i < n; i++)
     if (d->robots[i].q0)
@@ -423,6 +479,14 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     st = build_controller(s, (unsigned)i, w, &c, err);
     if (st) break;
     tr->ctrls[tr->nctrl++] = c;
+  }
+
+  /* 6. colliders and the contact backend */
+  if (!st) st = kn_sim_colliders_build(w, err);
+  if (!st) {
+    w->backend = backend;
+    st = backend->create(w, &w->backend_state, err);
+    if (st) w->backend = NULL;
   }
 
   for (int i = 0; i < n; i++) kn_robot_free(loaded[i]);

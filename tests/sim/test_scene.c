@@ -215,6 +215,6 @@ Test(scene, semantic_errors_name_the_key) {
 }
 
 Test(scene, unsupported_sections_and_backends_are_errors) {
-  expect_error("time_step: 0.01\nobjects: []\n", KN_ERR_UNSUPPORTED, 2, "objects");
+  expect_error("time_step: 0.01\ndeformables: []\n", KN_ERR_UNSUPPORTED, 2, "deformables");
   expect_error("contact: {backend: ipc}\n", KN_ERR_UNSUPPORTED, 1, "contact.backend");
 }

@@ -1,0 +1,364 @@
+/* Triangle meshes for collision: read with assimp (OBJ, STL, ...), weld identical positions,
+ * an AABB tree over the triangles, and the point-vs-mesh signed distance.
+ *
+ * Sign: the angle-weighted pseudo-normal of the closest feature (face, edge or vertex) tells
+ * inside from outside (Baerentzen & Aanaes, "Signed distance computation using the angle weighted
+ * pseudonormal", IEEE TVCG 2005). This is exact for a closed, consistently oriented (outward)
+ * 2-manifold mesh; for open or inconsistent meshes the sign is undefined near the defects. */
+#include <assimp/cimport.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/collision_internal.h"
+
+//---- small vector helpers ----
+
+static void sub3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[0] - b[0], c[1] = a[1] - b[1], c[2] = a[2] - b[2];
+}
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static void cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static void normalize3(double a[3]) {
+  double n = sqrt(dot3(a, a));
+  if (n > 0) a[0] /= n, a[1] /= n, a[2] /= n;
+}
+
+//---- welding ----
+
+static const double* g_weld_pos; /* qsort has no context argument; loading is not re-entrant here */
+static int cmp_pos(const void* pa, const void* pb) {
+  const double* a = g_weld_pos + 3 * *(const int*)pa;
+  const double* b = g_weld_pos + 3 * *(const int*)pb;
+  for (int k = 0; k < 3; ++k) {
+    if (a[k] < b[k]) return -1;
+    if (a[k] > b[k]) return 1;
+  }
+  return (*(const int*)pa > *(const int*)pb) - (*(const int*)pa < *(const int*)pb);
+}
+
+//---- BVH ----
+
+static void tri_bounds(const kn_mesh_data* m, const int* t, double lo[3], double hi[3]) {
+  for (int k = 0; k < 3; ++k) lo[k] = DBL_MAX, hi[k] = -DBL_MAX;
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 3; ++k) {
+      double x = m->v[3 * t[c] + k];
+      if (x < lo[k]) lo[k] = x;
+      if (x > hi[k]) hi[k] = x;
+    }
+}
+
+static double* g_sort_cent;
+static int g_sort_axis;
+static int cmp_cent(const void* pa, const void* pb) {
+  /* elements are triangle ids; their centroids live in g_sort_cent (4 doubles each) */
+  double a = g_sort_cent[4 * *(const int*)pa + g_sort_axis], b = g_sort_cent[4 * *(const int*)pb + g_sort_axis];
+  if (a < b) return -1;
+  if (a > b) return 1;
+  return (*(const int*)pa > *(const int*)pb) - (*(const int*)pa < *(const int*)pb);
+}
+
+/* top-down build: split the triangle range at the median centroid along the longest axis */
+static int build_node(kn_mesh_data* m, int* perm, double* cent, int first, int count) {
+  int id = m->nnodes++;
+  kn_bvh_node* nd = &m->nodes[id];
+  for (int k = 0; k < 3; ++k) nd->lo[k] = DBL_MAX, nd->hi[k] = -DBL_MAX;
+  double clo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, chi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX};
+  for (int i = first; i < first + count; ++i) {
+    double lo[3], hi[3];
+    tri_bounds(m, &m->tri[3 * perm[i]], lo, hi);
+    for (int k = 0; k < 3; ++k) {
+      nd->lo[k] = fmin(nd->lo[k], lo[k]), nd->hi[k] = fmax(nd->hi[k], hi[k]);
+      clo[k] = fmin(clo[k], cent[4 * perm[i] + k]), chi[k] = fmax(chi[k], cent[4 * perm[i] + k]);
+    }
+  }
+  if (count <= 4) {
+    nd->left = nd->right = -1, nd->first = first, nd->count = count;
+    return id;
+  }
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (chi[k] - clo[k] > chi[axis] - clo[axis]) axis = k;
+  g_sort_cent = cent, g_sort_axis = axis;
+  qsort(perm + first, (size_t)count, sizeof(int), cmp_cent);
+  int half = count / 2;
+  nd->first = first, nd->count = 0;
+  int l = build_node(m, perm, cent, first, half);
+  int r = build_node(m, perm, cent, first + half, count - half);
+  m->nodes[id].left = l, m->nodes[id].right = r;
+  return id;
+}
+
+//---- pseudo-normals ----
+
+typedef struct {
+  int lo, hi, t, k;
+} edge_rec;
+static int cmp_edge(const void* pa, const void* pb) {
+  const edge_rec *a = pa, *b = pb;
+  if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+  if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  return a->k - b->k;
+}
+
+static kn_status build_normals(kn_mesh_data* m) {
+  m->fn = kn_calloc((size_t)m->nt * 3, sizeof(double));
+  m->vn = kn_calloc((size_t)m->nv * 3, sizeof(double));
+  m->en = kn_calloc((size_t)m->nt * 9, sizeof(double));
+  edge_rec* e = kn_calloc((size_t)m->nt * 3, sizeof(edge_rec));
+  if (!m->fn || !m->vn || !m->en || !e) {
+    free(e);
+    return KN_ERR_NOMEM;
+  }
+  for (int t = 0; t < m->nt; ++t) {
+    const int* T = &m->tri[3 * t];
+    double e1[3], e2[3];
+    sub3(&m->v[3 * T[1]], &m->v[3 * T[0]], e1);
+    sub3(&m->v[3 * T[2]], &m->v[3 * T[0]], e2);
+    cross3(e1, e2, &m->fn[3 * t]);
+    normalize3(&m->fn[3 * t]);
+    for (int c = 0; c < 3; ++c) {
+      /* angle of the triangle at corner c weights the face normal (the "angle-weighted" rule) */
+      double u[3], w[3];
+      sub3(&m->v[3 * T[(c + 1) % 3]], &m->v[3 * T[c]], u);
+      sub3(&m->v[3 * T[(c + 2) % 3]], &m->v[3 * T[c]], w);
+      normalize3(u), normalize3(w);
+      double ang = acos(fmax(-1.0, fmin(1.0, dot3(u, w))));
+      for (int k = 0; k < 3; ++k) m->vn[3 * T[c] + k] += ang * m->fn[3 * t + k];
+      int a = T[c], b = T[(c + 1) % 3];
+      e[3 * t + c] = (edge_rec){a < b ? a : b, a < b ? b : a, t, c};
+    }
+  }
+  qsort(e, (size_t)m->nt * 3, sizeof(edge_rec), cmp_edge);
+  for (int i = 0; i < 3 * m->nt;) {
+    int j = i;
+    double s[3] = {0, 0, 0};
+    while (j < 3 * m->nt && e[j].lo == e[i].lo && e[j].hi == e[i].hi) {
+      for (int k = 0; k < 3; ++k) s[k] += m->fn[3 * e[j].t + k];
+      ++j;
+    }
+    for (int q = i; q < j; ++q)
+      for (int k = 0; k < 3; ++k) m->en[9 * e[q].t + 3 * e[q].k + k] = s[k];
+    i = j;
+  }
+  free(e);
+  return KN_OK;
+}
+
+//---- load ----
+
+void kn_mesh_free(kn_mesh_data* m) {
+  if (!m) return;
+  free(m->v), free(m->tri), free(m->fn), free(m->vn), free(m->en), free(m->nodes);
+  memset(m, 0, sizeof *m);
+}
+
+// (mesh shape: resolved path, scale) => welded triangle mesh with BVH and pseudo-normals
+kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
+  memset(m, 0, sizeof *m);
+  const char* name = shape->mesh_uri ? shape->mesh_uri : "(unnamed mesh)";
+  if (!shape->mesh_path)
+    return kn_fail(err, KN_ERR_IO, "mesh '%s': the file could not be resolved to a path on disk", name);
+  const struct aiScene* sc = aiImportFile(shape->mesh_path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
+  if (!sc)
+    return kn_fail(err, KN_ERR_IO, "mesh '%s': cannot read '%s': %s", name, shape->mesh_path, aiGetErrorString());
+  size_t nvraw = 0, ntraw = 0;
+  for (unsigned i = 0; i < sc->mNumMeshes; ++i) {
+    nvraw += sc->mMeshes[i]->mNumVertices;
+    for (unsigned f = 0; f < sc->mMeshes[i]->mNumFaces; ++f) ntraw += sc->mMeshes[i]->mFaces[f].mNumIndices == 3;
+  }
+  if (nvraw == 0 || ntraw == 0) {
+    aiReleaseImport(sc);
+    return kn_fail(err, KN_ERR_PARSE, "mesh '%s': '%s' has no triangles (expected a closed triangle mesh)", name,
+                   shape->mesh_path);
+  }
+  double* pos = kn_calloc(nvraw * 3, sizeof(double));
+  int* idx = kn_calloc(nvraw, sizeof(int));
+  int* map = kn_calloc(nvraw, sizeof(int));
+  m->tri = kn_calloc(ntraw * 3, sizeof(int));
+  if (!pos || !idx || !map || !m->tri) {
+    aiReleaseImport(sc);
+    free(pos), free(idx), free(map);
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  size_t base = 0, nt = 0;
+  for (unsigned i = 0; i < sc->mNumMeshes; ++i) {
+    const struct aiMesh* me = sc->mMeshes[i];
+    for (unsigned v = 0; v < me->mNumVertices; ++v) {
+      pos[3 * (base + v) + 0] = me->mVertices[v].x * shape->scale[0];
+      pos[3 * (base + v) + 1] = me->mVertices[v].y * shape->scale[1];
+      pos[3 * (base + v) + 2] = me->mVertices[v].z * shape->scale[2];
+    }
+    for (unsigned f = 0; f < me->mNumFaces; ++f) {
+      if (me->mFaces[f].mNumIndices != 3) continue;
+      for (int c = 0; c < 3; ++c) m->tri[3 * nt + (size_t)c] = (int)(base + me->mFaces[f].mIndices[c]);
+      ++nt;
+    }
+    base += me->mNumVertices;
+  }
+  aiReleaseImport(sc);
+  /* weld: STL stores every triangle's corners separately, but the pseudo-normals need shared
+   * vertices and edges */
+  for (size_t i = 0; i < nvraw; ++i) idx[i] = (int)i;
+  g_weld_pos = pos;
+  qsort(idx, nvraw, sizeof(int), cmp_pos);
+  int nv = 0;
+  for (size_t i = 0; i < nvraw; ++i) {
+    if (i == 0 || memcmp(pos + 3 * idx[i], pos + 3 * idx[i - 1], 3 * sizeof(double)) != 0) ++nv;
+    map[idx[i]] = nv - 1;
+  }
+  m->v = kn_calloc((size_t)nv * 3, sizeof(double));
+  if (!m->v) {
+    free(pos), free(idx), free(map);
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  for (size_t i = 0; i < nvraw; ++i) memcpy(m->v + 3 * map[i], pos + 3 * i, 3 * sizeof(double));
+  m->nv = nv;
+  int kept = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    int a = map[m->tri[3 * t]], b = map[m->tri[3 * t + 1]], c = map[m->tri[3 * t + 2]];
+    if (a == b || b == c || a == c) continue; /* degenerate after welding */
+    m->tri[3 * kept] = a, m->tri[3 * kept + 1] = b, m->tri[3 * kept + 2] = c;
+    ++kept;
+  }
+  free(pos), free(idx), free(map);
+  m->nt = kept;
+  if (kept == 0) {
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_PARSE, "mesh '%s': '%s' has only degenerate triangles", name, shape->mesh_path);
+  }
+  /* centroid and bounds */
+  for (int k = 0; k < 3; ++k) m->lo[k] = DBL_MAX, m->hi[k] = -DBL_MAX, m->centroid[k] = 0;
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < 3; ++k) {
+      m->centroid[k] += m->v[3 * i + k] / nv;
+      m->lo[k] = fmin(m->lo[k], m->v[3 * i + k]), m->hi[k] = fmax(m->hi[k], m->v[3 * i + k]);
+    }
+  /* BVH: permute triangles into leaf order */
+  int* perm = kn_calloc((size_t)kept, sizeof(int));
+  double* cent = kn_calloc((size_t)kept * 4, sizeof(double));
+  int* tri2 = kn_calloc((size_t)kept * 3, sizeof(int));
+  m->nodes = kn_calloc((size_t)kept * 2, sizeof(kn_bvh_node));
+  if (!perm || !cent || !tri2 || !m->nodes) {
+    free(perm), free(cent), free(tri2);
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  for (int t = 0; t < kept; ++t) {
+    perm[t] = t;
+    for (int k = 0; k < 3; ++k)
+      cent[4 * t + k] = (m->v[3 * m->tri[3 * t] + k] + m->v[3 * m->tri[3 * t + 1] + k] + m->v[3 * m->tri[3 * t + 2] + k]) / 3;
+  }
+  build_node(m, perm, cent, 0, kept);
+  for (int t = 0; t < kept; ++t) memcpy(tri2 + 3 * t, m->tri + 3 * perm[t], 3 * sizeof(int));
+  free(m->tri);
+  m->tri = tri2;
+  free(perm), free(cent);
+  if (build_normals(m) != KN_OK) {
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  return KN_OK;
+}
+
+//---- queries ----
+
+/* Closest point on triangle abc to p (Ericson, Real-Time Collision Detection §5.1.5) and the
+ * feature it lies on: 0 face, 1..3 vertex a, b, c, 4..6 edge ab, bc, ca. */
+static int closest_on_triangle(const double p[3], const double a[3], const double b[3], const double c[3],
+                               double q[3]) {
+  double ab[3], ac[3], ap[3], bp[3], cp[3];
+  sub3(b, a, ab), sub3(c, a, ac), sub3(p, a, ap);
+  double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+  if (d1 <= 0 && d2 <= 0) return memcpy(q, a, 3 * sizeof(double)), 1;
+  sub3(p, b, bp);
+  double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+  if (d3 >= 0 && d4 <= d3) return memcpy(q, b, 3 * sizeof(double)), 2;
+  double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+    double v = d1 / (d1 - d3);
+    for (int k = 0; k < 3; ++k) q[k] = a[k] + v * ab[k];
+    return 4;
+  }
+  sub3(p, c, cp);
+  double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+  if (d6 >= 0 && d5 <= d6) return memcpy(q, c, 3 * sizeof(double)), 3;
+  double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+    double w = d2 / (d2 - d6);
+    for (int k = 0; k < 3; ++k) q[k] = a[k] + w * ac[k];
+    return 6;
+  }
+  double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+    double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    for (int k = 0; k < 3; ++k) q[k] = b[k] + w * (c[k] - b[k]);
+    return 5;
+  }
+  double den = 1.0 / (va + vb + vc), v = vb * den, w = vc * den;
+  for (int k = 0; k < 3; ++k) q[k] = a[k] + ab[k] * v + ac[k] * w;
+  return 0;
+}
+
+static double box_dist2(const double p[3], const double lo[3], const double hi[3]) {
+  double s = 0;
+  for (int k = 0; k < 3; ++k) {
+    double d = p[k] < lo[k] ? lo[k] - p[k] : (p[k] > hi[k] ? p[k] - hi[k] : 0);
+    s += d * d;
+  }
+  return s;
+}
+
+// (mesh, local point x) => signed distance (< 0 inside) and outward unit gradient; BVH search
+double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]) {
+  int stack[128], top = 0;
+  stack[top++] = 0;
+  double best = DBL_MAX, bq[3] = {0, 0, 0};
+  int bt = 0, bf = 0;
+  while (top > 0) {
+    const kn_bvh_node* nd = &m->nodes[stack[--top]];
+    if (box_dist2(x, nd->lo, nd->hi) >= best) continue;
+    if (nd->count > 0) {
+      for (int t = nd->first; t < nd->first + nd->count; ++t) {
+        const int* T = &m->tri[3 * t];
+        double q[3], d[3];
+        int f = closest_on_triangle(x, &m->v[3 * T[0]], &m->v[3 * T[1]], &m->v[3 * T[2]], q);
+        sub3(x, q, d);
+        double d2 = dot3(d, d);
+        if (d2 < best) best = d2, bt = t, bf = f, memcpy(bq, q, sizeof bq);
+      }
+    } else if (top + 2 <= 128) {
+      /* visit the nearer child first: push it last */
+      double dl = box_dist2(x, m->nodes[nd->left].lo, m->nodes[nd->left].hi);
+      double dr = box_dist2(x, m->nodes[nd->right].lo, m->nodes[nd->right].hi);
+      if (dl <= dr) stack[top++] = nd->right, stack[top++] = nd->left;
+      else stack[top++] = nd->left, stack[top++] = nd->right;
+    }
+  }
+  const double* pn;
+  if (bf == 0) pn = &m->fn[3 * bt];
+  else if (bf <= 3) pn = &m->vn[3 * m->tri[3 * bt + bf - 1]];
+  else pn = &m->en[9 * bt + 3 * (bf - 4)];
+  double d[3];
+  sub3(x, bq, d);
+  double dist = sqrt(best);
+  double sign = dot3(d, pn) >= 0 ? 1.0 : -1.0;
+  if (dist > 1e-12) {
+    for (int k = 0; k < 3; ++k) grad[k] = sign * d[k] / dist;
+  } else {
+    memcpy(grad, pn, 3 * sizeof(double));
+    normalize3(grad);
+  }
+  return sign * dist;
+}

@@ -1,0 +1,539 @@
+/* Narrow phase: contact points for one collider pair (normal from A into B, phi < 0 overlap).
+ *
+ * Pair table (types sorted sphere < box < cylinder < capsule < halfspace < mesh; the reversed
+ * order is computed swapped and flipped):
+ *   sphere-sphere           closed form
+ *   sphere-X (any other)    the sphere centre against X's signed distance (mesh: BVH query)
+ *   box/cyl/capsule/mesh-halfspace  probe points against the plane: box corners, 8 points per
+ *                           cylinder rim plus each rim's deepest point, capsule end spheres,
+ *                           every mesh vertex
+ *   capsule-capsule         closest points of the core segments, plus each end against the other
+ *                           segment (two points for parallel capsules)
+ *   box-box                 separating axes (15) and, for a face axis, the incident face clipped
+ *                           against the reference face (up to 8 points); an edge axis falls back
+ *                           to libccd
+ *   other convex pairs      libccd GJK/EPA on the pair with A inflated by the margin (one deepest
+ *                           point), plus every probe point of one shape that lies within the margin
+ *                           of a face of the other whose normal agrees with the pair normal
+ *   halfspace-halfspace     none
+ * Mesh shapes are convex (support over all vertices) for libccd and triangle meshes (BVH) for
+ * probe points. */
+#include <ccd/ccd.h>
+#include <math.h>
+#include <string.h>
+
+#include "contact/collision_internal.h"
+
+//---- emitting points ----
+
+typedef struct {
+  kn_point_buf* out;
+  int start;        /* first point of this pair in out */
+  int ia, ib;       /* collider indices as reported */
+  int flip;         /* the core routine works on (B, A) */
+  kn_contact_material mat;
+  double kA, kB;    /* per-side stiffness of ia, ib for the contact location */
+  double margin;
+} emitter;
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static int grow(kn_point_buf* b) {
+  if (b->count < b->capacity) return 1;
+  int cap = b->capacity ? 2 * b->capacity : 64;
+  kn_contact_point* p = realloc(b->p, (size_t)cap * sizeof *p);
+  if (!p) return 0;
+  b->p = p, b->capacity = cap;
+  return 1;
+}
+
+/* contact frame: z = n, t1 from the world axis least aligned with n (deterministic), t2 = n x t1 */
+static void frame_from_normal(const double n[3], double R[9]) {
+  int m = 0;
+  for (int k = 1; k < 3; ++k)
+    if (fabs(n[k]) < fabs(n[m])) m = k;
+  double e[3] = {0, 0, 0};
+  e[m] = 1;
+  double t1[3], t2[3], en = dot3(e, n);
+  for (int k = 0; k < 3; ++k) t1[k] = e[k] - en * n[k];
+  double l = sqrt(dot3(t1, t1));
+  for (int k = 0; k < 3; ++k) t1[k] /= l;
+  kn_vec3_cross(n, t1, t2);
+  for (int i = 0; i < 3; ++i) R[3 * i + 0] = t1[i], R[3 * i + 1] = t2[i], R[3 * i + 2] = n[i];
+}
+
+/* (witness on S1, witness on S2, unit normal S1 -> S2, phi) in the core's order => one point */
+static int emit(emitter* em, const double p1[3], const double p2[3], const double n12[3], double phi) {
+  if (!(phi < em->margin)) return 1;
+  double nn = sqrt(dot3(n12, n12));
+  if (!(nn > 0)) return 1;
+  const double* pA = em->flip ? p2 : p1;
+  const double* pB = em->flip ? p1 : p2;
+  double n[3], s = (em->flip ? -1.0 : 1.0) / nn;
+  for (int k = 0; k < 3; ++k) n[k] = s * n12[k];
+  /* digest §2.2: p = kA/(kA+kB) pA + kB/(kA+kB) pB; a rigid (infinite) side takes the point */
+  double wA;
+  if (isinf(em->kA) && isinf(em->kB)) wA = 0.5;
+  else if (isinf(em->kA)) wA = 1.0;
+  else if (isinf(em->kB)) wA = 0.0;
+  else if (em->kA + em->kB > 0) wA = em->kA / (em->kA + em->kB);
+  else wA = 0.5;
+  double p[3];
+  for (int k = 0; k < 3; ++k) p[k] = wA * pA[k] + (1 - wA) * pB[k];
+  /* drop near-duplicates within the pair (clipped corners, probes that repeat the deepest point) */
+  for (int i = em->start; i < em->out->count; ++i) {
+    const double* q = em->out->p[i].p;
+    double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    if (dot3(d, d) < 1e-12) return 1;
+  }
+  if (!grow(em->out)) return 0;
+  kn_contact_point* c = &em->out->p[em->out->count++];
+  c->a = em->ia, c->b = em->ib;
+  memcpy(c->p, p, sizeof p);
+  memcpy(c->n, n, sizeof n);
+  frame_from_normal(n, c->R_WC);
+  c->phi = phi;
+  c->material = em->mat;
+  return 1;
+}
+
+//---- geometry helpers ----
+
+static void to_world(const kn_pose* X, const double xl[3], double xw[3]) { kn_pose_apply(X, xl, xw); }
+static void to_local(const kn_pose* X, const double xw[3], double xl[3]) {
+  double d[3] = {xw[0] - X->p[0], xw[1] - X->p[1], xw[2] - X->p[2]};
+  kn_mat3_tvec(X->R, d, xl);
+}
+static double sdf_world(const kn_nshape* s, const double x[3], double g[3]) {
+  double xl[3], gl[3];
+  to_local(s->X, x, xl);
+  double d = kn_shape_signed_distance_local(s->shape, s->mesh, xl, gl);
+  kn_mat3_vec(s->X->R, gl, g);
+  return d;
+}
+static void axis_col(const double R[9], int k, double a[3]) { a[0] = R[k], a[1] = R[3 + k], a[2] = R[6 + k]; }
+
+/* probe points of a shape (world centre, radius): points a contact plane or face could touch */
+static int probe_count(const kn_nshape* s) {
+  switch (s->shape->type) {
+    case KN_SHAPE_SPHERE: return 1;
+    case KN_SHAPE_BOX: return 8;
+    case KN_SHAPE_CYLINDER: return 16;
+    case KN_SHAPE_CAPSULE: return 2;
+    case KN_SHAPE_MESH: return s->mesh ? s->mesh->nv : 0;
+    case KN_SHAPE_HALFSPACE: return 0;
+  }
+  return 0;
+}
+static double probe_get(const kn_nshape* s, int i, double c[3]) {
+  double xl[3] = {0, 0, 0}, r = 0;
+  const double* sz = s->shape->size;
+  switch (s->shape->type) {
+    case KN_SHAPE_SPHERE: r = sz[0]; break;
+    case KN_SHAPE_BOX:
+      for (int k = 0; k < 3; ++k) xl[k] = ((i >> k) & 1 ? 0.5 : -0.5) * sz[k];
+      break;
+    case KN_SHAPE_CYLINDER: {
+      double th = 0.78539816339744830962 * (i % 8);
+      xl[0] = sz[0] * cos(th), xl[1] = sz[0] * sin(th), xl[2] = (i < 8 ? -0.5 : 0.5) * sz[1];
+      break;
+    }
+    case KN_SHAPE_CAPSULE: xl[2] = (i == 0 ? -0.5 : 0.5) * sz[1], r = sz[0]; break;
+    case KN_SHAPE_MESH: memcpy(xl, &s->mesh->v[3 * i], sizeof xl); break;
+    case KN_SHAPE_HALFSPACE: break;
+  }
+  to_world(s->X, xl, c);
+  return r;
+}
+
+//---- sphere pairs ----
+
+static int sphere_sphere(const kn_nshape* A, const kn_nshape* B, emitter* em) {
+  const double *ca = A->X->p, *cb = B->X->p;
+  double ra = A->shape->size[0], rb = B->shape->size[0];
+  double d[3] = {cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]}, l = sqrt(dot3(d, d)), n[3] = {0, 0, 1};
+  if (l > 0) n[0] = d[0] / l, n[1] = d[1] / l, n[2] = d[2] / l;
+  double pa[3], pb[3];
+  for (int k = 0; k < 3; ++k) pa[k] = ca[k] + ra * n[k], pb[k] = cb[k] - rb * n[k];
+  return emit(em, pa, pb, n, l - ra - rb);
+}
+
+/* a ball (centre c, radius r) of S1 against the signed distance of S2 */
+static int ball_vs_sdf(const double c[3], double r, const kn_nshape* S2, emitter* em) {
+  double g[3];
+  double d = sdf_world(S2, c, g);
+  if (!(d - r < em->margin)) return 1;
+  double n[3] = {-g[0], -g[1], -g[2]}, p1[3], p2[3];
+  for (int k = 0; k < 3; ++k) p1[k] = c[k] - r * g[k], p2[k] = c[k] - d * g[k];
+  return emit(em, p1, p2, n, d - r);
+}
+
+//---- half-space pairs ----
+
+/* probe points of X against the plane of H; x_first says whether X is the core's S1 */
+static int halfspace_probes(const kn_nshape* X, const kn_nshape* H, int x_first, emitter* em) {
+  double z[3], o[3];
+  axis_col(H->X->R, 2, z);
+  memcpy(o, H->X->p, sizeof o);
+  int np = probe_count(X);
+  for (int i = 0; i < np + 2; ++i) {
+    double c[3], r;
+    if (i < np) {
+      r = probe_get(X, i, c);
+    } else {
+      /* cylinder: the deepest point of each rim circle, which the 8 sampled points may miss */
+      if (X->shape->type != KN_SHAPE_CYLINDER) break;
+      double a[3], u[3];
+      axis_col(X->X->R, 2, a);
+      double za = dot3(z, a);
+      for (int k = 0; k < 3; ++k) u[k] = -(z[k] - za * a[k]);
+      double l = sqrt(dot3(u, u));
+      if (l < 1e-9) break;
+      double s = (i == np ? -0.5 : 0.5) * X->shape->size[1];
+      for (int k = 0; k < 3; ++k) c[k] = X->X->p[k] + s * a[k] + X->shape->size[0] * u[k] / l;
+      r = 0;
+    }
+    double dc[3] = {c[0] - o[0], c[1] - o[1], c[2] - o[2]};
+    double phi = dot3(dc, z) - r;
+    if (!(phi < em->margin)) continue;
+    double px[3], ph[3], nxh[3] = {-z[0], -z[1], -z[2]};
+    for (int k = 0; k < 3; ++k) px[k] = c[k] - r * z[k], ph[k] = px[k] - phi * z[k];
+    int ok = x_first ? emit(em, px, ph, nxh, phi) : emit(em, ph, px, z, phi);
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+//---- capsule-capsule ----
+
+/* closest points of segments p1q1 and p2q2 (Ericson §5.1.9) */
+static void segment_segment(const double p1[3], const double q1[3], const double p2[3], const double q2[3],
+                            double c1[3], double c2[3]) {
+  double d1[3], d2[3], r[3];
+  for (int k = 0; k < 3; ++k) d1[k] = q1[k] - p1[k], d2[k] = q2[k] - p2[k], r[k] = p1[k] - p2[k];
+  double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), s, t;
+  const double eps = 1e-18;
+  if (a <= eps && e <= eps) {
+    s = t = 0;
+  } else if (a <= eps) {
+    s = 0, t = fmin(1, fmax(0, f / e));
+  } else {
+    double c = dot3(d1, r);
+    if (e <= eps) {
+      t = 0, s = fmin(1, fmax(0, -c / a));
+    } else {
+      double b = dot3(d1, d2), den = a * e - b * b;
+      s = den > eps * a * e ? fmin(1, fmax(0, (b * f - c * e) / den)) : 0;
+      t = (b * s + f) / e;
+      if (t < 0) t = 0, s = fmin(1, fmax(0, -c / a));
+      else if (t > 1) t = 1, s = fmin(1, fmax(0, (b - c) / a));
+    }
+  }
+  for (int k = 0; k < 3; ++k) c1[k] = p1[k] + s * d1[k], c2[k] = p2[k] + t * d2[k];
+}
+
+static int balls(const double c1[3], double r1, const double c2[3], double r2, emitter* em) {
+  double d[3] = {c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]}, l = sqrt(dot3(d, d)), n[3] = {0, 0, 1};
+  if (l > 0) n[0] = d[0] / l, n[1] = d[1] / l, n[2] = d[2] / l;
+  double p1[3], p2[3];
+  for (int k = 0; k < 3; ++k) p1[k] = c1[k] + r1 * n[k], p2[k] = c2[k] - r2 * n[k];
+  return emit(em, p1, p2, n, l - r1 - r2);
+}
+
+static int capsule_capsule(const kn_nshape* A, const kn_nshape* B, emitter* em) {
+  double ea[2][3], eb[2][3];
+  for (int i = 0; i < 2; ++i) probe_get(A, i, ea[i]), probe_get(B, i, eb[i]);
+  double ra = A->shape->size[0], rb = B->shape->size[0], c1[3], c2[3];
+  segment_segment(ea[0], ea[1], eb[0], eb[1], c1, c2);
+  if (!balls(c1, ra, c2, rb, em)) return 0;
+  /* ends against the other segment: a second point when the capsules lie side by side */
+  for (int i = 0; i < 2; ++i) {
+    segment_segment(ea[i], ea[i], eb[0], eb[1], c1, c2);
+    if (!balls(c1, ra, c2, rb, em)) return 0;
+  }
+  for (int i = 0; i < 2; ++i) {
+    segment_segment(ea[0], ea[1], eb[i], eb[i], c1, c2);
+    if (!balls(c1, ra, c2, rb, em)) return 0;
+  }
+  return 1;
+}
+
+//---- libccd convex pairs ----
+
+typedef struct {
+  const kn_nshape* s;
+  double inflate;
+} ccd_obj;
+
+static void support_local(const kn_nshape* s, const double d[3], double out[3]) {
+  const double* sz = s->shape->size;
+  out[0] = out[1] = out[2] = 0;
+  switch (s->shape->type) {
+    case KN_SHAPE_SPHERE: {
+      double l = sqrt(dot3(d, d));
+      if (l > 0)
+        for (int k = 0; k < 3; ++k) out[k] = sz[0] * d[k] / l;
+      break;
+    }
+    case KN_SHAPE_BOX:
+      for (int k = 0; k < 3; ++k) out[k] = (d[k] < 0 ? -0.5 : 0.5) * sz[k];
+      break;
+    case KN_SHAPE_CYLINDER: {
+      double l = hypot(d[0], d[1]);
+      if (l > 0) out[0] = sz[0] * d[0] / l, out[1] = sz[0] * d[1] / l;
+      out[2] = (d[2] < 0 ? -0.5 : 0.5) * sz[1];
+      break;
+    }
+    case KN_SHAPE_CAPSULE: {
+      double l = sqrt(dot3(d, d));
+      if (l > 0)
+        for (int k = 0; k < 3; ++k) out[k] = sz[0] * d[k] / l;
+      out[2] += (d[2] < 0 ? -0.5 : 0.5) * sz[1];
+      break;
+    }
+    case KN_SHAPE_MESH: {
+      /* the convex hull's support is the farthest vertex */
+      const kn_mesh_data* m = s->mesh;
+      double best = -INFINITY;
+      for (int i = 0; i < m->nv; ++i) {
+        double v = dot3(&m->v[3 * i], d);
+        if (v > best) best = v, memcpy(out, &m->v[3 * i], 3 * sizeof(double));
+      }
+      break;
+    }
+    case KN_SHAPE_HALFSPACE: break;
+  }
+}
+
+static void ccd_support(const void* obj, const ccd_vec3_t* dir, ccd_vec3_t* vec) {
+  const ccd_obj* o = obj;
+  double dl[3], sl[3], sw[3];
+  kn_mat3_tvec(o->s->X->R, dir->v, dl);
+  support_local(o->s, dl, sl);
+  to_world(o->s->X, sl, sw);
+  double l = sqrt(dot3(dir->v, dir->v));
+  for (int k = 0; k < 3; ++k) vec->v[k] = sw[k] + (l > 0 ? o->inflate * dir->v[k] / l : 0);
+}
+
+static void ccd_center(const void* obj, ccd_vec3_t* c) {
+  const ccd_obj* o = obj;
+  double cl[3] = {0, 0, 0};
+  if (o->s->shape->type == KN_SHAPE_MESH) memcpy(cl, o->s->mesh->centroid, sizeof cl);
+  to_world(o->s->X, cl, c->v);
+}
+
+/* libccd EPA on (S1 inflated by margin, S2): phi = margin - depth; the witness points sit at the
+ * midpoint libccd reports +- half the inflated depth along n (n from S1 into S2) */
+static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, double n[3], double p1[3],
+                       double p2[3], double* phi) {
+  ccd_obj o1 = {S1, fmax(margin, 0)}, o2 = {S2, 0};
+  ccd_t ccd;
+  CCD_INIT(&ccd);
+  ccd.support1 = ccd_support, ccd.support2 = ccd_support;
+  ccd.center1 = ccd_center, ccd.center2 = ccd_center;
+  ccd.max_iterations = 200;
+  ccd.epa_tolerance = 1e-8;
+  ccd.dist_tolerance = 1e-10;
+  ccd_real_t depth;
+  ccd_vec3_t dir, pos;
+  if (ccdGJKPenetration(&o1, &o2, &ccd, &depth, &dir, &pos) != 0) return 0;
+  double l = sqrt(dot3(dir.v, dir.v));
+  if (!(l > 0)) return 0;
+  for (int k = 0; k < 3; ++k) n[k] = dir.v[k] / l;
+  *phi = o1.inflate - depth;
+  for (int k = 0; k < 3; ++k) {
+    p1[k] = pos.v[k] + 0.5 * depth * n[k] - o1.inflate * n[k];
+    p2[k] = pos.v[k] - 0.5 * depth * n[k];
+  }
+  return 1;
+}
+
+/* probe points of P against the faces of F whose outward normal agrees with the pair normal n
+ * (from S1 to S2; p_is_s2 says which side P is). A probe whose SDF gradient disagrees with n but
+ * which lies on or inside F (a corner flush with a side face, as for aligned faces) is measured
+ * along n from the deepest point's plane instead. */
+static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3], const double p1[3],
+                       const double p2[3], int p_is_s2, emitter* em) {
+  const double cos_tol = 0.9;
+  int np = probe_count(P);
+  for (int i = 0; i < np; ++i) {
+    double c[3], g[3];
+    double r = probe_get(P, i, c);
+    double d = sdf_world(F, c, g) - r;
+    if (!(d <= em->margin + 1e-9)) continue; /* flush probes (d = 0 at margin 0) go on below */
+    double toward = p_is_s2 ? dot3(g, n) : -dot3(g, n);
+    double gn[3]; /* outward normal of F used at this probe */
+    if (toward >= cos_tol) {
+      memcpy(gn, g, sizeof gn);
+    } else {
+      if (d > 1e-9) continue;
+      for (int k = 0; k < 3; ++k) gn[k] = p_is_s2 ? n[k] : -n[k];
+      /* height of the probe's surface point over F's deepest witness along the normal */
+      double cs[3], dd[3];
+      for (int k = 0; k < 3; ++k) cs[k] = c[k] - r * gn[k], dd[k] = cs[k] - (p_is_s2 ? p1[k] : p2[k]);
+      d = dot3(dd, gn);
+      if (!(d < em->margin)) continue;
+    }
+    double pp[3], pf[3];
+    for (int k = 0; k < 3; ++k) pp[k] = c[k] - r * gn[k], pf[k] = pp[k] - d * gn[k];
+    int ok;
+    if (p_is_s2) {
+      ok = emit(em, pf, pp, gn, d);
+    } else {
+      double m[3] = {-gn[0], -gn[1], -gn[2]};
+      ok = emit(em, pp, pf, m, d);
+    }
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
+  double n[3], p1[3], p2[3], phi;
+  if (!ccd_deepest(S1, S2, em->margin, n, p1, p2, &phi)) return 1;
+  if (!(phi < em->margin)) return 1;
+  /* probes first so that face contacts keep their exact corner points; the deepest point is
+   * added after them unless it duplicates one */
+  if (!face_probes(S2, S1, n, p1, p2, 1, em)) return 0;
+  if (!face_probes(S1, S2, n, p1, p2, 0, em)) return 0;
+  return emit(em, p1, p2, n, phi);
+}
+
+//---- box-box ----
+
+typedef struct {
+  double c[3], a[3][3], h[3]; /* centre, unit axes, half sizes */
+} obox;
+
+static void obox_of(const kn_nshape* s, obox* b) {
+  memcpy(b->c, s->X->p, sizeof b->c);
+  for (int k = 0; k < 3; ++k) axis_col(s->X->R, k, b->a[k]), b->h[k] = 0.5 * s->shape->size[k];
+}
+
+/* clip polygon (n points) by dot(x, e) <= off; returns the new count */
+static int clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]) {
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const double *p = in[i], *q = in[(i + 1) % n];
+    double dp = dot3(p, e) - off, dq = dot3(q, e) - off;
+    if (dp <= 0) memcpy(out[m++], p, 3 * sizeof(double));
+    if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
+      double t = dp / (dp - dq);
+      for (int k = 0; k < 3; ++k) out[m][k] = p[k] + t * (q[k] - p[k]);
+      ++m;
+    }
+  }
+  return m;
+}
+
+/* reference face of R (axis k, normal nr pointing at I); the incident face of I clipped to it */
+static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3], int ref_is_s1, emitter* em) {
+  int j = 0;
+  double best = -1;
+  for (int q = 0; q < 3; ++q) {
+    double v = fabs(dot3(I->a[q], nr));
+    if (v > best) best = v, j = q;
+  }
+  double s = dot3(I->a[j], nr) > 0 ? -1.0 : 1.0; /* incident face faces the reference */
+  int u = (j + 1) % 3, v = (j + 2) % 3;
+  double poly[8][3], tmp[8][3];
+  const double su[4] = {1, -1, -1, 1}, sv[4] = {1, 1, -1, -1};
+  for (int i = 0; i < 4; ++i)
+    for (int q = 0; q < 3; ++q)
+      poly[i][q] = I->c[q] + s * I->h[j] * I->a[j][q] + su[i] * I->h[u] * I->a[u][q] + sv[i] * I->h[v] * I->a[v][q];
+  int np = 4;
+  for (int side = 1; side <= 2; ++side) {
+    int e = (k + side) % 3;
+    double ep[3], em_[3];
+    for (int q = 0; q < 3; ++q) ep[q] = R->a[e][q], em_[q] = -R->a[e][q];
+    np = clip_poly(poly, np, ep, dot3(R->c, ep) + R->h[e], tmp);
+    np = clip_poly(tmp, np, em_, dot3(R->c, em_) + R->h[e], poly);
+  }
+  double plane = dot3(R->c, nr) + R->h[k];
+  for (int i = 0; i < np; ++i) {
+    double phi = dot3(poly[i], nr) - plane, pr[3];
+    for (int q = 0; q < 3; ++q) pr[q] = poly[i][q] - phi * nr[q];
+    int ok;
+    if (ref_is_s1) {
+      ok = emit(em, pr, poly[i], nr, phi);
+    } else {
+      double m[3] = {-nr[0], -nr[1], -nr[2]};
+      ok = emit(em, poly[i], pr, m, phi);
+    }
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
+  obox A, B;
+  obox_of(S1, &A), obox_of(S2, &B);
+  double d[3] = {B.c[0] - A.c[0], B.c[1] - A.c[1], B.c[2] - A.c[2]};
+  double best_face = -INFINITY, best_edge = -INFINITY;
+  int face = -1;
+  for (int i = 0; i < 6; ++i) {
+    const double* L = i < 3 ? A.a[i] : B.a[i - 3];
+    double ra = 0, rb = 0;
+    for (int k = 0; k < 3; ++k) ra += A.h[k] * fabs(dot3(A.a[k], L)), rb += B.h[k] * fabs(dot3(B.a[k], L));
+    double sep = fabs(dot3(d, L)) - ra - rb;
+    if (sep > best_face) best_face = sep, face = i;
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double L[3];
+      kn_vec3_cross(A.a[i], B.a[j], L);
+      double l = sqrt(dot3(L, L));
+      if (l < 1e-6) continue; /* parallel edges: covered by the face axes */
+      for (int k = 0; k < 3; ++k) L[k] /= l;
+      double ra = 0, rb = 0;
+      for (int k = 0; k < 3; ++k) ra += A.h[k] * fabs(dot3(A.a[k], L)), rb += B.h[k] * fabs(dot3(B.a[k], L));
+      double sep = fabs(dot3(d, L)) - ra - rb;
+      if (sep > best_edge) best_edge = sep;
+    }
+  if (fmax(best_face, best_edge) >= em->margin) return 1;
+  /* prefer face contacts: an edge axis must separate clearly better (a relative and absolute slack
+   * keeps resting stacks on their faces) */
+  if (best_edge > best_face + 1e-6 + 0.05 * fabs(best_face)) return convex_pair(S1, S2, em);
+  if (face < 3) {
+    double nr[3];
+    double s = dot3(d, A.a[face]) >= 0 ? 1.0 : -1.0;
+    for (int k = 0; k < 3; ++k) nr[k] = s * A.a[face][k];
+    return box_face_clip(&A, &B, face, nr, 1, em);
+  }
+  int f = face - 3;
+  double nr[3];
+  double s = dot3(d, B.a[f]) >= 0 ? -1.0 : 1.0;
+  for (int k = 0; k < 3; ++k) nr[k] = s * B.a[f][k];
+  return box_face_clip(&B, &A, f, nr, 0, em);
+}
+
+//---- dispatch ----
+
+static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
+  kn_shape_type t1 = S1->shape->type, t2 = S2->shape->type;
+  if (t1 == KN_SHAPE_SPHERE) {
+    if (t2 == KN_SHAPE_SPHERE) return sphere_sphere(S1, S2, em);
+    return ball_vs_sdf(S1->X->p, S1->shape->size[0], S2, em);
+  }
+  if (t1 == KN_SHAPE_HALFSPACE && t2 == KN_SHAPE_HALFSPACE) return 1;
+  if (t2 == KN_SHAPE_HALFSPACE) return halfspace_probes(S1, S2, 1, em);
+  if (t1 == KN_SHAPE_HALFSPACE) return halfspace_probes(S2, S1, 0, em);
+  if (t1 == KN_SHAPE_CAPSULE && t2 == KN_SHAPE_CAPSULE) return capsule_capsule(S1, S2, em);
+  if (t1 == KN_SHAPE_BOX && t2 == KN_SHAPE_BOX) return box_box(S1, S2, em);
+  return convex_pair(S1, S2, em);
+}
+
+// (shapes A and B at their poses, collider indices, margin) => points appended to out
+kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
+  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin};
+  em.mat = kn_contact_material_combine(&A->material, &B->material);
+  em.kA = A->material.stiffness, em.kB = B->material.stiffness;
+  int ok;
+  if (A->shape->type <= B->shape->type) {
+    ok = core(A, B, &em);
+  } else {
+    em.flip = 1;
+    ok = core(B, A, &em);
+  }
+  return ok ? KN_OK : KN_ERR_NOMEM;
+}

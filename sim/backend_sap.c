@@ -1,0 +1,383 @@
+/* The `sap` backend: the two-stage time step of the SAP digest (§1) over the world's trees.
+ *
+ *   a. controllers at t_n + dt (their references meet q_n+1, the PD being implicit); kinematics of
+ *      every tree at q_n and the world pose of every collider;
+ *   b. contact detection (kn_collision_detect with contact.margin);
+ *   c. free motion per tree with nv > 0 (one clique each): A = M + dt D and v* from the explicit
+ *      forces only, gravity and the controllers' feed-forward (tau0: gravity compensation), never
+ *      the PD terms (§1.2, §5.3, pitfall 5);
+ *   d. constraints in Drake's order: contacts (v_c = R_WC^T (v_B - v_A), §0), joint limits inside
+ *      Drake's activation window (§5.2), one implicit PD per controlled dof (u_ff = 0: the
+ *      feed-forward is already in v*), couplers for mimic joints (§5.4);
+ *   e. kn_sap_solve warm-started from v_n, then q_n+1 = q_n + dt N(q_n) v_n+1 (kn_mb_advance);
+ *   f. statistics and contact forces gamma / dt.
+ * One kn_sap_problem and one kn_sap_solver live across steps; buffers grow only with the number
+ * of contacts. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/backend.h"
+
+/* what a SAP constraint is, for messages */
+typedef struct {
+  kn_sap_kind kind;
+  int tree, body, a, b; /* tree/body (joint) for limit/PD/coupler; colliders a, b for contacts */
+  int point;            /* contacts: index of the detection's point */
+} constraint_info;
+
+typedef struct {
+  kn_sap_problem* prob;
+  kn_sap_solver* solver;
+  kn_sap_options opt;
+  int* clique_of_tree;   /* -1 for nv = 0 */
+  int* tree_of_clique;
+  int nclique, ntree;
+  double** A;            /* per tree nv x nv */
+  double** v_star;       /* per tree nv */
+  double* scratch;       /* max nv^2 + nv */
+  double* J;             /* 3 x max nv, twice: A side and B side */
+  double* Jv;            /* 3 x max nv */
+  kn_pose* X_WG;         /* per collider */
+  double* v_guess;       /* total nv */
+  double* v_next;
+  double* gamma;         /* growable */
+  int gamma_cap;
+  constraint_info* info; /* growable */
+  int info_cap;
+} sap_state;
+
+static void sap_free(void* p) {
+  sap_state* s = p;
+  if (!s) return;
+  kn_sap_problem_free(s->prob);
+  kn_sap_solver_free(s->solver);
+  for (int k = 0; s->A && k < s->ntree; k++) free(s->A[k]);
+  for (int k = 0; s->v_star && k < s->ntree; k++) free(s->v_star[k]);
+  free(s->A);
+  free(s->v_star);
+  free(s->clique_of_tree);
+  free(s->tree_of_clique);
+  free(s->scratch);
+  free(s->J);
+  free(s->Jv);
+  free(s->X_WG);
+  free(s->v_guess);
+  free(s->v_next);
+  free(s->gamma);
+  free(s->info);
+  free(s);
+}
+
+static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  sap_state* s = kn_calloc(1, sizeof *s);
+  if (!s) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  s->prob = kn_sap_problem_create(sc->time_step);
+  s->solver = kn_sap_solver_create();
+  s->opt = kn_sap_options_default();
+  const kn_scene_solver* so = sc->doc->contact ? sc->doc->contact->solver : NULL;
+  if (so) {
+    if (so->max_iterations) s->opt.max_iterations = *so->max_iterations;
+    if (so->rel_tolerance) s->opt.rel_tolerance = *so->rel_tolerance;
+    if (so->abs_tolerance) s->opt.abs_tolerance = *so->abs_tolerance;
+    s->opt.linear_solver = (kn_sap_linear_solver)so->linear_solver;
+  }
+  int nt = w->ntree, maxnv = 0, total = 0;
+  s->clique_of_tree = kn_calloc((size_t)nt, sizeof *s->clique_of_tree);
+  s->tree_of_clique = kn_calloc((size_t)nt, sizeof *s->tree_of_clique);
+  /* A and v* of every tree share one block each: tree k's at A[k], v_star[k] */
+  s->A = kn_calloc((size_t)nt, sizeof *s->A);
+  s->v_star = kn_calloc((size_t)nt, sizeof *s->v_star);
+  int ok = s->prob && s->solver && s->clique_of_tree && s->tree_of_clique && s->A && s->v_star;
+  if (ok) s->ntree = nt;
+  for (int k = 0; ok && k < nt; k++) {
+    int nv = w->trees[k].robot->model->nv;
+    if (nv > maxnv) maxnv = nv;
+    total += nv;
+    s->clique_of_tree[k] = nv > 0 ? s->nclique++ : -1;
+    if (nv > 0) s->tree_of_clique[s->clique_of_tree[k]] = k;
+    s->A[k] = kn_calloc((size_t)nv * (size_t)nv, sizeof(double));
+    s->v_star[k] = kn_calloc((size_t)nv, sizeof(double));
+    ok = s->A[k] && s->v_star[k];
+  }
+  if (ok) {
+    s->scratch = kn_calloc((size_t)maxnv * (size_t)maxnv + (size_t)maxnv, sizeof(double));
+    s->J = kn_calloc(6 * (size_t)maxnv, sizeof(double));
+    s->Jv = kn_calloc(3 * (size_t)maxnv, sizeof(double));
+    s->X_WG = kn_calloc((size_t)w->ncollider, sizeof *s->X_WG);
+    s->v_guess = kn_calloc((size_t)total, sizeof(double));
+    s->v_next = kn_calloc((size_t)total, sizeof(double));
+    ok = s->scratch && s->J && s->Jv && s->X_WG && s->v_guess && s->v_next;
+  }
+  if (!ok) {
+    sap_free(s);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  *out = s;
+  return KN_OK;
+}
+
+// grow the gamma and info buffers
+static kn_status reserve(sap_state* s, int nconstraint, int nimpulse, kn_error* err) {
+  if (nimpulse > s->gamma_cap) {
+    int cap = s->gamma_cap ? s->gamma_cap : 64;
+    while (cap < nimpulse) cap *= 2;
+    double* g = realloc(s->gamma, (size_t)cap * sizeof *g);
+    if (!g) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    s->gamma = g, s->gamma_cap = cap;
+  }
+  if (nconstraint > s->info_cap) {
+    int cap = s->info_cap ? s->info_cap : 64;
+    while (cap < nconstraint) cap *= 2;
+    constraint_info* c = realloc(s->info, (size_t)cap * sizeof *c);
+    if (!c) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    s->info = c, s->info_cap = cap;
+  }
+  return KN_OK;
+}
+
+static kn_status note(sap_state* s, int index, constraint_info ci, kn_error* err) {
+  kn_status st = reserve(s, index + 1, 0, err);
+  if (!st) s->info[index] = ci;
+  return st;
+}
+
+/* (collider side, contact point, sign) => J (3 x nv) += sign R_WC^T Jv(p) of that collider's body */
+static void contact_block(const kn_world* w, sap_state* s, int collider, const kn_contact_point* cp, double sign,
+                          double* J) {
+  const kn_world_collider* c = &w->colliders[collider];
+  const kn_world_tree* tr = &w->trees[c->tree];
+  const kn_mb_model* m = tr->robot->model;
+  int nv = m->nv;
+  kn_pose Xinv;
+  kn_pose_inv(&tr->data->X_wb[c->body], &Xinv);
+  double p_b[3];
+  kn_pose_apply(&Xinv, cp->p, p_b);
+  kn_mb_point_jacobian(m, tr->data, c->body, p_b, s->Jv, NULL);
+  /* row r of R_WC^T is column r of R_WC (columns t1, t2, n) */
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < nv; j++) {
+      double x = 0;
+      for (int a = 0; a < 3; a++) x += cp->R_WC[3 * a + r] * s->Jv[a * nv + j];
+      J[r * nv + j] += sign * x;
+    }
+}
+
+// (constraint index) => "contact 'a'-'b'", "joint limit of 'j' (robot)", ...
+static void describe(const kn_world* w, const sap_state* s, int i, char* buf, size_t cap) {
+  if (i < 0 || i >= kn_sap_problem_num_constraints(s->prob)) {
+    snprintf(buf, cap, "constraint #%d", i);
+    return;
+  }
+  const constraint_info* ci = &s->info[i];
+  if (ci->kind == KN_SAP_CONTACT) {
+    snprintf(buf, cap, "constraint #%d: contact between '%s' and '%s'", i, w->colliders[ci->a].name,
+             w->colliders[ci->b].name);
+    return;
+  }
+  const kn_mb_body* b = &w->trees[ci->tree].robot->model->bodies[ci->body];
+  snprintf(buf, cap, "constraint #%d: %s of joint '%s' of '%s'", i,
+           ci->kind == KN_SAP_LIMIT ? "joint limit" : ci->kind == KN_SAP_PD ? "PD controller" : "mimic coupler",
+           b->joint_name ? b->joint_name : b->name, kn_sim_tree_name(w, ci->tree));
+}
+
+static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
+  sap_state* s = state;
+  const double dt = w->scene->time_step;
+  kn_status st;
+  kn_sap_problem_reset(s->prob, dt);
+
+  /* a, c. controllers at t_n + dt, then the free motion (which leaves kinematics at (q_n, v_n)) */
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    const kn_mb_model* m = tr->robot->model;
+    const double* tau = NULL;
+    if (tr->nctrl > 0) {
+      st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
+                           tr->buf, err);
+      if (st) return kn_error_prefix(err, "stage 1 (controllers) of '%s': ", kn_sim_tree_name(w, k));
+      tau = tr->buf->act.tau0;
+    }
+    if (m->nv == 0) {
+      kn_mb_kinematics(m, tr->q, NULL, tr->data);
+      continue;
+    }
+    st = kn_mb_free_motion(m, tr->data, tr->q, tr->v, tau, dt, s->A[k], s->v_star[k], s->scratch, err);
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of '%s': ", kn_sim_tree_name(w, k));
+    st = kn_sap_add_clique(s->prob, m->nv, s->A[k], s->v_star[k], NULL, err);
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of '%s': ", kn_sim_tree_name(w, k));
+  }
+
+  /* b. collider poses at q_n and detection */
+  const kn_contact_point* pts = NULL;
+  int npts = 0;
+  if (w->collision) {
+    for (int i = 0; i < w->ncollider; i++) kn_sim_collider_pose(w, i, &s->X_WG[i]);
+    st = kn_collision_detect(w->collision, s->X_WG, w->scene->margin, &pts, &npts, err);
+    if (st) return kn_error_prefix(err, "contact detection: ");
+  }
+  if ((st = kn_world_reserve_contacts(w, npts, err))) return st;
+
+  /* d1. contacts: v_c = R_WC^T (v_B - v_A) at p (§0) */
+  int ncontact = 0;
+  for (int c = 0; c < npts; c++) {
+    const kn_contact_point* cp = &pts[c];
+    int ta = w->colliders[cp->a].c.clique, tb = w->colliders[cp->b].c.clique;
+    if (ta < 0 && tb < 0) continue;
+    kn_sap_contact_params par = kn_sap_contact_params_default();
+    par.phi0 = cp->phi;
+    par.mu = cp->material.mu;
+    par.stiffness = cp->material.stiffness;
+    par.dissipation_time = cp->material.dissipation_time;
+    int nva = ta >= 0 ? w->trees[ta].robot->model->nv : 0;
+    double *Ja = s->J, *Jb = s->J + 3 * (size_t)nva;
+    int index;
+    if (ta >= 0 && ta == tb) {
+      /* both sides on one tree: one block R^T (J_B - J_A) */
+      memset(Ja, 0, 3 * (size_t)nva * sizeof *Ja);
+      contact_block(w, s, cp->a, cp, -1.0, Ja);
+      contact_block(w, s, cp->b, cp, +1.0, Ja);
+      st = kn_sap_add_contact(s->prob, s->clique_of_tree[ta], Ja, -1, NULL, &par, &index, err);
+    } else if (ta >= 0 && tb >= 0) {
+      int nvb = w->trees[tb].robot->model->nv;
+      memset(s->J, 0, 3 * (size_t)(nva + nvb) * sizeof *Ja);
+      contact_block(w, s, cp->a, cp, -1.0, Ja);
+      contact_block(w, s, cp->b, cp, +1.0, Jb);
+      st = kn_sap_add_contact(s->prob, s->clique_of_tree[ta], Ja, s->clique_of_tree[tb], Jb, &par, &index, err);
+    } else {
+      int t = ta >= 0 ? ta : tb;
+      int nv = w->trees[t].robot->model->nv;
+      memset(s->J, 0, 3 * (size_t)nv * sizeof *s->J);
+      contact_block(w, s, ta >= 0 ? cp->a : cp->b, cp, ta >= 0 ? -1.0 : 1.0, s->J);
+      st = kn_sap_add_contact(s->prob, s->clique_of_tree[t], s->J, -1, NULL, &par, &index, err);
+    }
+    if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -1, -1, cp->a, cp->b, c}, err);
+    if (st) return kn_error_prefix(err, "stage 2 (contact '%s'-'%s'): ", w->colliders[cp->a].name,
+                                   w->colliders[cp->b].name);
+    kn_world_contact* wc = &w->contacts[ncontact++];
+    wc->a = cp->a, wc->b = cp->b, wc->phi = cp->phi;
+    memcpy(wc->p, cp->p, sizeof wc->p);
+    memcpy(wc->n, cp->n, sizeof wc->n);
+  }
+
+  /* d2. joint limits, only when a limit is within 2 dt max(|v_n|, |v*|) (Drake's window, §5.2) */
+  for (int k = 0; k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    if (m->nv == 0) continue;
+    const double* q = w->trees[k].q;
+    for (int b = 0; b < m->nbody; b++) {
+      const kn_mb_body* body = &m->bodies[b];
+      if (!body->has_position_limits || body->nv != 1 || body->nq != 1) continue;
+      double q0 = q[body->q_adr];
+      double dq = dt * fmax(fabs(w->trees[k].v[body->v_adr]), fabs(s->v_star[k][body->v_adr]));
+      double lo = body->lower >= q0 - 2 * dq ? body->lower : -INFINITY;
+      double hi = body->upper <= q0 + 2 * dq ? body->upper : INFINITY;
+      if (isinf(lo) && isinf(hi)) continue;
+      int index;
+      st = kn_sap_add_limit(s->prob, s->clique_of_tree[k], body->v_adr, q0, lo, hi, NULL, &index, err);
+      if (!st) st = note(s, index, (constraint_info){KN_SAP_LIMIT, k, b, -1, -1, -1}, err);
+      if (st) return kn_error_prefix(err, "stage 2 (limit of '%s'): ", body->joint_name ? body->joint_name : body->name);
+    }
+  }
+
+  /* d3. implicit PD per controlled dof; kp only on 1-DoF joints (controllers.h) */
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    const kn_mb_model* m = tr->robot->model;
+    if (m->nv == 0 || tr->nctrl == 0) continue;
+    const kn_mb_actuation* act = &tr->buf->act;
+    for (int b = 0; b < m->nbody; b++) {
+      const kn_mb_body* body = &m->bodies[b];
+      for (int j = 0; j < body->nv; j++) {
+        int i = body->v_adr + j;
+        int one = body->nq == 1 && body->nv == 1;
+        double kp = one && act->kp ? act->kp[i] : 0.0, kd = act->kd ? act->kd[i] : 0.0;
+        if (!(kp > 0) && !(kd > 0)) continue;
+        kn_sap_pd_params pd = {.kp = kp,
+                               .kd = kd,
+                               .q0 = one ? tr->q[body->q_adr] : 0.0,
+                               .qd = act->q_ref ? act->q_ref[i] : 0.0,
+                               .vd = act->v_ref ? act->v_ref[i] : 0.0,
+                               .u_ff = 0.0,
+                               .effort_limit = act->effort ? act->effort[i] : INFINITY};
+        int index;
+        st = kn_sap_add_pd(s->prob, s->clique_of_tree[k], i, &pd, &index, err);
+        if (!st) st = note(s, index, (constraint_info){KN_SAP_PD, k, b, -1, -1, -1}, err);
+        if (st) return kn_error_prefix(err, "stage 2 (PD of '%s'): ", body->joint_name ? body->joint_name : body->name);
+      }
+    }
+  }
+
+  /* d4. couplers (mimic joints): q_mimic - multiplier q_master - offset = 0 */
+  for (int k = 0; k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    const double* q = w->trees[k].q;
+    for (int c = 0; c < m->ncoupler; c++) {
+      const kn_mb_coupler* cu = &m->couplers[c];
+      const kn_mb_body *bi = &m->bodies[cu->body], *bj = &m->bodies[cu->master];
+      int index;
+      st = kn_sap_add_coupler(s->prob, s->clique_of_tree[k], bi->v_adr, q[bi->q_adr], s->clique_of_tree[k],
+                              bj->v_adr, q[bj->q_adr], cu->multiplier, cu->offset, &index, err);
+      if (!st) st = note(s, index, (constraint_info){KN_SAP_COUPLER, k, cu->body, -1, -1, -1}, err);
+      if (st) return kn_error_prefix(err, "stage 2 (coupler of '%s'): ", bi->joint_name ? bi->joint_name : bi->name);
+    }
+  }
+
+  /* e. solve, warm-started from v_n */
+  int nimp = kn_sap_problem_num_impulses(s->prob);
+  if ((st = reserve(s, kn_sap_problem_num_constraints(s->prob), nimp, err))) return st;
+  for (int k = 0; k < w->ntree; k++) {
+    int cq = s->clique_of_tree[k];
+    if (cq >= 0)
+      memcpy(s->v_guess + kn_sap_clique_offset(s->prob, cq), w->trees[k].v,
+             (size_t)w->trees[k].robot->model->nv * sizeof(double));
+  }
+  kn_sap_stats stats;
+  memset(&stats, 0, sizeof stats);
+  if (kn_sap_problem_nv(s->prob) > 0) {
+    st = kn_sap_solve(s->solver, s->prob, &s->opt, s->v_guess, s->v_next, s->gamma, &stats, err);
+    if (st) {
+      int worst = -1;
+      const char* at = err ? strstr(err->msg, "worst constraint #") : NULL;
+      if (at) worst = atoi(at + strlen("worst constraint #"));
+      char what[512];
+      describe(w, s, worst, what, sizeof what);
+      return kn_error_prefix(err, "stage 2 (SAP solve, %d constraints; worst: %s): ",
+                             kn_sap_problem_num_constraints(s->prob), what);
+    }
+  }
+  for (int i = 0; i < kn_sap_problem_nv(s->prob); i++)
+    if (!isfinite(s->v_next[i]))
+      return kn_fail(err, KN_ERR_NUMERIC, "stage 2 (SAP solve): v_n+1 is not finite at dof %d", i);
+
+  /* advance: q_n+1 = q_n (+) dt v_n+1 */
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    const kn_mb_model* m = tr->robot->model;
+    int cq = s->clique_of_tree[k];
+    if (cq < 0) continue;
+    memcpy(tr->v, s->v_next + kn_sap_clique_offset(s->prob, cq), (size_t)m->nv * sizeof(double));
+    /* q_n+1 = q_n + dt N(q_n) v_n+1; q_backup holds q_n (kn_world_step saved it) */
+    kn_mb_advance(m, tr->q_backup, tr->v, dt, tr->q);
+  }
+
+  /* f. contact forces (contacts are the first constraints, in detection order) and statistics */
+  for (int c = 0; c < ncontact; c++) {
+    const double* g = s->gamma + kn_sap_constraint_offset(s->prob, c);
+    const double* R = pts[s->info[c].point].R_WC;
+    for (int a = 0; a < 3; a++) w->contacts[c].f[a] = (R[3 * a] * g[0] + R[3 * a + 1] * g[1] + R[3 * a + 2] * g[2]) / dt;
+  }
+  w->ncontact = ncontact;
+  w->last.iterations = stats.iterations;
+  w->last.line_search_iterations = stats.line_search_iterations;
+  w->last.residual = stats.residual;
+  w->last.contacts = ncontact;
+  w->last.constraints = kn_sap_problem_num_constraints(s->prob);
+  return KN_OK;
+}
+
+static void sap_free_state(void* p) { sap_free(p); }
+
+const kn_backend kn_backend_sap = {"sap", sap_create, sap_step, sap_free_state};

@@ -1,0 +1,48 @@
+/* Helpers for the scene tests: a world from YAML text, stepping, and object coordinates. */
+#ifndef KNEAD_TESTS_SCENE_UTIL_H
+#define KNEAD_TESTS_SCENE_UTIL_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+typedef struct {
+  kn_scene* scene;
+  kn_world* world;
+} test_world;
+
+// (YAML text) => a world; fails the test with the message on any error
+static inline test_world tw_create(const char* yaml) {
+  test_world t = {0};
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &t.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(t.scene, &t.world, &err), KN_OK, "%s", err.msg);
+  return t;
+}
+
+static inline void tw_free(test_world* t) {
+  kn_world_free(t->world);
+  kn_scene_free(t->scene);
+}
+
+static inline void tw_step(test_world* t, long n) {
+  kn_error err = {0};
+  for (long k = 0; k < n; k++) cr_assert_eq(kn_world_step(t->world, &err), KN_OK, "%s", err.msg);
+}
+
+// object named `name` => its tree's q (a free primitive: x y z qw qx qy qz)
+static inline double* tw_object_q(test_world* t, const char* name) {
+  for (int i = 0; i < t->world->nobject; i++)
+    if (strcmp(t->world->objects[i].name, name) == 0) return t->world->trees[t->world->objects[i].tree].q;
+  cr_assert_fail("no object '%s'", name);
+  return NULL;
+}
+
+#endif
