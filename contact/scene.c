@@ -180,7 +180,7 @@ kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, doubl
     cs->order[i] = i;
   }
   g_sort_aabb = cs->aabb;
-  qsort(cs->order, (size_t)cs->n, sizeof(int), cmp_sweep);
+  if (cs->n > 1) qsort(cs->order, (size_t)cs->n, sizeof(int), cmp_sweep);
   cs->npairs = 0;
   for (int oi = 0; oi < cs->n; ++oi) {
     int i = cs->order[oi];
@@ -202,7 +202,7 @@ kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, doubl
       ++cs->npairs;
     }
   }
-  qsort(cs->pairs, (size_t)cs->npairs, 2 * sizeof(int), cmp_pair);
+  if (cs->npairs > 1) qsort(cs->pairs, (size_t)cs->npairs, 2 * sizeof(int), cmp_pair);
   //---- narrow phase, pair by pair (a < b, normal from a into b) ----
   cs->pts.count = 0;
   for (int q = 0; q < cs->npairs; ++q) {

@@ -24,11 +24,11 @@ static kn_status none_step(kn_world* w, void* state, kn_error* err) {
     if (tr->nctrl > 0) {
       st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
                            tr->buf, err);
-      if (st) return kn_error_prefix(err, "'%s': controllers: ", kn_sim_tree_name(w, k));
+      if (st) return kn_error_prefix(err, "%s '%s': controllers: ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
       act = &tr->buf->act;
     }
     st = kn_mb_step(m, tr->data, tr->q, tr->v, act, dt, NULL, err);
-    if (st) return kn_error_prefix(err, "robot '%s': ", kn_sim_tree_name(w, k));
+    if (st) return kn_error_prefix(err, "%s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
   }
   w->ncontact = 0;
   w->last = (kn_step_stats){0};

@@ -178,9 +178,9 @@ static void describe(const kn_world* w, const sap_state* s, int i, char* buf, si
     return;
   }
   const kn_mb_body* b = &w->trees[ci->tree].robot->model->bodies[ci->body];
-  snprintf(buf, cap, "constraint #%d: %s of joint '%s' of '%s'", i,
+  snprintf(buf, cap, "constraint #%d: %s of joint '%s' of %s '%s'", i,
            ci->kind == KN_SAP_LIMIT ? "joint limit" : ci->kind == KN_SAP_PD ? "PD controller" : "mimic coupler",
-           b->joint_name ? b->joint_name : b->name, kn_sim_tree_name(w, ci->tree));
+           b->joint_name ? b->joint_name : b->name, kn_sim_tree_kind(w, ci->tree), kn_sim_tree_name(w, ci->tree));
 }
 
 static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
@@ -197,7 +197,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     if (tr->nctrl > 0) {
       st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
                            tr->buf, err);
-      if (st) return kn_error_prefix(err, "stage 1 (controllers) of '%s': ", kn_sim_tree_name(w, k));
+      if (st) return kn_error_prefix(err, "stage 1 (controllers) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
       tau = tr->buf->act.tau0;
     }
     if (m->nv == 0) {
@@ -205,9 +205,9 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       continue;
     }
     st = kn_mb_free_motion(m, tr->data, tr->q, tr->v, tau, dt, s->A[k], s->v_star[k], s->scratch, err);
-    if (st) return kn_error_prefix(err, "stage 1 (free motion) of '%s': ", kn_sim_tree_name(w, k));
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
     st = kn_sap_add_clique(s->prob, m->nv, s->A[k], s->v_star[k], NULL, err);
-    if (st) return kn_error_prefix(err, "stage 1 (free motion) of '%s': ", kn_sim_tree_name(w, k));
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
   }
 
   /* b. collider poses at q_n and detection */

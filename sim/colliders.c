@@ -17,6 +17,8 @@ const char* kn_sim_tree_name(const kn_world* w, int k) {
   return "?";
 }
 
+const char* kn_sim_tree_kind(const kn_world* w, int k) { return w->trees[k].root >= 0 ? "robot" : "object"; }
+
 // (material keys, NULL = default) => kn_contact_material
 static kn_contact_material material_of(const double* mu, const double* k, const double* tau) {
   kn_contact_material m = kn_contact_material_default();

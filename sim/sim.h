@@ -9,10 +9,25 @@
  *   gravity: [x, y, z]             [0, 0, -9.81]
  *   package_paths: [dir, ...]      relative to the scene file's folder; tried before
  *                                  KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH
- *   contact: {backend: sap | penalty | ipc | smooth_friction | none}   [sap]
- *                                  No contact geometry is simulated yet (robots only), so
- *                                  `sap` and `none` step the trees alone; the other backends are
- *                                  rejected by kn_world_create as "not available yet".
+ *   contact:
+ *     backend: sap | penalty | ipc | smooth_friction | none   [sap]
+ *                                  sap: the two-stage SAP step (backend_sap.c); none: each tree
+ *                                  alone by kn_mb_step, no contact; the others are rejected by
+ *                                  kn_world_create as "not implemented" (KN_ERR_UNSUPPORTED)
+ *     margin: m >= 0               detection margin [0]
+ *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
+ *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse}
+ *                                  kn_sap_options [Drake's defaults, §4.7]
+ *   objects:
+ *     - name: text                 (required, unique among objects and robots)
+ *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, length]} |
+ *              {capsule: [r, length]} | {halfspace: {normal: [3]}} | {mesh: file, scale: [3]}
+ *       urdf: file                 (instead of shape) a URDF tree, floating unless fixed
+ *       pose: {xyz, rpy}           [identity]; a halfspace passes through the pose's origin
+ *       fixed: bool                welded to the world (halfspaces and meshes must be) [false]
+ *       mass: kg | density: kg/m^3 free shapes, inertia of the shape at uniform density [1000]
+ *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default]
+ *       velocity: [wx wy wz vx vy vz]  initial twist, body frame [0]
  *   robots:
  *     - name: text                 (required, unique)
  *       urdf: path                 (required) relative to the scene's folder, absolute,
@@ -23,6 +38,7 @@
  *       attach_to: {robot: name, link: name, pose: {xyz, rpy}}
  *                                  weld this robot's root onto a link of another robot: the two
  *                                  become one tree (exclusive with base_pose and floating)
+ *       contact: {friction, stiffness, dissipation_time}   material of its collision geometry
  *       controller:
  *         type: pd                 [pd]
  *         joints: [names]          controlled joints [every non-mimic 1-DoF joint, in order]
@@ -35,12 +51,13 @@
  *         trajectory: {interpolation: linear | cubic, points: [{t, q: [ndof]}, ...]}
  *                 or  {interpolation: ..., csv: file}   (kn_traj_load_csv, relative to the scene)
  *         sequence: [{name, duration, q: [ndof]}, ...]  phases from q0 (kn_sequence)
- *   output (alias outputs): {dir: path, trajectory_rate: rows per second}
+ *   output (alias outputs): {dir: path, trajectory_rate: rows per second, contacts: bool,
+ *                            solver: bool}   (contacts.csv and solver.csv, [false])
  *                                  dir is relative to the working directory (like the CLI's
  *                                  --out) [out/<scene name>]; rate 0 = every step [0]
  *
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
- * Keys from the architecture sketch that are not simulated yet (objects, deformables, checks)
+ * Keys from the architecture sketch that are not simulated yet (deformables, checks)
  * are rejected with KN_ERR_UNSUPPORTED naming the key, never silently ignored.
  *
  * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE

@@ -41,5 +41,7 @@ void kn_sim_colliders_free(kn_world* w);
 void kn_sim_collider_pose(const kn_world* w, int i, kn_pose* X_WG);
 /* the name of tree k's robot or object, for messages */
 const char* kn_sim_tree_name(const kn_world* w, int k);
+/* "robot" or "object" */
+const char* kn_sim_tree_kind(const kn_world* w, int k);
 
 #endif

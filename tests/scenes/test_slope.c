@@ -36,7 +36,9 @@ static double downhill(const double* q, const double* q0, double theta) {
   return -(q[0] - q0[0]) * cos(theta) - (q[2] - q0[2]) * sin(theta);
 }
 
-static void ball_case(double mu, double a_expected) {
+/* plane_tol: how far the centre may sit from r. Sliding contacts hover under the kSap law (digest
+ * §2.4: the R-norm projection gives a positive normal velocity while sliding), a few mm here. */
+static void ball_case(double mu, double a_expected, double plane_tol) {
   /* dt = 1e-3: semi-implicit Euler's u(N dt) = a dt^2 N (N + 1) / 2 is then 0.1% above a t^2 / 2 */
   const double theta = M_PI / 4, r = 0.1, dt = 1e-3;
   char yaml[2048];
@@ -60,14 +62,14 @@ static void ball_case(double mu, double a_expected) {
               mu, u, u_expected, rel, dist, t.world->last.contacts, t.world->stats.max_iterations,
               (double)t.world->stats.iterations / (double)t.world->stats.steps);
   cr_expect(rel < 0.01, "mu %.2f: u(1 s) = %.6f, expected %.6f (rel %.3e)", mu, u, u_expected, rel);
-  cr_expect(fabs(dist - r) < 1e-3, "mu %.2f: centre %.6f from the plane, r = %g", mu, dist, r);
+  cr_expect(fabs(dist - r) < plane_tol, "mu %.2f: centre %.6f from the plane, r = %g", mu, dist, r);
   tw_free(&t);
 }
 
-Test(slope, ball_frictionless_slides) { ball_case(0.0, 6.936717523); }
-Test(slope, ball_mu_0_2_slips) { ball_case(0.2, 5.549374019); }
-Test(slope, ball_mu_0_3_rolls) { ball_case(0.3, 4.954798231); }
-Test(slope, ball_mu_0_6_rolls) { ball_case(0.6, 4.954798231); }
+Test(slope, ball_frictionless_slides) { ball_case(0.0, 6.936717523, 1e-3); }
+Test(slope, ball_mu_0_2_slips) { ball_case(0.2, 5.549374019, 5e-3); }
+Test(slope, ball_mu_0_3_rolls) { ball_case(0.3, 4.954798231, 1e-3); }
+Test(slope, ball_mu_0_6_rolls) { ball_case(0.6, 4.954798231, 1e-3); }
 
 /* Block (0.1 m cube, 1 kg) on a slope with tan(theta) = 0.5. */
 static void block_run(double mu, double dt, double duration, double* t_out, double* u_out, int nsample) {

@@ -1,0 +1,71 @@
+/* A failed SAP step is transactional and explains itself: with contact.solver.max_iterations = 1
+ * a ball landing on the ground cannot converge; the step fails with KN_ERR_NUMERIC, the message
+ * names the step, the stage and the worst constraint (the ball-ground contact), and the world
+ * state hash is the same before and after the failed step. Also: unimplemented backends are a
+ * clear error at world creation. */
+#include "scene_util.h"
+
+Test(failure, non_converging_solve_leaves_the_state_unchanged) {
+  const char* yaml =
+      "time_step: 0.01\n"
+      "contact: {solver: {max_iterations: 1}}\n"
+      "objects:\n"
+      "  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+      "  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.12]}, velocity: [3, 0, 0, 1, 0, -2]}\n";
+  test_world t = tw_create(yaml);
+  kn_error err = {0};
+  kn_status st = KN_OK;
+  long k = 0;
+  uint64_t before = 0;
+  for (; k < 50; k++) {
+    before = kn_world_state_hash(t.world);
+    st = kn_world_step(t.world, &err);
+    if (st) break;
+  }
+  cr_assert_eq(st, KN_ERR_NUMERIC, "expected the 1-iteration solve to fail within 50 steps (status %d)", st);
+  cr_log_info("failed at step %ld: %s", k + 1, err.msg);
+  cr_expect_eq(kn_world_state_hash(t.world), before, "the failed step changed the state");
+  cr_expect_eq(t.world->step, k);
+  char want[64];
+  snprintf(want, sizeof want, "step %ld", k + 1);
+  cr_expect(strstr(err.msg, want), "no '%s' in: %s", want, err.msg);
+  cr_expect(strstr(err.msg, "stage 2 (SAP solve"), "no stage in: %s", err.msg);
+  cr_expect(strstr(err.msg, "contact between 'ground' and 'ball'") || strstr(err.msg, "contact between 'ball' and 'ground'"),
+            "worst constraint not named in: %s", err.msg);
+  tw_free(&t);
+}
+
+Test(failure, nan_state_fails_in_stage_1_and_is_restored) {
+  const char* yaml =
+      "time_step: 0.01\n"
+      "objects:\n"
+      "  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+      "  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.0999]}}\n";
+  test_world t = tw_create(yaml);
+  tw_step(&t, 3);
+  t.world->trees[t.world->objects[1].tree].v[4] = NAN;
+  uint64_t before = kn_world_state_hash(t.world);
+  kn_error err = {0};
+  cr_assert_neq(kn_world_step(t.world, &err), KN_OK);
+  cr_log_info("%s", err.msg);
+  cr_expect_eq(kn_world_state_hash(t.world), before);
+  cr_expect(strstr(err.msg, "step 4") && strstr(err.msg, "'ball'"), "%s", err.msg);
+  tw_free(&t);
+}
+
+Test(failure, unimplemented_backends_are_errors_at_creation) {
+  const char* names[] = {"penalty", "ipc", "smooth_friction"};
+  for (int i = 0; i < 3; i++) {
+    char yaml[256];
+    snprintf(yaml, sizeof yaml, "contact: {backend: %s}\nobjects:\n  - {name: b, shape: {sphere: 0.1}, mass: 1}\n",
+             names[i]);
+    kn_scene* s = NULL;
+    kn_world* w = NULL;
+    kn_error err = {0};
+    cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err), KN_OK, "%s", err.msg);
+    cr_expect_eq(kn_world_create(s, &w, &err), KN_ERR_UNSUPPORTED);
+    cr_expect(strstr(err.msg, names[i]) && strstr(err.msg, "not implemented"), "%s", err.msg);
+    cr_expect_null(w);
+    kn_scene_free(s);
+  }
+}
