@@ -91,4 +91,32 @@ void kb_mujoco_time(kb_mujoco* mj, const kb_plan* p, const kb_configs* c, double
 void kb_mujoco_check(kb_mujoco* mj, const kn_mb_model* model, kn_mb_data* d, const kb_point* ee,
                      const kb_configs* c, kb_check* out);
 
+/*---- contact benchmark (contact.c, mujoco_contact.c) ----*/
+
+/* per-step timings and solver statistics of one engine on one scene */
+typedef struct {
+  int ok;                     /* ran every step */
+  long steps;                 /* timed steps in all runs */
+  int runs;
+  double mean_us, median_us, p95_us, min_us; /* per step */
+  double iter_mean, ls_mean, contacts_mean;   /* per step */
+  int iter_max, ls_max, contacts_max;
+  double object_dx;           /* final - initial x of the first free object, m (last run) */
+  double object_dz;           /* final - initial z of it */
+} kb_contact_result;
+
+/* (per-step microseconds, n) => mean, median, p95 (nearest rank) and min into r; sorts t */
+void kb_contact_summarize(double* t, long n, kb_contact_result* r);
+
+/* (scene file, steps per run (0: the scene's duration), runs) => knead's kn_world_step timings
+ * and SAP statistics; 0 and a message on failure */
+int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_result* out, char* err, size_t errsz);
+
+/* The same scene built in MuJoCo from knead's world (kinematics, inertias, collision primitives,
+ * PD as position actuators plus joint damping, gravity compensation and kd v_ref through
+ * qfrc_applied), stepped with mj_step; timings of mj_step only. 0 and a message on failure
+ * (also when built without MuJoCo). When xml_out is non-NULL the generated MJCF is written there. */
+int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* xml_out, kb_contact_result* out,
+                      char* err, size_t errsz);
+
 #endif

@@ -2,7 +2,13 @@
  * with MuJoCo, the equivalent MuJoCo calls on the same URDF in the same run, after checking that
  * both engines compute the same mass matrix, torques and accelerations.
  *
- *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK] [robot.urdf]
+ *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
+ *               [--only multibody|contact] [--contact] [--scene FILE]... [--steps N] [--runs N]
+ *               [--mjcf DIR] [robot.urdf]
+ *
+ * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
+ * (examples/bench/push_box.yaml, and examples/grasp_box.yaml when it exists, or the --scene
+ * files) and, with MuJoCo, the same scenes with mj_step.
  *
  * Exit status: 0 when it ran and (with MuJoCo) the cross-check agreed; 1 otherwise. */
 #include <math.h>
@@ -11,6 +17,10 @@
 #include <string.h>
 
 #include "bench.h"
+
+#ifndef KNEAD_BENCH_EXAMPLES
+#define KNEAD_BENCH_EXAMPLES "examples"
+#endif
 
 #ifndef KNEAD_BENCH_ARM
 #define KNEAD_BENCH_ARM "examples/models/knead_arm7.urdf"
@@ -262,10 +272,70 @@ static int write_json(const char* path, const char* urdf, const char* cpu, const
 
 static void usage(FILE* f) {
   fprintf(f,
-          "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK] [robot.urdf]\n"
-          "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot;\n"
-          "  default robot: %s\n",
-          KNEAD_BENCH_ARM);
+          "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]\n"
+          "                   [--only multibody|contact] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
+          "                   [--mjcf DIR] [robot.urdf]\n"
+          "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot,\n"
+          "  then whole contact time steps (kn_world_step vs mj_step) on scenes;\n"
+          "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
+          "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
+          "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml\n",
+          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
+}
+
+/*---- the contact benchmark ----*/
+
+static int file_exists(const char* path) {
+  FILE* f = fopen(path, "r");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+/* time each scene on knead and (when built in) MuJoCo, print the table; 0 on a failure */
+static int run_contact(const char* const* scenes, int nscene, long steps, int runs, const char* mjcf_dir) {
+  int ok = 1;
+  printf("\ncontact benchmark: whole time steps, kn_world_step (SAP) vs mj_step; %d run(s) per scene, %s\n", runs,
+         steps > 0 ? "limited steps per run" : "each scene's full duration");
+  kb_contact_result kn[8], mj[8];
+  int have_mj[8] = {0};
+  for (int i = 0; i < nscene && i < 8; i++) {
+    char msg[2048] = "";
+    if (!kb_contact_knead(scenes[i], steps, runs, &kn[i], msg, sizeof msg)) {
+      fprintf(stderr, "knead-bench: %s: %s\n", scenes[i], msg);
+      ok = 0;
+      continue;
+    }
+    if (kb_mujoco_available()) {
+      char xml[4096] = "";
+      if (mjcf_dir) {
+        const char* base = strrchr(scenes[i], '/');
+        snprintf(xml, sizeof xml, "%s/%s.mjcf.xml", mjcf_dir, base ? base + 1 : scenes[i]);
+      }
+      have_mj[i] = kb_contact_mujoco(scenes[i], steps, runs, mjcf_dir ? xml : NULL, &mj[i], msg, sizeof msg);
+      /* a scene MuJoCo cannot represent (meshes, planar joints) is a note, not a failure */
+      if (!have_mj[i]) fprintf(stderr, "knead-bench: MuJoCo on %s (not compared): %s\n", scenes[i], msg);
+    }
+  }
+  printf("\n%-14s %-6s %6s %9s %9s %9s %7s %7s %9s %8s %9s\n", "scene", "engine", "steps", "mean us", "median",
+         "p95", "iter", "(max)", "ls/evals", "contacts", "obj dx, dz");
+  for (int i = 0; i < nscene && i < 8; i++) {
+    const char* base = strrchr(scenes[i], '/');
+    base = base ? base + 1 : scenes[i];
+    for (int e = 0; e < 2; e++) {
+      const kb_contact_result* r = e ? &mj[i] : &kn[i];
+      if (!r->ok || (e && !have_mj[i])) continue;
+      printf("%-14.14s %-6s %6ld %9.2f %9.2f %9.2f %7.2f %7d %9.2f %8.2f %7.4f %7.4f\n", base, e ? "MuJoCo" : "knead",
+             r->steps, r->mean_us, r->median_us, r->p95_us, r->iter_mean, r->iter_max, r->ls_mean, r->contacts_mean,
+             r->object_dx, r->object_dz);
+    }
+    if (kn[i].ok && have_mj[i])
+      printf("%-14.14s knead / MuJoCo per step: mean %.2f, median %.2f, p95 %.2f\n", base,
+             kn[i].mean_us / mj[i].mean_us, kn[i].median_us / mj[i].median_us, kn[i].p95_us / mj[i].p95_us);
+  }
+  printf("(iter: SAP Newton iterations / MuJoCo solver iterations per step; ls/evals: SAP line-search\n"
+         " iterations / MuJoCo line-search cost evaluations per step; contacts: contact points per step;\n"
+         " obj dx, dz: displacement of the first free object at the end of the last run, m)\n");
+  return ok;
 }
 
 int main(int argc, char** argv) {
@@ -273,10 +343,34 @@ int main(int argc, char** argv) {
   const char* json = NULL;
   const char* body_name = NULL;
   kb_plan plan = {.warmup_calls = 2000, .reps = 21, .calls = 4000};
+  int do_multibody = 1, do_contact = 1, quick = 0, runs = 0;
+  long steps = -1;
+  const char* scenes[8];
+  int nscene = 0;
+  const char* mjcf_dir = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--quick") == 0) {
       plan = (kb_plan){.warmup_calls = 20, .reps = 3, .calls = 50};
+      quick = 1;
+    } else if (strcmp(a, "--contact") == 0) {
+      do_multibody = 0, do_contact = 1;
+    } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+      const char* what = argv[++i];
+      do_multibody = strcmp(what, "multibody") == 0;
+      do_contact = strcmp(what, "contact") == 0;
+      if (!do_multibody && !do_contact) {
+        fprintf(stderr, "knead-bench: --only takes multibody or contact, not '%s'\n", what);
+        return 1;
+      }
+    } else if (strcmp(a, "--scene") == 0 && i + 1 < argc) {
+      if (nscene < 8) scenes[nscene++] = argv[++i];
+    } else if (strcmp(a, "--steps") == 0 && i + 1 < argc) {
+      steps = atol(argv[++i]);
+    } else if (strcmp(a, "--runs") == 0 && i + 1 < argc) {
+      runs = atoi(argv[++i]);
+    } else if (strcmp(a, "--mjcf") == 0 && i + 1 < argc) {
+      mjcf_dir = argv[++i];
     } else if (strcmp(a, "--json") == 0 && i + 1 < argc) {
       json = argv[++i];
     } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
@@ -300,6 +394,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "knead-bench: --reps and --calls must be positive\n");
     return 1;
   }
+  if (runs <= 0) runs = quick ? 1 : 5;
+  if (steps < 0) steps = quick ? 40 : 0;
+  if (nscene == 0) {
+    static const char push[] = KNEAD_BENCH_EXAMPLES "/bench/push_box.yaml";
+    static const char grasp[] = KNEAD_BENCH_EXAMPLES "/grasp_box.yaml";
+    scenes[nscene++] = push;
+    if (file_exists(grasp)) scenes[nscene++] = grasp;
+  }
+  if (!do_multibody) return run_contact(scenes, nscene, steps, runs, mjcf_dir) ? 0 : 1;
 
   /* The URDF text feeds both engines. The default arm falls back to the copy embedded in
    * libknead, so an installed knead-bench runs without the source tree. */
@@ -423,6 +526,8 @@ int main(int argc, char** argv) {
       printf("wrote %s\n", json);
     }
   }
+
+  if (do_contact && !run_contact(scenes, nscene, steps, runs, mjcf_dir)) status = 1;
 
   kb_mujoco_free(mj);
   configs_free(&cfg);

@@ -1,10 +1,58 @@
-/* Dense Cholesky over LAPACKE, and the wall clock. */
+/* Dense Cholesky: a plain loop for the small SPD systems of the time step (rigid cliques, SAP
+ * Hessians of a few trees), LAPACKE above that; and the wall clock.
+ *
+ * Why the plain loop: for n ~ 7 LAPACKE's row-major wrapper spends most of its ~10k instructions
+ * transposing and NaN-checking (bench/RESULTS.md profile), a quarter of a SAP step. */
 #include <lapacke.h>
+#include <math.h>
 #include <time.h>
 
 #include "common/common.h"
 
+/* up to this size the loop below is used; it is also the deterministic path (no threading) */
+#define KN_CHOL_SMALL 48
+
+static kn_status small_factor(double* A, int n, kn_error* err) {
+  for (int j = 0; j < n; j++) {
+    double* Aj = A + (size_t)j * n;
+    double d = Aj[j];
+    for (int k = 0; k < j; k++) d -= Aj[k] * Aj[k];
+    if (!(d > 0) || !isfinite(d))
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "Cholesky factorization failed at pivot %d (%g): matrix of size %d is not positive definite", j + 1,
+                     d, n);
+    double ljj = sqrt(d), inv = 1.0 / ljj;
+    Aj[j] = ljj;
+    for (int i = j + 1; i < n; i++) {
+      double* Ai = A + (size_t)i * n;
+      double s = Ai[j];
+      for (int k = 0; k < j; k++) s -= Ai[k] * Aj[k];
+      Ai[j] = s * inv;
+    }
+  }
+  return KN_OK;
+}
+
+static void small_solve(const double* L, int n, double* b, int nrhs) {
+  for (int r = 0; r < nrhs; r++) {
+    /* forward: L y = b */
+    for (int i = 0; i < n; i++) {
+      const double* Li = L + (size_t)i * n;
+      double s = b[(size_t)i * nrhs + r];
+      for (int k = 0; k < i; k++) s -= Li[k] * b[(size_t)k * nrhs + r];
+      b[(size_t)i * nrhs + r] = s / Li[i];
+    }
+    /* backward: L^T x = y */
+    for (int i = n - 1; i >= 0; i--) {
+      double s = b[(size_t)i * nrhs + r];
+      for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * b[(size_t)k * nrhs + r];
+      b[(size_t)i * nrhs + r] = s / L[(size_t)i * n + i];
+    }
+  }
+}
+
 kn_status kn_chol_factor(double* A, int n, kn_error* err) {
+  if (n <= KN_CHOL_SMALL) return small_factor(A, n, err);
   lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, A, n);
   if (info != 0)
     return kn_fail(err, KN_ERR_NUMERIC, "Cholesky factorization failed (info %d): matrix of size %d is not positive definite",
@@ -13,6 +61,10 @@ kn_status kn_chol_factor(double* A, int n, kn_error* err) {
 }
 
 void kn_chol_solve(const double* L, int n, double* b, int nrhs) {
+  if (n <= KN_CHOL_SMALL) {
+    small_solve(L, n, b, nrhs);
+    return;
+  }
   LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, nrhs, (double*)L, n, b, nrhs);
 }
 

@@ -108,6 +108,17 @@ kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, doubl
 double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],
                                    double grad[3]);
 
+/*---- mass properties (mass_properties.c) ----*/
+
+/* Closed triangle mesh (nv vertices xyz, nt triangles of vertex indices, consistently oriented;
+ * inward orientation is accepted) => volume [m^3], centre of volume com, and the inertia per unit
+ * mass about com I1 (3 x 3 row-major; multiply by the mass), exact by the divergence theorem.
+ * KN_ERR_INVALID for a bad index or a mesh that encloses no volume. */
+kn_status kn_mass_properties_triangles(int nv, const double* v, int nt, const int* tri, double* volume,
+                                       double com[3], double I1[9], kn_error* err);
+/* (MESH shape, scale applied) => the same, loading shape->mesh_path (KN_ERR_IO when unreadable). */
+kn_status kn_mesh_mass_properties(const kn_shape* shape, double* volume, double com[3], double I1[9], kn_error* err);
+
 /* Free the strings a geometry owns (not the struct itself). */
 void kn_geometry_clear(kn_geometry* g);
 

@@ -39,7 +39,8 @@ typedef enum {
   KN_SAP_CONTACT = 0, /* friction cone, 3 rows (§2-§3) */
   KN_SAP_LIMIT,       /* joint limit, 1 or 2 rows (§5.2) */
   KN_SAP_PD,          /* implicit PD controller with effort limit, 1 row (§5.3) */
-  KN_SAP_COUPLER      /* q_i - rho q_j - offset = 0, 1 row (§5.4) */
+  KN_SAP_COUPLER,     /* q_i - rho q_j - offset = 0, 1 row (§5.4) */
+  KN_SAP_WELD         /* frame P on A coincides with frame Q on B, 6 rows (§5.4) */
 } kn_sap_kind;
 
 const char* kn_sap_kind_name(kn_sap_kind kind);
@@ -100,6 +101,19 @@ kn_status kn_sap_add_pd(kn_sap_problem* p, int clique, int dof, const kn_sap_pd_
  * may equal clique_i (then dof_j != dof_i). Generalized impulse: +gamma on i, -rho gamma on j. */
 kn_status kn_sap_add_coupler(kn_sap_problem* p, int clique_i, int dof_i, double q_i, int clique_j, int dof_j,
                              double q_j, double rho, double offset, int* index, kn_error* err);
+/* Weld (§5.4, Drake's SapWeldConstraint): rows [rotation; translation], all in the world frame.
+ * g0 = [a_PQ; p_PoQo] (weld_error below) and v_c = V_AmBm = [w_B - w_A; v_Bm - v_Am], the
+ * relative spatial velocity of the points of A and B coincident with the midpoint M of P_o and
+ * Q_o; the caller builds the 6 x nv blocks with those signs (A side: -[Jw; Jv] of A at M, B side:
+ * +[Jw; Jv] of B at M; the world side has no block; one clique for both bodies: their sum in
+ * J_a with clique_b = -1). Rigid (k = infinity, beta 0.1): R = beta^2 w / (4 pi^2), v_hat =
+ * -g0 / (2 dt), unbounded impulse; gamma is the impulse on B at B_m ([torque; force] x dt), -gamma
+ * on A at A_m. */
+kn_status kn_sap_add_weld(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
+                          const double g0[6], int* index, kn_error* err);
+/* (world poses of P and Q) => g = [a_PQ^W; p_PoQo^W] with a_PQ^W = R_WP log(R_PQ) the axis-angle vector of
+ * R_PQ expressed in W, and the midpoint M = (p_WPo + p_WQo) / 2 (may be NULL). */
+void kn_sap_weld_error(const kn_pose* X_WP, const kn_pose* X_WQ, double g[6], double p_WM[3]);
 
 int kn_sap_problem_nv(const kn_sap_problem* p);
 int kn_sap_problem_num_cliques(const kn_sap_problem* p);

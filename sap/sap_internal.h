@@ -9,9 +9,9 @@
 
 /*---- constraint kinds: a table of function pointers over a const void* self ----*/
 
-/* Largest per-solve data block of any kind, and largest row count (contact: 3). */
+/* Largest per-solve data block of any kind, and largest row count (weld: 6). */
 #define KN_SAP_MAX_DATA 128
-#define KN_SAP_MAX_ROWS 3
+#define KN_SAP_MAX_ROWS 6
 
 typedef struct {
   kn_sap_kind kind;
@@ -29,6 +29,7 @@ extern const kn_sap_kind_ops kn_sap_contact_ops;
 extern const kn_sap_kind_ops kn_sap_limit_ops;
 extern const kn_sap_kind_ops kn_sap_pd_ops;
 extern const kn_sap_kind_ops kn_sap_coupler_ops;
+extern const kn_sap_kind_ops kn_sap_weld_ops;
 
 /* Generic holonomic constraint (§5.1), shared by limits and couplers: rows n <= 2, stiffness
  * (INFINITY for rigid), tau, beta, g0 per row, impulse box per row. */

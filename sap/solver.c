@@ -28,6 +28,9 @@ kn_sap_options kn_sap_options_default(void) {
   };
 }
 
+/* per-constraint slots in the workspace: KN_SAP_MAX_ROWS rows of v_c / gamma, GSLOT of G */
+#define GSLOT (KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS)
+
 //---- workspace ----
 
 struct kn_sap_solver {
@@ -73,9 +76,9 @@ typedef struct {
 /* carve one allocation into the workspace arrays; grows only when the problem does */
 static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, int n, int npairs, size_t hdiag,
                            size_t hoff, kn_error* err) {
-  size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = 3 * nc;
+  size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = (size_t)KN_SAP_MAX_ROWS * nc;
   size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + nc;
-  size_t reals = 10 * (size_t)n + 4 * m + 9 * nc + nc + hdiag + hoff;
+  size_t reals = 10 * (size_t)n + 4 * m + (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + nc + hdiag + hoff;
   size_t ptrs = (size_t)np + (size_t)npairs;
   size_t need = ints * sizeof(int) + 16 + reals * sizeof(double) + ptrs * sizeof(double*) + 16 +
                 nc * KN_SAP_MAX_DATA + 16;
@@ -105,7 +108,7 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(dvc, double, m);
   CARVE(gamma, double, m);
   CARVE(gamma_prev, double, m);
-  CARVE(G, double, 9 * nc);
+  CARVE(G, double, (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc);
   CARVE(w, double, nc);
   CARVE(Hdiag_store, double, hdiag);
   CARVE(Hoff_store, double, hoff);
@@ -147,7 +150,7 @@ static void apply_J(const ctx* c, const double* x, double* out) {
   const kn_sap_problem* p = c->prob;
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
-    double* vc = out + 3 * i;
+    double* vc = out + KN_SAP_MAX_ROWS * i;
     for (int r = 0; r < k->rows; r++) vc[r] = 0;
     for (int s = 0; s < 2; s++) {
       if (k->clique[s] < 0) continue;
@@ -165,7 +168,7 @@ static void apply_JT(const ctx* c, const double* gamma, double* y) {
   memset(y, 0, (size_t)c->n * sizeof(double));
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
-    const double* g = gamma + 3 * i;
+    const double* g = gamma + KN_SAP_MAX_ROWS * i;
     for (int s = 0; s < 2; s++) {
       if (k->clique[s] < 0) continue;
       int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
@@ -196,8 +199,8 @@ static double eval_constraints(const ctx* c, const double* vc, double* gamma, do
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     double li = 0;
-    k->ops->eval(kn_sap_constraint_self(p, i), c->s->data + (size_t)i * KN_SAP_MAX_DATA, vc + 3 * i, &li,
-                 gamma + 3 * i, G ? G + 9 * i : NULL);
+    k->ops->eval(kn_sap_constraint_self(p, i), c->s->data + (size_t)i * KN_SAP_MAX_DATA, vc + KN_SAP_MAX_ROWS * i, &li,
+                 gamma + KN_SAP_MAX_ROWS * i, G ? G + GSLOT * i : NULL);
     l += li;
   }
   return l;
@@ -261,7 +264,7 @@ static void assemble_H(const ctx* c) {
   }
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
-    const double* G = s->G + 9 * i;
+    const double* G = s->G + GSLOT * i;
     for (int t = 0; t < 2; t++) {
       if (k->clique[t] < 0) continue;
       int q = k->clique[t], nq = p->cliques[q].nv;
@@ -292,8 +295,8 @@ static void line_eval(const ctx* c, const line* L, double alpha, double* l, doub
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     double vc[KN_SAP_MAX_ROWS], g[KN_SAP_MAX_ROWS], G[KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS], li = 0;
-    const double* dvc = s->dvc + 3 * i;
-    for (int r = 0; r < k->rows; r++) vc[r] = s->vc[3 * i + r] + alpha * dvc[r];
+    const double* dvc = s->dvc + KN_SAP_MAX_ROWS * i;
+    for (int r = 0; r < k->rows; r++) vc[r] = s->vc[KN_SAP_MAX_ROWS * i + r] + alpha * dvc[r];
     k->ops->eval(kn_sap_constraint_self(p, i), s->data + (size_t)i * KN_SAP_MAX_DATA, vc, &li, g, G);
     lR += li;
     for (int r = 0; r < k->rows; r++) {
@@ -373,7 +376,7 @@ static int worst_constraint(const ctx* c, int have_prev) {
   const kn_sap_problem* p = c->prob;
   for (int i = 0; i < c->nc; i++)
     for (int r = 0; r < p->constraints[i].rows; r++)
-      if (!isfinite(s->gamma[3 * i + r]) || !isfinite(s->vc[3 * i + r])) return i;
+      if (!isfinite(s->gamma[KN_SAP_MAX_ROWS * i + r]) || !isfinite(s->vc[KN_SAP_MAX_ROWS * i + r])) return i;
   int worst_clique = -1;
   double rmax = -1;
   for (int k = 0; k < c->np; k++) {
@@ -388,7 +391,7 @@ static int worst_constraint(const ctx* c, int have_prev) {
     if (k->clique[0] != worst_clique && k->clique[1] != worst_clique) continue;
     double d = 0;
     for (int r = 0; r < k->rows; r++) {
-      double g = s->gamma[3 * i + r], x = have_prev ? g - s->gamma_prev[3 * i + r] : g;
+      double g = s->gamma[KN_SAP_MAX_ROWS * i + r], x = have_prev ? g - s->gamma_prev[KN_SAP_MAX_ROWS * i + r] : g;
       d += x * x;
     }
     d = sqrt(s->w[i] * d);
@@ -590,7 +593,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     st.line_search_iterations += ls_iters;
     if (status) return fail_at(&c, have_prev, err, err ? err->msg : "line search failed");
     for (int t = 0; t < n; t++) s->v[t] += alpha * s->dv[t];
-    memcpy(s->gamma_prev, s->gamma, (size_t)(3 * nc) * sizeof(double));
+    memcpy(s->gamma_prev, s->gamma, (size_t)(KN_SAP_MAX_ROWS * nc) * sizeof(double));
     have_prev = 1;
     ell_prev = ell;
     ell = eval_all(&c);
@@ -615,6 +618,6 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   }
   if (gamma_out)
     for (int i = 0; i < nc; i++)
-      memcpy(gamma_out + p->constraints[i].offset, s->gamma + 3 * i, (size_t)p->constraints[i].rows * sizeof(double));
+      memcpy(gamma_out + p->constraints[i].offset, s->gamma + KN_SAP_MAX_ROWS * i, (size_t)p->constraints[i].rows * sizeof(double));
   return KN_OK;
 }

@@ -5,6 +5,9 @@
 #include "sim/backend.h"
 
 static kn_status none_create(kn_world* w, void** state, kn_error* err) {
+  if (w->scene->doc->nwelds > 0)
+    return kn_scene_fail(w->scene, err, KN_ERR_UNSUPPORTED, "welds", "backend none does not support welds (they are "
+                         "SAP constraints); use contact.backend: sap");
   (void)err;
   (void)w;
   *state = NULL; /* colliders exist but `none` asks for no contact: the trees step alone */

@@ -4,11 +4,13 @@
  *      every tree at q_n and the world pose of every collider;
  *   b. contact detection (kn_collision_detect with contact.margin);
  *   c. free motion per tree with nv > 0 (one clique each): A = M + dt D and v* from the explicit
- *      forces only, gravity and the controllers' feed-forward (tau0: gravity compensation), never
- *      the PD terms (§1.2, §5.3, pitfall 5);
+ *      forces only: gravity and the controllers' feed-forward (tau0: gravity compensation) of the
+ *      dofs WITHOUT a PD constraint, never the PD terms (§1.2, §5.3, pitfall 5);
  *   d. constraints in Drake's order: contacts (v_c = R_WC^T (v_B - v_A), §0), joint limits inside
- *      Drake's activation window (§5.2), one implicit PD per controlled dof (u_ff = 0: the
- *      feed-forward is already in v*), couplers for mimic joints (§5.4);
+ *      Drake's activation window (§5.2), one implicit PD per controlled dof with u_ff = tau0
+ *      (Drake: the feed-forward of a PD-controlled actuator enters only the constraint, clamped
+ *      together with the PD term by the effort limit, §5.3), couplers for mimic joints (§5.4), then the scene's welds (§5.4; Drake's order: couplers,
+ *      distance, ball, weld);
  *   e. kn_sap_solve warm-started from v_n, then q_n+1 = q_n + dt N(q_n) v_n+1 (kn_mb_advance);
  *   f. statistics and contact forces gamma / dt.
  * One kn_sap_problem and one kn_sap_solver live across steps; buffers grow only with the number
@@ -27,6 +29,12 @@ typedef struct {
   int point;            /* contacts: index of the detection's point */
 } constraint_info;
 
+/* one side of a weld: a body of a tree with nv > 0, or a fixed frame in the world (tree -1) */
+typedef struct {
+  int tree, body;
+  kn_pose X_bf; /* weld frame in the body frame (in the world when tree = -1) */
+} weld_side;
+
 typedef struct {
   kn_sap_problem* prob;
   kn_sap_solver* solver;
@@ -37,6 +45,7 @@ typedef struct {
   double** A;            /* per tree nv x nv */
   double** v_star;       /* per tree nv */
   double* scratch;       /* max nv^2 + nv */
+  double* tau;           /* max nv: explicit forces of one tree (tau0 without the PD dofs) */
   double* J;             /* 3 x max nv, twice: A side and B side */
   double* Jv;            /* 3 x max nv */
   kn_pose* X_WG;         /* per collider */
@@ -46,6 +55,8 @@ typedef struct {
   int gamma_cap;
   constraint_info* info; /* growable */
   int info_cap;
+  double* Jw;            /* 3 x max nv */
+  weld_side (*welds)[2]; /* per scene weld: A (P) and B (Q) */
 } sap_state;
 
 static void sap_free(void* p) {
@@ -60,6 +71,7 @@ static void sap_free(void* p) {
   free(s->clique_of_tree);
   free(s->tree_of_clique);
   free(s->scratch);
+  free(s->tau);
   free(s->J);
   free(s->Jv);
   free(s->X_WG);
@@ -67,7 +79,111 @@ static void sap_free(void* p) {
   free(s->v_next);
   free(s->gamma);
   free(s->info);
+  free(s->Jw);
+  free(s->welds);
   free(s);
+}
+
+/* (scene name) => tree and body: "world", an object (its root body), "object/link" or "robot/link";
+ * -1 tree for the world. 0 when nothing matches. */
+static int find_body(const kn_world* w, const char* name, int* tree, int* body) {
+  if (strcmp(name, "world") == 0) {
+    *tree = -1, *body = -1;
+    return 1;
+  }
+  const char* slash = strchr(name, '/');
+  size_t n = slash ? (size_t)(slash - name) : strlen(name);
+  for (int i = 0; i < w->nobject; i++)
+    if (strlen(w->objects[i].name) == n && strncmp(w->objects[i].name, name, n) == 0) {
+      const kn_mb_model* m = w->trees[w->objects[i].tree].robot->model;
+      *tree = w->objects[i].tree;
+      for (int b = 0; b < m->nbody; b++)
+        if (slash ? strcmp(m->bodies[b].name, slash + 1) == 0 : m->bodies[b].parent < 0) return (*body = b), 1;
+      return 0;
+    }
+  for (int r = 0; slash && r < w->nrobot; r++) {
+    const kn_world_robot* wr = &w->robots[r];
+    if (strlen(wr->name) != n || strncmp(wr->name, name, n) != 0) continue;
+    const kn_mb_model* m = w->trees[wr->tree].robot->model;
+    for (int b = wr->body_offset; b < wr->body_offset + wr->nbody; b++) {
+      /* an attached robot's links may carry a "<model>/" prefix in the merged tree */
+      const char* link = m->bodies[b].name;
+      const char* ls = strrchr(link, '/');
+      if (strcmp(ls ? ls + 1 : link, slash + 1) == 0) return (*tree = wr->tree), (*body = b), 1;
+    }
+  }
+  return 0;
+}
+
+/* the scene's welds => sides (kinematics at q_0, which kn_world_create leaves in each tree's data):
+ * P = pose on A (or B's frame at t = 0 when no pose is given), Q = B's frame; a side on a tree with
+ * nv = 0 becomes a fixed world frame */
+static kn_status welds_resolve(kn_world* w, sap_state* s, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  for (unsigned i = 0; i < sc->doc->nwelds; i++) {
+    const kn_scene_weld* wd = &sc->doc->welds[i];
+    char key[64];
+    const char* names[2] = {wd->body_a, wd->body_b};
+    kn_pose X_W[2];
+    for (int j = 0; j < 2; j++) {
+      int tree, body;
+      snprintf(key, sizeof key, "welds[%u].%s", i, j ? "body_b" : "body_a");
+      if (!find_body(w, names[j], &tree, &body))
+        return kn_scene_fail(sc, err, KN_ERR_INVALID, key, "'%s' is not \"world\", an object, \"object/link\" or "
+                             "\"robot/link\" of the scene", names[j]);
+      weld_side* sd = &s->welds[i][j];
+      if (tree >= 0) {
+        kn_world_tree* tr = &w->trees[tree];
+        kn_mb_kinematics(tr->robot->model, tr->q, NULL, tr->data);
+        X_W[j] = tr->data->X_wb[body];
+      } else {
+        kn_pose_identity(&X_W[j]);
+      }
+      if (tree >= 0 && w->trees[tree].robot->model->nv == 0) tree = -1, body = -1;
+      sd->tree = tree, sd->body = body;
+    }
+    snprintf(key, sizeof key, "welds[%u]", i);
+    if (s->welds[i][0].tree < 0 && s->welds[i][1].tree < 0)
+      return kn_scene_fail(sc, err, KN_ERR_INVALID, key,
+                           "weld '%s' joins '%s' and '%s', which are both fixed in the world", wd->name ? wd->name : "",
+                           wd->body_a, wd->body_b);
+    if (s->welds[i][0].tree == s->welds[i][1].tree && s->welds[i][0].body == s->welds[i][1].body)
+      return kn_scene_fail(sc, err, KN_ERR_INVALID, key, "weld joins '%s' to itself", wd->body_a);
+    /* X_AP: the given pose, or B in A at t = 0; X_BQ = identity (Q = B's frame) */
+    kn_pose X_AP, Ainv;
+    if (wd->pose) {
+      kn_pose_from_xyz_rpy(wd->pose->xyz, wd->pose->rpy, &X_AP);
+    } else {
+      kn_pose_inv(&X_W[0], &Ainv);
+      kn_pose_mul(&Ainv, &X_W[1], &X_AP);
+    }
+    kn_pose_identity(&s->welds[i][1].X_bf);
+    /* a world side keeps its frame in world coordinates */
+    if (s->welds[i][0].tree < 0)
+      kn_pose_mul(&X_W[0], &X_AP, &s->welds[i][0].X_bf);
+    else
+      s->welds[i][0].X_bf = X_AP;
+    if (s->welds[i][1].tree < 0) s->welds[i][1].X_bf = X_W[1];
+  }
+  return KN_OK;
+}
+
+/* (weld side, world point M, sign) => J (6 x nv of the side's tree) += sign [Jw; Jv] at M */
+static void weld_block(const kn_world* w, sap_state* s, const weld_side* sd, const double M[3], double sign,
+                       double* J) {
+  const kn_world_tree* tr = &w->trees[sd->tree];
+  const kn_mb_model* m = tr->robot->model;
+  int nv = m->nv;
+  kn_pose Xinv;
+  kn_pose_inv(&tr->data->X_wb[sd->body], &Xinv);
+  double p_b[3];
+  kn_pose_apply(&Xinv, M, p_b);
+  kn_mb_point_jacobian(m, tr->data, sd->body, p_b, s->Jv, s->Jw);
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < nv; j++) {
+      J[r * nv + j] += sign * s->Jw[r * nv + j];
+      J[(3 + r) * nv + j] += sign * s->Jv[r * nv + j];
+    }
 }
 
 static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
@@ -104,16 +220,24 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
   }
   if (ok) {
     s->scratch = kn_calloc((size_t)maxnv * (size_t)maxnv + (size_t)maxnv, sizeof(double));
-    s->J = kn_calloc(6 * (size_t)maxnv, sizeof(double));
+    s->tau = kn_calloc((size_t)maxnv, sizeof(double));
+    s->J = kn_calloc(12 * (size_t)maxnv, sizeof(double)); /* 3 x nv twice (contacts), 6 x nv twice (welds) */
     s->Jv = kn_calloc(3 * (size_t)maxnv, sizeof(double));
+    s->Jw = kn_calloc(3 * (size_t)maxnv, sizeof(double));
+    s->welds = kn_calloc(sc->doc->nwelds, sizeof *s->welds);
     s->X_WG = kn_calloc((size_t)w->ncollider, sizeof *s->X_WG);
     s->v_guess = kn_calloc((size_t)total, sizeof(double));
     s->v_next = kn_calloc((size_t)total, sizeof(double));
-    ok = s->scratch && s->J && s->Jv && s->X_WG && s->v_guess && s->v_next;
+    ok = s->scratch && s->tau && s->Jw && s->welds && s->J && s->Jv && s->X_WG && s->v_guess && s->v_next;
   }
   if (!ok) {
     sap_free(s);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  kn_status st = welds_resolve(w, s, err);
+  if (st) {
+    sap_free(s);
+    return st;
   }
   *out = s;
   return KN_OK;
@@ -177,10 +301,25 @@ static void describe(const kn_world* w, const sap_state* s, int i, char* buf, si
              w->colliders[ci->b].name);
     return;
   }
+  if (ci->kind == KN_SAP_WELD) {
+    const kn_scene_weld* wd = &w->scene->doc->welds[ci->point];
+    snprintf(buf, cap, "constraint #%d: weld %d '%s' ('%s' to '%s')", i, ci->point, wd->name ? wd->name : "",
+             wd->body_a, wd->body_b);
+    return;
+  }
   const kn_mb_body* b = &w->trees[ci->tree].robot->model->bodies[ci->body];
   snprintf(buf, cap, "constraint #%d: %s of joint '%s' of %s '%s'", i,
            ci->kind == KN_SAP_LIMIT ? "joint limit" : ci->kind == KN_SAP_PD ? "PD controller" : "mimic coupler",
            b->joint_name ? b->joint_name : b->name, kn_sim_tree_kind(w, ci->tree), kn_sim_tree_name(w, ci->tree));
+}
+
+/* (tree's actuation, dof i of body) => its PD gains; 0, 0 when dof i has no PD constraint (kp only
+ * on 1-DoF joints, controllers.h) */
+static void pd_gains(const kn_mb_actuation* act, const kn_mb_body* body, int i, double* kp, double* kd) {
+  int one = body->nq == 1 && body->nv == 1;
+  *kp = one && act->kp ? act->kp[i] : 0.0;
+  *kd = act->kd ? act->kd[i] : 0.0;
+  if (!(*kp > 0) && !(*kd > 0)) *kp = *kd = 0.0;
 }
 
 static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
@@ -198,7 +337,19 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
                            tr->buf, err);
       if (st) return kn_error_prefix(err, "stage 1 (controllers) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
-      tau = tr->buf->act.tau0;
+      const kn_mb_actuation* act = &tr->buf->act;
+      if (act->tau0 && m->nv > 0) {
+        /* the feed-forward of PD dofs moves into the PD constraint's u_ff (d3) */
+        memcpy(s->tau, act->tau0, (size_t)m->nv * sizeof(double));
+        for (int b = 0; b < m->nbody; b++)
+          for (int j = 0; j < m->bodies[b].nv; j++) {
+            int i = m->bodies[b].v_adr + j;
+            double kp, kd;
+            pd_gains(act, &m->bodies[b], i, &kp, &kd);
+            if (kp > 0 || kd > 0) s->tau[i] = 0.0;
+          }
+        tau = s->tau;
+      }
     }
     if (m->nv == 0) {
       kn_mb_kinematics(m, tr->q, NULL, tr->data);
@@ -293,14 +444,15 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       for (int j = 0; j < body->nv; j++) {
         int i = body->v_adr + j;
         int one = body->nq == 1 && body->nv == 1;
-        double kp = one && act->kp ? act->kp[i] : 0.0, kd = act->kd ? act->kd[i] : 0.0;
+        double kp, kd;
+        pd_gains(act, body, i, &kp, &kd);
         if (!(kp > 0) && !(kd > 0)) continue;
         kn_sap_pd_params pd = {.kp = kp,
                                .kd = kd,
                                .q0 = one ? tr->q[body->q_adr] : 0.0,
                                .qd = act->q_ref ? act->q_ref[i] : 0.0,
                                .vd = act->v_ref ? act->v_ref[i] : 0.0,
-                               .u_ff = 0.0,
+                               .u_ff = act->tau0 ? act->tau0[i] : 0.0,
                                .effort_limit = act->effort ? act->effort[i] : INFINITY};
         int index;
         st = kn_sap_add_pd(s->prob, s->clique_of_tree[k], i, &pd, &index, err);
@@ -323,6 +475,39 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       if (!st) st = note(s, index, (constraint_info){KN_SAP_COUPLER, k, cu->body, -1, -1, -1}, err);
       if (st) return kn_error_prefix(err, "stage 2 (coupler of '%s'): ", bi->joint_name ? bi->joint_name : bi->name);
     }
+  }
+
+  /* d5. welds: g0 = [a_PQ; p_PoQo] at q_n, v_c = V_B - V_A at the midpoint M (§5.4) */
+  for (unsigned i = 0; i < w->scene->doc->nwelds; i++) {
+    const weld_side* sd = s->welds[i];
+    kn_pose X[2];
+    for (int j = 0; j < 2; j++) {
+      if (sd[j].tree < 0)
+        X[j] = sd[j].X_bf;
+      else
+        kn_pose_mul(&w->trees[sd[j].tree].data->X_wb[sd[j].body], &sd[j].X_bf, &X[j]);
+    }
+    double g0[6], M[3];
+    kn_sap_weld_error(&X[0], &X[1], g0, M);
+    int ta = sd[0].tree, tb = sd[1].tree, index;
+    int nva = ta >= 0 ? w->trees[ta].robot->model->nv : 0, nvb = tb >= 0 ? w->trees[tb].robot->model->nv : 0;
+    double *Ja = s->J, *Jb = s->J + 6 * (size_t)nva;
+    memset(s->J, 0, 6 * (size_t)(nva + nvb) * sizeof *s->J);
+    if (ta >= 0 && ta == tb) {
+      weld_block(w, s, &sd[0], M, -1.0, Ja);
+      weld_block(w, s, &sd[1], M, +1.0, Ja);
+      st = kn_sap_add_weld(s->prob, s->clique_of_tree[ta], Ja, -1, NULL, g0, &index, err);
+    } else if (ta >= 0 && tb >= 0) {
+      weld_block(w, s, &sd[0], M, -1.0, Ja);
+      weld_block(w, s, &sd[1], M, +1.0, Jb);
+      st = kn_sap_add_weld(s->prob, s->clique_of_tree[ta], Ja, s->clique_of_tree[tb], Jb, g0, &index, err);
+    } else {
+      int j = ta >= 0 ? 0 : 1;
+      weld_block(w, s, &sd[j], M, j ? 1.0 : -1.0, s->J);
+      st = kn_sap_add_weld(s->prob, s->clique_of_tree[sd[j].tree], s->J, -1, NULL, g0, &index, err);
+    }
+    if (!st) st = note(s, index, (constraint_info){KN_SAP_WELD, -1, -1, -1, -1, (int)i}, err);
+    if (st) return kn_error_prefix(err, "stage 2 (weld %u '%s'): ", i, w->scene->doc->welds[i].name ? w->scene->doc->welds[i].name : "");
   }
 
   /* e. solve, warm-started from v_n */

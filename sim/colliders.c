@@ -104,6 +104,26 @@ void kn_sim_colliders_free(kn_world* w) {
   w->collision = NULL;
 }
 
+/* 1 when some filter group holding collider a ignores a group holding collider b (Drake's
+ * CollisionFilterDeclaration::ExcludeBetween / ExcludeWithin) */
+static int group_filtered(const kn_world* w, const kn_scene_contact* sc, const kn_world_collider* a,
+                          const kn_world_collider* b) {
+  for (unsigned g = 0; sc && g < sc->nfilter_groups; g++) {
+    const kn_scene_filter_group* G = &sc->filter_groups[g];
+    int in = 0;
+    for (unsigned m = 0; !in && m < G->nmembers; m++) in = name_matches(w, a, G->members[m]);
+    if (!in) continue;
+    for (unsigned i = 0; i < G->nignore; i++)
+      for (unsigned h = 0; h < sc->nfilter_groups; h++) {
+        const kn_scene_filter_group* H = &sc->filter_groups[h];
+        if (strcmp(H->name, G->ignore[i]) != 0) continue;
+        for (unsigned m = 0; m < H->nmembers; m++)
+          if (name_matches(w, b, H->members[m])) return 1;
+      }
+  }
+  return 0;
+}
+
 kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
   const kn_scene* s = w->scene;
   int n = 0;
@@ -165,6 +185,26 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
         return kn_scene_fail(s, err, KN_ERR_INVALID, key, "'%s' is not an object, a robot or a collider "
                              "(\"robot/link\") of the scene", sc->exclude[e].names[j]);
       }
+  /* contact.filter_groups: members must exist, ignored groups must be declared */
+  for (unsigned g = 0; sc && g < sc->nfilter_groups; g++) {
+    const kn_scene_filter_group* G = &sc->filter_groups[g];
+    char key[96];
+    for (unsigned m = 0; m < G->nmembers; m++)
+      if (!name_exists(w, G->members[m])) {
+        snprintf(key, sizeof key, "contact.filter_groups[%u].members[%u]", g, m);
+        return kn_scene_fail(s, err, KN_ERR_INVALID, key, "group '%s': '%s' is not an object, a robot or a "
+                             "collider (\"robot/link\") of the scene", G->name, G->members[m]);
+      }
+    for (unsigned i = 0; i < G->nignore; i++) {
+      unsigned h = 0;
+      while (h < sc->nfilter_groups && strcmp(sc->filter_groups[h].name, G->ignore[i]) != 0) h++;
+      if (h == sc->nfilter_groups) {
+        snprintf(key, sizeof key, "contact.filter_groups[%u].ignore[%u]", g, i);
+        return kn_scene_fail(s, err, KN_ERR_INVALID, key, "group '%s' ignores '%s', which is not a filter group "
+                             "of contact.filter_groups", G->name, G->ignore[i]);
+      }
+    }
+  }
   if (w->ncollider < 2) return KN_OK;
   kn_collider* cs = kn_calloc((size_t)w->ncollider, sizeof *cs);
   if (!cs) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
@@ -184,6 +224,7 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
         const char* b = sc->exclude[e].names[1];
         skip = (name_matches(w, ci, a) && name_matches(w, cj, b)) || (name_matches(w, ci, b) && name_matches(w, cj, a));
       }
+      if (!skip) skip = group_filtered(w, sc, ci, cj) || group_filtered(w, sc, cj, ci);
       if (skip) kn_collision_exclude(w->collision, i, j);
     }
   }

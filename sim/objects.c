@@ -135,8 +135,22 @@ static kn_status primitive_object(const kn_scene* s, unsigned i, kn_robot** out,
     kn_pose_identity(&b.X_pj);
     double I1[3];
     double vol = shape_volume_inertia(&g->shape, I1);
-    b.mass = o->mass ? *o->mass : (o->density ? *o->density : 1000.0) * vol;
-    for (int k = 0; k < 3; k++) b.I_com[4 * k] = b.mass * I1[k];
+    if (g->shape.type == KN_SHAPE_MESH) {
+      /* a closed mesh at uniform density: volume, centre of mass and full inertia (contact/) */
+      double I9[9];
+      st = kn_mesh_mass_properties(&g->shape, &vol, b.com, I9, err);
+      if (st) {
+        kn_robot_free(r);
+        char msg[KN_ERROR_MSG];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return kn_scene_fail(s, err, st, key, "object '%s': %s", o->name, msg);
+      }
+      b.mass = o->mass ? *o->mass : (o->density ? *o->density : 1000.0) * vol;
+      for (int k = 0; k < 9; k++) b.I_com[k] = b.mass * I9[k];
+    } else {
+      b.mass = o->mass ? *o->mass : (o->density ? *o->density : 1000.0) * vol;
+      for (int k = 0; k < 3; k++) b.I_com[4 * k] = b.mass * I1[k];
+    }
   }
   if (kn_mb_add_body(r->model, &b, err) < 0) {
     kn_robot_free(r);

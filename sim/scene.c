@@ -153,12 +153,28 @@ static const cyaml_schema_field_t solver_fields[] = {
     CYAML_FIELD_ENUM("linear_solver", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_solver, linear_solver,
                      linear_solver_strings, 3),
     CYAML_FIELD_END};
+static const cyaml_schema_field_t filter_group_fields[] = {
+    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),
+    SEQ_OPT("members", kn_scene_filter_group, members, nmembers, &schema_string),
+    SEQ_OPT("ignore", kn_scene_filter_group, ignore, nignore, &schema_string),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_filter_group = {
+    CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_filter_group, filter_group_fields)};
+static const cyaml_schema_field_t weld_fields[] = {
+    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_weld, name, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("body_a", CYAML_FLAG_POINTER, kn_scene_weld, body_a, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("body_b", CYAML_FLAG_POINTER, kn_scene_weld, body_b, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_MAPPING_PTR("pose", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_weld, pose, pose_fields),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_weld = {CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_weld, weld_fields)};
 static const cyaml_schema_field_t contact_fields[] = {
     CYAML_FIELD_ENUM("backend", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_contact, backend, backend_strings,
                      5),
     DBL_OPT("margin", kn_scene_contact, margin),
     CYAML_FIELD_SEQUENCE_COUNT("exclude", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, exclude,
                                nexclude, &schema_pair, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE_COUNT("filter_groups", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact,
+                               filter_groups, nfilter_groups, &schema_filter_group, 0, CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("solver", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, solver,
                             solver_fields),
     CYAML_FIELD_END};
@@ -186,6 +202,8 @@ static const cyaml_schema_field_t scene_fields[] = {
                                &schema_object, 0, CYAML_UNLIMITED),
     CYAML_FIELD_SEQUENCE_COUNT("robots", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, robots, nrobots,
                                &schema_robot, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE_COUNT("welds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, welds, nwelds,
+                               &schema_weld, 0, CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, output, output_fields),
     CYAML_FIELD_MAPPING_PTR("outputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, outputs,
                             output_fields),
@@ -580,9 +598,6 @@ static kn_status check_object(const kn_scene* s, unsigned i, kn_error* err) {
   }
   if (sh->scale && !sh->mesh)
     return kn_scene_fail(s, err, KN_ERR_INVALID, k, "object '%s': scale applies to a mesh only", o->name);
-  if (sh->mesh && !o->fixed)
-    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, k, "object '%s': free mesh objects are not supported yet (no "
-                         "mesh inertia); make it fixed: true or use a primitive shape", o->name);
   return KN_OK;
 }
 

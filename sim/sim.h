@@ -16,6 +16,9 @@
  *                                  kn_world_create as "not implemented" (KN_ERR_UNSUPPORTED)
  *     margin: m >= 0               detection margin [0]
  *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
+ *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
+ *                                  Drake-like collision filter groups: a member of a group never
+ *                                  touches a member of a group it ignores (itself when listed)
  *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse}
  *                                  kn_sap_options [Drake's defaults, §4.7]
  *   objects:
@@ -24,8 +27,10 @@
  *              {capsule: [r, length]} | {halfspace: {normal: [3]}} | {mesh: file, scale: [3]}
  *       urdf: file                 (instead of shape) a URDF tree, floating unless fixed
  *       pose: {xyz, rpy}           [identity]; a halfspace passes through the pose's origin
- *       fixed: bool                welded to the world (halfspaces and meshes must be) [false]
- *       mass: kg | density: kg/m^3 free shapes, inertia of the shape at uniform density [1000]
+ *       fixed: bool                welded to the world (halfspaces must be) [false]
+ *       mass: kg | density: kg/m^3 free shapes, inertia of the shape at uniform density [1000];
+ *                                  a free mesh must be closed: its volume, centre of mass and
+ *                                  inertia come from kn_mesh_mass_properties
  *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default]
  *       velocity: [wx wy wz vx vy vz]  initial twist, body frame [0]
  *   robots:
@@ -51,6 +56,12 @@
  *         trajectory: {interpolation: linear | cubic, points: [{t, q: [ndof]}, ...]}
  *                 or  {interpolation: ..., csv: file}   (kn_traj_load_csv, relative to the scene)
  *         sequence: [{name, duration, q: [ndof]}, ...]  phases from q0 (kn_sequence)
+ *   welds:                         (sap backend only; rigid, Drake's SapWeldConstraint, §5.4)
+ *     - name: text                 [weld<i>]
+ *       body_a: "robot/link" | object | "object/link" | world      (required)
+ *       body_b: same                                               (required, not body_a)
+ *       pose: {xyz, rpy}           frame P on body_a where body_b's frame is held (X_AB);
+ *                                  absent: body_b is held at its relative pose at t = 0
  *   output (alias outputs): {dir: path, trajectory_rate: rows per second, contacts: bool,
  *                            solver: bool}   (contacts.csv and solver.csv, [false])
  *                                  dir is relative to the working directory (like the CLI's
@@ -207,11 +218,31 @@ typedef struct {
   int linear_solver;        /* kn_sap_linear_solver: auto | dense | sparse */
 } kn_scene_solver;
 
+/* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of
+ * the groups named in ignore (itself included when listed). */
+typedef struct {
+  char* name;
+  char** members;           /* object, robot or "robot/link" collider names */
+  unsigned nmembers;
+  char** ignore;            /* group names */
+  unsigned nignore;
+} kn_scene_filter_group;
+
+/* welds[i]: frame P on body_a coincides with frame Q on body_b (SAP weld, digest §5.4). */
+typedef struct {
+  char* name;               /* [weld<i>] */
+  char* body_a;             /* "robot/link", an object, "object/link" or "world" */
+  char* body_b;
+  kn_scene_pose* pose;      /* X_AP with Q = body_b's frame; NULL: hold the relative pose at t = 0 */
+} kn_scene_weld;
+
 typedef struct {
   kn_contact_backend backend;
   double* margin;           /* detection margin [m] [0] */
   kn_scene_pair* exclude;   /* [[a, b], ...]: object, robot or "robot/link" names */
   unsigned nexclude;
+  kn_scene_filter_group* filter_groups;
+  unsigned nfilter_groups;
   kn_scene_solver* solver;  /* SAP solver options (kn_sap_options) */
 } kn_scene_contact;
 
@@ -235,6 +266,8 @@ typedef struct {
   unsigned nrobots;
   kn_scene_object* objects;
   unsigned nobjects;
+  kn_scene_weld* welds;
+  unsigned nwelds;
   kn_scene_output* output;
   kn_scene_output* outputs; /* alias of output */
 } kn_scene_doc;

@@ -1,6 +1,7 @@
 /* common/: rotations, poses and the state hash. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -47,4 +48,35 @@ Test(common, cholesky_solves_spd_system) {
   double N[4] = {1, 2, 2, 1};
   cr_assert_eq(kn_chol_factor(N, 2, &err), KN_ERR_NUMERIC);
   cr_assert(strstr(err.msg, "not positive definite") != NULL);
+}
+
+/* The small-matrix loop and LAPACKE (n > 48) solve the same SPD systems: residual to round-off,
+ * for sizes on both sides of the switch, with several right-hand sides. */
+Test(common, cholesky_small_and_lapack_paths_agree_with_residual) {
+  const int sizes[] = {1, 7, 48, 49, 80};
+  for (int s = 0; s < 5; s++) {
+    int n = sizes[s], nrhs = 3;
+    double *A = malloc(sizeof(double) * (size_t)(n * n)), *L = malloc(sizeof(double) * (size_t)(n * n));
+    double *b = malloc(sizeof(double) * (size_t)(n * nrhs)), *x = malloc(sizeof(double) * (size_t)(n * nrhs));
+    /* A = B B^T + n I with a deterministic B */
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        double acc = (i == j) ? n : 0;
+        for (int k = 0; k < n; k++) acc += sin(1.0 + i * 0.7 + k * 1.3) * sin(1.0 + j * 0.7 + k * 1.3);
+        A[i * n + j] = L[i * n + j] = acc;
+      }
+    for (int i = 0; i < n * nrhs; i++) b[i] = x[i] = cos(0.3 * i);
+    kn_error err = {0};
+    cr_assert_eq(kn_chol_factor(L, n, &err), KN_OK, "n=%d: %s", n, err.msg);
+    kn_chol_solve(L, n, x, nrhs);
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+      for (int r = 0; r < nrhs; r++) {
+        double acc = 0;
+        for (int k = 0; k < n; k++) acc += A[i * n + k] * x[k * nrhs + r];
+        worst = fmax(worst, fabs(acc - b[i * nrhs + r]));
+      }
+    cr_assert_lt(worst, 1e-10 * n, "n=%d residual %g", n, worst);
+    free(A), free(L), free(b), free(x);
+  }
 }

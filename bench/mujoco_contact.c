@@ -1,0 +1,351 @@
+/* knead-bench — the contact benchmark, MuJoCo side: the scene's knead world written out as MJCF
+ * (same kinematic trees, inertias, joint limits and damping, collision primitives, friction,
+ * time step and gravity) and stepped with mj_step.
+ *
+ * The PD controllers become MuJoCo position actuators (gain kp, target q_ref(t + dt)) plus joint
+ * damping kd (MuJoCo integrates joint damping implicitly, as knead's SAP PD constraint is); the
+ * terms MuJoCo 2.2.2 has no element for, knead's gravity-compensation feed-forward g(q) and the
+ * kd v_ref part of the PD, go through qfrc_applied, computed by knead's own kn_ctrl_compute at
+ * MuJoCo's state outside the timed region. Contact parameters (solref, solimp, cone, solver) are
+ * MuJoCo's defaults. Compiled only with MuJoCo (KNEAD_HAVE_MUJOCO); otherwise a stub. */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#ifndef KNEAD_HAVE_MUJOCO
+
+int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* xml_out, kb_contact_result* out,
+                      char* err, size_t errsz) {
+  (void)scene_path, (void)steps, (void)runs, (void)xml_out;
+  memset(out, 0, sizeof *out);
+  snprintf(err, errsz, "not built with MuJoCo");
+  return 0;
+}
+
+#else
+
+#include <mujoco/mujoco.h>
+
+/* body => the representative of its welded group (walk up FIXED joints), -1 = the world */
+static int weld_rep(const kn_mb_model* m, int b) {
+  while (b >= 0 && m->bodies[b].jtype == KN_JOINT_FIXED) b = m->bodies[b].parent;
+  return b;
+}
+
+/* a joint's name (a floating object root may have none: then its body's) */
+static const char* jname(const kn_mb_body* B) { return B->joint_name ? B->joint_name : B->name; }
+
+static void pose_attrs(FILE* f, const kn_pose* X) {
+  double q[4];
+  kn_quat_from_mat3(X->R, q);
+  fprintf(f, " pos=\"%.17g %.17g %.17g\" quat=\"%.17g %.17g %.17g %.17g\"", X->p[0], X->p[1], X->p[2], q[0], q[1],
+          q[2], q[3]);
+}
+
+/* one collision geometry as a <geom>; 0 for shapes without a MuJoCo primitive (meshes) */
+static int write_geom(FILE* f, const kn_world* w, int i, const kn_pose* X) {
+  const kn_world_collider* c = &w->colliders[i];
+  const kn_shape* s = c->c.shape;
+  const double* z = s->size;
+  fprintf(f, "<geom name=\"%d:%s\"", i, c->name); /* collider names repeat (one per link) */
+  switch (s->type) {
+    case KN_SHAPE_SPHERE: fprintf(f, " type=\"sphere\" size=\"%.17g\"", z[0]); break;
+    case KN_SHAPE_BOX: fprintf(f, " type=\"box\" size=\"%.17g %.17g %.17g\"", z[0] / 2, z[1] / 2, z[2] / 2); break;
+    case KN_SHAPE_CYLINDER: fprintf(f, " type=\"cylinder\" size=\"%.17g %.17g\"", z[0], z[1] / 2); break;
+    case KN_SHAPE_CAPSULE: fprintf(f, " type=\"capsule\" size=\"%.17g %.17g\"", z[0], z[1] / 2); break;
+    case KN_SHAPE_HALFSPACE: fprintf(f, " type=\"plane\" size=\"0 0 1\""); break; /* normal +z, infinite */
+    default: return 0;
+  }
+  pose_attrs(f, X);
+  fprintf(f, " friction=\"%.17g 0.005 0.0001\"/>\n", c->c.material.mu);
+  return 1;
+}
+
+/* the bodies of tree k below `parent`, nested */
+static int write_bodies(FILE* f, const kn_world* w, int k, int parent, const double* kd) {
+  const kn_mb_model* m = w->trees[k].robot->model;
+  for (int b = 0; b < m->nbody; b++) {
+    const kn_mb_body* B = &m->bodies[b];
+    if (B->parent != parent) continue;
+    fprintf(f, "<body name=\"t%d/%s\"", k, B->name);
+    pose_attrs(f, &B->X_pj);
+    fprintf(f, ">\n");
+    double mass = B->mass > 1e-9 ? B->mass : 1e-9;
+    const double* I = B->I_com;
+    fprintf(f,
+            "<inertial pos=\"%.17g %.17g %.17g\" mass=\"%.17g\" fullinertia=\"%.17g %.17g %.17g %.17g %.17g "
+            "%.17g\"/>\n",
+            B->com[0], B->com[1], B->com[2], mass, fmax(I[0], 1e-12), fmax(I[4], 1e-12), fmax(I[8], 1e-12), I[1],
+            I[2], I[5]);
+    switch (B->jtype) {
+      case KN_JOINT_FIXED: break;
+      case KN_JOINT_FLOATING: fprintf(f, "<freejoint name=\"t%d/%s\"/>\n", k, jname(B)); break;
+      case KN_JOINT_REVOLUTE:
+      case KN_JOINT_CONTINUOUS:
+      case KN_JOINT_PRISMATIC:
+        fprintf(f, "<joint name=\"t%d/%s\" type=\"%s\" axis=\"%.17g %.17g %.17g\" damping=\"%.17g\"", k, jname(B),
+                B->jtype == KN_JOINT_PRISMATIC ? "slide" : "hinge", B->axis[0], B->axis[1], B->axis[2],
+                B->damping + (kd ? kd[B->v_adr] : 0.0));
+        if (B->has_position_limits) fprintf(f, " limited=\"true\" range=\"%.17g %.17g\"", B->lower, B->upper);
+        fprintf(f, "/>\n");
+        break;
+      default: return 0; /* planar */
+    }
+    for (int i = 0; i < w->ncollider; i++) {
+      const kn_world_collider* c = &w->colliders[i];
+      if (c->tree == k && c->c.body == b && !write_geom(f, w, i, &c->c.X_bg)) return 0;
+    }
+    if (!write_bodies(f, w, k, b, kd)) return 0;
+    fprintf(f, "</body>\n");
+  }
+  return 1;
+}
+
+/* knead filters a welded group against itself and the group it is jointed to (sim/colliders.c);
+ * MuJoCo only parent and child bodies: exclude the other pairs knead never tests */
+static void write_excludes(FILE* f, const kn_world* w, int k) {
+  const kn_mb_model* m = w->trees[k].robot->model;
+  for (int a = 0; a < m->nbody; a++)
+    for (int b = a + 1; b < m->nbody; b++) {
+      int ra = weld_rep(m, a), rb = weld_rep(m, b);
+      if (ra < 0 && rb < 0) continue; /* both static: MuJoCo never tests them */
+      int pa = ra >= 0 && m->bodies[ra].jtype != KN_JOINT_FLOATING ? weld_rep(m, m->bodies[ra].parent) : -2;
+      int pb = rb >= 0 && m->bodies[rb].jtype != KN_JOINT_FLOATING ? weld_rep(m, m->bodies[rb].parent) : -2;
+      if (ra == rb || pa == rb || pb == ra)
+        fprintf(f, "<exclude body1=\"t%d/%s\" body2=\"t%d/%s\"/>\n", k, m->bodies[a].name, k, m->bodies[b].name);
+    }
+}
+
+/* the MJCF of world w (malloc'd), with actuators for its PD dofs; NULL when a part has no
+ * MuJoCo counterpart */
+static char* world_mjcf(const kn_world* w, char* err, size_t errsz) {
+  char* buf = NULL;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  const double* g = w->scene->gravity;
+  fprintf(f, "<mujoco model=\"%s\">\n<compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n", w->scene->name);
+  fprintf(f, "<option timestep=\"%.17g\" gravity=\"%.17g %.17g %.17g\" integrator=\"implicit\"/>\n",
+          w->scene->time_step, g[0], g[1], g[2]);
+  fprintf(f, "<worldbody>\n");
+  int ok = 1;
+  for (int i = 0; ok && i < w->ncollider; i++) /* world-fixed geometry: pose in the world */
+    if (w->colliders[i].c.body < 0) ok = write_geom(f, w, i, &w->colliders[i].c.X_bg);
+  for (int k = 0; ok && k < w->ntree; k++) {
+    const kn_world_tree* tr = &w->trees[k];
+    if (tr->robot->model->nv == 0) continue; /* its geometry is world-fixed, above */
+    ok = write_bodies(f, w, k, -1, tr->nctrl ? tr->buf->act.kd : NULL);
+  }
+  fprintf(f, "</worldbody>\n<contact>\n");
+  for (int k = 0; k < w->ntree; k++)
+    if (w->trees[k].robot->model->nv > 0) write_excludes(f, w, k);
+  fprintf(f, "</contact>\n<equality>\n");
+  for (int k = 0; k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    for (int c = 0; c < m->ncoupler; c++) {
+      const kn_mb_coupler* cu = &m->couplers[c];
+      fprintf(f, "<joint joint1=\"t%d/%s\" joint2=\"t%d/%s\" polycoef=\"%.17g %.17g 0 0 0\"/>\n", k,
+              jname(&m->bodies[cu->body]), k, jname(&m->bodies[cu->master]), cu->offset, cu->multiplier);
+    }
+  }
+  fprintf(f, "</equality>\n<actuator>\n");
+  for (int k = 0; k < w->ntree; k++) {
+    const kn_world_tree* tr = &w->trees[k];
+    if (!tr->nctrl) continue;
+    const kn_mb_model* m = tr->robot->model;
+    const kn_mb_actuation* act = &tr->buf->act;
+    for (int b = 0; b < m->nbody; b++) {
+      const kn_mb_body* B = &m->bodies[b];
+      if (B->nv != 1 || !act->kp || !(act->kp[B->v_adr] > 0)) continue;
+      fprintf(f, "<position name=\"t%d/%s\" joint=\"t%d/%s\" kp=\"%.17g\"", k, jname(B), k, jname(B),
+              act->kp[B->v_adr]);
+      double e = act->effort ? act->effort[B->v_adr] : INFINITY;
+      if (isfinite(e)) fprintf(f, " forcelimited=\"true\" forcerange=\"%.17g %.17g\"", -e, e);
+      fprintf(f, "/>\n");
+    }
+  }
+  fprintf(f, "</actuator>\n</mujoco>\n");
+  fclose(f);
+  if (!ok) {
+    snprintf(err, errsz, "the scene has a joint or shape without a MuJoCo primitive (planar joint, mesh)");
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* knead dof => MuJoCo address, per tree */
+typedef struct {
+  int* qadr;  /* nq of the tree's 1-DoF joints; -1 elsewhere */
+  int* vadr;
+  int* act;   /* actuator of the dof, -1 none */
+  int free_q; /* qpos address of a floating root, -1 none */
+} tree_map;
+
+/* controllers at t + dt from MuJoCo's state => ctrl and qfrc_applied (gravity compensation and
+ * kd v_ref) */
+static int drive(kn_world* w, const tree_map* map, const mjModel* mm, mjData* md, char* err, size_t errsz) {
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    if (!tr->nctrl) continue;
+    const kn_mb_model* m = tr->robot->model;
+    for (int b = 0; b < m->nbody; b++) {
+      const kn_mb_body* B = &m->bodies[b];
+      if (B->nv != 1) continue;
+      tr->q[B->q_adr] = md->qpos[map[k].qadr[B->v_adr]];
+      tr->v[B->v_adr] = md->qvel[map[k].vadr[B->v_adr]];
+    }
+    kn_error e = {0};
+    if (kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, md->time + mm->opt.timestep,
+                        tr->q, tr->v, tr->buf, &e) != KN_OK) {
+      snprintf(err, errsz, "%s", e.msg);
+      return 0;
+    }
+    const kn_mb_actuation* act = &tr->buf->act;
+    for (int i = 0; i < m->nv; i++) {
+      if (map[k].vadr[i] < 0) continue;
+      double kd = act->kd ? act->kd[i] : 0, vr = act->v_ref ? act->v_ref[i] : 0;
+      md->qfrc_applied[map[k].vadr[i]] = (act->tau0 ? act->tau0[i] : 0) + kd * vr;
+      if (map[k].act[i] >= 0) md->ctrl[map[k].act[i]] = act->q_ref ? act->q_ref[i] : 0;
+    }
+  }
+  return 1;
+}
+
+int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* xml_out, kb_contact_result* out,
+                      char* err, size_t errsz) {
+  memset(out, 0, sizeof *out);
+  kn_error e = {0};
+  kn_scene* sc = NULL;
+  kn_world* w = NULL;
+  if (kn_scene_load(scene_path, &sc, &e) != KN_OK || kn_world_create(sc, &w, &e) != KN_OK) {
+    snprintf(err, errsz, "%s", e.msg);
+    kn_scene_free(sc);
+    return 0;
+  }
+  /* the controllers' gains and the initial references, as knead's first step sees them */
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    if (tr->nctrl)
+      kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, tr->robot->model, tr->data,
+                      sc->time_step, tr->q, tr->v, tr->buf, &e);
+  }
+  char* xml = world_mjcf(w, err, errsz);
+  mjModel* mm = NULL;
+  if (xml) {
+    if (xml_out) {
+      FILE* f = fopen(xml_out, "w");
+      if (f) fputs(xml, f), fclose(f);
+    }
+    mjVFS* vfs = calloc(1, sizeof(mjVFS)); /* ~2 MB in 2.2.2 */
+    mj_defaultVFS(vfs);
+    int n = (int)strlen(xml);
+    mj_makeEmptyFileVFS(vfs, "knead_contact.xml", n);
+    memcpy(vfs->filedata[vfs->nfile - 1], xml, (size_t)n);
+    char msg[1000] = "";
+    mm = mj_loadXML("knead_contact.xml", vfs, msg, sizeof msg);
+    mj_deleteVFS(vfs);
+    free(vfs);
+    if (!mm) snprintf(err, errsz, "mj_loadXML: %s", msg);
+  }
+  free(xml);
+  tree_map* map = calloc((size_t)w->ntree, sizeof *map);
+  int ok = mm && map;
+  int obj_q = -1; /* qpos of the first free object */
+  for (int k = 0; ok && k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    map[k].qadr = malloc((size_t)(m->nv + 1) * sizeof(int));
+    map[k].vadr = malloc((size_t)(m->nv + 1) * sizeof(int));
+    map[k].act = malloc((size_t)(m->nv + 1) * sizeof(int));
+    map[k].free_q = -1;
+    for (int i = 0; i < m->nv; i++) map[k].qadr[i] = map[k].vadr[i] = map[k].act[i] = -1;
+    for (int b = 0; b < m->nbody; b++) {
+      const kn_mb_body* B = &m->bodies[b];
+      if (B->nv == 0) continue;
+      char name[512];
+      snprintf(name, sizeof name, "t%d/%s", k, jname(B));
+      int j = mj_name2id(mm, mjOBJ_JOINT, name);
+      if (j < 0) continue;
+      if (B->jtype == KN_JOINT_FLOATING) {
+        map[k].free_q = mm->jnt_qposadr[j];
+        if (obj_q < 0 && w->trees[k].object >= 0) obj_q = map[k].free_q;
+        continue;
+      }
+      map[k].qadr[B->v_adr] = mm->jnt_qposadr[j];
+      map[k].vadr[B->v_adr] = mm->jnt_dofadr[j];
+      map[k].act[B->v_adr] = mj_name2id(mm, mjOBJ_ACTUATOR, name);
+    }
+  }
+  mjData* md = ok ? mj_makeData(mm) : NULL;
+  /* initial state: knead's q0 (1-DoF joints) and body poses (floating roots) */
+  kn_world_tree* trees = w->trees;
+  double* q_init = ok ? malloc((size_t)mm->nq * sizeof(double)) : NULL;
+  if (ok) {
+    memcpy(q_init, mm->qpos0, (size_t)mm->nq * sizeof(double));
+    for (int k = 0; k < w->ntree; k++) {
+      const kn_mb_model* m = trees[k].robot->model;
+      kn_mb_kinematics(m, trees[k].q, NULL, trees[k].data);
+      for (int b = 0; b < m->nbody; b++) {
+        const kn_mb_body* B = &m->bodies[b];
+        if (B->nv == 1 && map[k].qadr[B->v_adr] >= 0) q_init[map[k].qadr[B->v_adr]] = trees[k].q[B->q_adr];
+        if (B->jtype == KN_JOINT_FLOATING && map[k].free_q >= 0) {
+          const kn_pose* X = &trees[k].data->X_wb[b];
+          memcpy(q_init + map[k].free_q, X->p, 3 * sizeof(double));
+          kn_quat_from_mat3(X->R, q_init + map[k].free_q + 3);
+        }
+      }
+    }
+  }
+  long ns = steps > 0 ? steps : kn_world_total_steps(w);
+  double* t = ok ? malloc((size_t)(ns * runs) * sizeof *t) : NULL;
+  long n = 0, iters = 0, neval = 0, contacts = 0;
+  for (int r = 0; ok && r < runs; r++) {
+    mj_resetData(mm, md);
+    memcpy(md->qpos, q_init, (size_t)mm->nq * sizeof(double));
+    mj_forward(mm, md);
+    double x0 = obj_q >= 0 ? md->qpos[obj_q] : 0, z0 = obj_q >= 0 ? md->qpos[obj_q + 2] : 0;
+    for (long s = 0; ok && s < ns; s++) {
+      if (!(ok = drive(w, map, mm, md, err, errsz))) break;
+      double t0 = kn_wall_time();
+      mj_step(mm, md);
+      double t1 = kn_wall_time();
+      t[n++] = (t1 - t0) * 1e6;
+      int it = md->solver_iter, ev = 0;
+      for (int i = 0; i < it && i < mjNSOLVER; i++) ev += md->solver[i].neval;
+      iters += it, neval += ev, contacts += md->ncon;
+      if (it > out->iter_max) out->iter_max = it;
+      if (ev > out->ls_max) out->ls_max = ev;
+      if (md->ncon > out->contacts_max) out->contacts_max = md->ncon;
+    }
+    for (int i = 0; ok && i < mm->nv; i++)
+      if (!isfinite(md->qvel[i])) {
+        snprintf(err, errsz, "MuJoCo diverged (qvel[%d] not finite)", i);
+        ok = 0;
+      }
+    if (obj_q >= 0) out->object_dx = md->qpos[obj_q] - x0, out->object_dz = md->qpos[obj_q + 2] - z0;
+  }
+  if (ok && n > 0) {
+    out->ok = 1;
+    out->steps = n;
+    out->runs = runs;
+    out->iter_mean = (double)iters / (double)n;
+    out->ls_mean = (double)neval / (double)n;
+    out->contacts_mean = (double)contacts / (double)n;
+    kb_contact_summarize(t, n, out);
+  }
+  free(t);
+  free(q_init);
+  for (int k = 0; map && k < w->ntree; k++) free(map[k].qadr), free(map[k].vadr), free(map[k].act);
+  free(map);
+  if (md) mj_deleteData(md);
+  if (mm) mj_deleteModel(mm);
+  kn_world_free(w);
+  kn_scene_free(sc);
+  return out->ok;
+}
+
+#endif
