@@ -5,6 +5,7 @@
 #include "common/common.h"
 #include "multibody/multibody.h"
 #include "contact/contact.h"
+#include "sap/sap.h"
 #include "urdf/urdf.h"
 #include "controllers/controllers.h"
 #include "sim/sim.h"

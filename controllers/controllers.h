@@ -183,7 +183,9 @@ void kn_ctrl_buffers_reset(kn_ctrl_buffers* b);
  * effort limit) when gravity compensation is on. Gravity torques are computed once, through
  * kn_mb_kinematics(m, q, NULL, d) (so d's kinematics are left at (q, v = 0)). KN_ERR_INVALID
  * when two controllers claim the same dof, or a controller's dofs do not fit m (naming the
- * controller). No allocation. Pass out->act to kn_mb_step. v is reserved (may be NULL). */
+ * controller). No allocation. Pass out->act to kn_mb_step. v is reserved (may be NULL).
+ * q NULL: the caller has already run kn_mb_kinematics(m, q, v or NULL, d) at this q, and gravity
+ * compensation reads d's poses as they are (d's kinematics are then left untouched). */
 kn_status kn_ctrl_compute(const kn_controller* const* cs, int nc, const kn_mb_model* m, kn_mb_data* d, double t,
                           const double* q, const double* v, kn_ctrl_buffers* out, kn_error* err);
 

@@ -358,7 +358,9 @@ kn_status kn_ctrl_compute(const kn_controller* const* cs, int nc, const kn_mb_mo
 
   /*---- gravity compensation: g(q) by RNEA at v = 0, once for the tree ----*/
   if (need_gravity) {
-    kn_mb_kinematics(m, q, NULL, d);
+    /* q NULL: d's poses are the caller's, already at q (the SAP step shares them, one kinematics
+     * pass per step); gravity torques read only the poses, never the velocities */
+    if (q) kn_mb_kinematics(m, q, NULL, d);
     kn_mb_gravity_torques(m, d, out->tau_g);
   }
 

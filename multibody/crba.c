@@ -1,11 +1,12 @@
 /* The joint-space mass matrix by the composite rigid body algorithm (RBDA §6.2). Composite
  * inertias and motion subspaces are taken in world axes about the world origin (as MuJoCo's
- * mj_crb does), kept compact as (m, h = m c, I_o): subtrees then add without transforms. */
+ * mj_crb does), kept compact as (m, h = m c, I_o): subtrees then add without transforms. The
+ * bodies' world inertias and subspaces come from kn_mb_kinematics' cache (mb_internal.h). */
 #include <string.h>
 
 #include "multibody/mb_internal.h"
 
-enum { CI_M = 0, CI_H = 1, CI_I = 4, CI_SIZE = 13 };
+enum { CI_M = MB_CI_M, CI_H = MB_CI_H, CI_I = MB_CI_I, CI_SIZE = MB_CI_SIZE };
 
 /* F = Ic s for a motion vector s: n = I_o s_w + h x s_v, f = m s_v - h x s_w */
 static inline void composite_apply(const double* Ic, const double s[6], double F[6]) {
@@ -20,26 +21,29 @@ static inline void composite_apply(const double* Ic, const double s[6], double F
 // (X_wb) => M (nv x nv, row-major, symmetric), RBDA Table 6.2: M_ij = S_i^T Ic_j S_j for i an
 // ancestor dof of j (or on the same body), zero otherwise
 void kn_mb_mass_matrix(const kn_mb_model* m, kn_mb_data* d, double* M) {
-  int nv = m->nv;
-  double* Ic = d->work;                    /* CI_SIZE per body */
-  double* Sw = Ic + CI_SIZE * m->nbody;    /* 6 per dof, world */
+  int nv = m->nv, nb = m->nbody;
+  mb_cache cache = mb_cache_of(d);
+  double* Ic = d->work; /* CI_SIZE per body: the composite inertias, from the bodies' own */
+  const double* Sw = cache.Sw;
   memset(M, 0, (size_t)nv * (size_t)nv * sizeof *M);
-  for (int i = 0; i < m->nbody; i++) {
-    const kn_mb_body* b = &m->bodies[i];
-    double* I = Ic + CI_SIZE * i;
-    mb_inertia_world(b, &d->X_wb[i], &I[CI_M], I + CI_H, I + CI_I);
-    for (int k = 0; k < b->nv; k++) mb_motion_to_world(&d->X_wb[i], d->S + 6 * (b->v_adr + k), Sw + 6 * (b->v_adr + k));
-  }
-  for (int i = m->nbody - 1; i >= 0; i--) {
+  memcpy(Ic, cache.Iw, (size_t)nb * CI_SIZE * sizeof *Ic);
+  for (int i = nb - 1; i >= 0; i--) {
     const kn_mb_body* b = &m->bodies[i];
     const double* Ici = Ic + CI_SIZE * i;
     for (int a = 0; a < b->nv; a++) {
       int col = b->v_adr + a;
       double F[6];
       composite_apply(Ici, Sw + 6 * col, F);
-      for (int j = i; j >= 0; j = m->bodies[j].parent) {
+      /* the body's own dofs from a on, then every ancestor's (RBDA Table 6.2's inner loop) */
+      for (int c = a; c < b->nv; c++) {
+        int row = b->v_adr + c;
+        double val = mb_dot6(Sw + 6 * row, F);
+        M[row * nv + col] = val;
+        M[col * nv + row] = val;
+      }
+      for (int j = b->parent; j >= 0; j = m->bodies[j].parent) {
         const kn_mb_body* bj = &m->bodies[j];
-        for (int c = (j == i ? a : 0); c < bj->nv; c++) {
+        for (int c = 0; c < bj->nv; c++) {
           int row = bj->v_adr + c;
           double val = mb_dot6(Sw + 6 * row, F);
           M[row * nv + col] = val;

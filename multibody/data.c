@@ -38,7 +38,8 @@ kn_mb_data* kn_mb_data_create(const kn_mb_model* m) {
   if (!d) return NULL;
   d->nbody = m->nbody;
   d->nv = m->nv;
-  d->nwork = mb_algo_size(m->nbody, m->nv) + mb_step_size(m->nq, m->nv, m->ncoupler);
+  d->nwork = mb_algo_size(m->nbody, m->nv) + mb_step_size(m->nq, m->nv, m->ncoupler) +
+             mb_cache_size(m->nbody, m->nv);
   d->X_pb = kn_calloc((size_t)m->nbody, sizeof *d->X_pb);
   d->X_wb = kn_calloc((size_t)m->nbody, sizeof *d->X_wb);
   d->V = kn_calloc(6 * (size_t)m->nbody, sizeof *d->V);

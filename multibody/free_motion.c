@@ -28,7 +28,7 @@ kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q
   if (!(dt > 0) || !isfinite(dt))
     return kn_fail(err, KN_ERR_INVALID, "kn_mb_free_motion: model '%s': time step %g; expected finite and > 0",
                    name, dt);
-  kn_mb_kinematics(m, q, v, d);
+  if (q) kn_mb_kinematics(m, q, v, d); /* else the caller's, already at (q_n, v_n) */
   if (nv == 0) return KN_OK;
   kn_mb_mass_matrix(m, d, A);
   double* L = scratch;

@@ -29,8 +29,10 @@ void mb_joint_transform(const kn_mb_body* b, const double* q, kn_pose* X) {
   }
 }
 
-// (q, v) => (X_pb, X_wb, V): X_pb = X_pj X_JB(q); V_i = X_{i,parent} V_parent + S_i v_i (RBDA eq. 4.2)
+// (q, v) => (X_pb, X_wb, V): X_pb = X_pj X_JB(q); V_i = X_{i,parent} V_parent + S_i v_i (RBDA eq. 4.2),
+// plus the world-frame inertias, velocities and motion subspaces of the cache (mb_internal.h)
 void kn_mb_kinematics(const kn_mb_model* m, const double* q, const double* v, kn_mb_data* d) {
+  mb_cache cache = mb_cache_of(d);
   for (int i = 0; i < m->nbody; i++) {
     const kn_mb_body* b = &m->bodies[i];
     kn_pose* Xpb = &d->X_pb[i];
@@ -57,6 +59,15 @@ void kn_mb_kinematics(const kn_mb_model* m, const double* q, const double* v, kn
       kn_pose_mul(&d->X_wb[b->parent], Xpb, &d->X_wb[i]);
       mb_motion_to_body(Xpb, d->V + 6 * b->parent, Vi);
       for (int k = 0; k < 6; k++) Vi[k] += vJ[k];
+    }
+    const kn_pose* Xw = &d->X_wb[i];
+    double* Ic = cache.Iw + MB_CI_SIZE * i;
+    mb_inertia_world(b, Xw, &Ic[MB_CI_M], Ic + MB_CI_H, Ic + MB_CI_I);
+    mb_subspace_to_world(b, Xw, d->S, cache.Sw);
+    if (v) {
+      mb_motion_to_world(Xw, Vi, cache.Vw + 6 * i);
+    } else {
+      for (int k = 0; k < 6; k++) cache.Vw[6 * i + k] = 0;
     }
   }
 }

@@ -17,8 +17,8 @@
 /*---- work layout ----*/
 
 /* Per-body and per-dof sizes of the algorithm region of d->work (shared by CRBA, RNEA, ABA;
- * these never call one another). ABA is the largest: IA 36, pA 6, c 6, a 6, V 6, Dinv 36 per
- * body, world S 6, U 6 and u 1 per dof. kn_mb_step's own buffers follow this region. */
+ * these never call one another). ABA is the largest: IA 21 (packed), pA 6, c 6, a 6, Dinv 36
+ * per body, U 6 and u 1 per dof (75 and 7 used of 96 and 13: the slack keeps step.c's offsets). kn_mb_step's own buffers follow this region. */
 #define MB_ALGO_PER_BODY 96
 #define MB_ALGO_PER_DOF 13
 
@@ -31,6 +31,29 @@ static inline size_t mb_algo_size(int nbody, int nv) {
 static inline size_t mb_step_size(int nq, int nv, int nc) {
   return 5 * (size_t)nv * (size_t)nv + 13 * (size_t)nv + 2 * (size_t)nq + 1 + 2 * (size_t)nc * (size_t)nv +
          (size_t)nc * (size_t)nc + 2 * (size_t)nc;
+}
+
+/* The kinematics cache: world-frame quantities that kn_mb_kinematics derives from each body's
+ * pose and velocity, so that CRBA and ABA start from them (as MuJoCo's mj_comPos/mj_comVel
+ * prepare cinert/cdof/cvel for mj_crb/mj_rne). It sits at the end of d->work, after the
+ * algorithm and step regions, so no algorithm's scratch overwrites it. Per body: the compact
+ * inertia in world axes about the world origin (m, h = m c_w, I_o: 13) and the velocity in
+ * world axes about the world origin (6); per dof the motion subspace likewise (6). */
+enum { MB_CI_M = 0, MB_CI_H = 1, MB_CI_I = 4, MB_CI_SIZE = 13 };
+static inline size_t mb_cache_size(int nbody, int nv) {
+  return (size_t)nbody * (MB_CI_SIZE + 6) + (size_t)nv * 6;
+}
+typedef struct {
+  double* Iw; /* MB_CI_SIZE per body */
+  double* Vw; /* 6 per body */
+  double* Sw; /* 6 per dof */
+} mb_cache;
+static inline mb_cache mb_cache_of(const kn_mb_data* d) {
+  mb_cache c;
+  c.Iw = d->work + d->nwork - mb_cache_size(d->nbody, d->nv);
+  c.Vw = c.Iw + (size_t)d->nbody * MB_CI_SIZE;
+  c.Sw = c.Vw + (size_t)d->nbody * 6;
+  return c;
 }
 
 /*---- 3-vectors ----*/
@@ -142,6 +165,31 @@ static inline void mb_inertia_world(const kn_mb_body* b, const kn_pose* X, doubl
     }
   *m = mass;
   h[0] = mass * cw[0], h[1] = mass * cw[1], h[2] = mass * cw[2];
+}
+
+/* The motion subspace of body b's dofs (body frame, rows of S) in world axes about the world
+ * origin, written to Sw + 6 v_adr. A revolute axis a gives [r; p x r] with r = R a, a prismatic
+ * one [0; r]; an axis along z (as in most URDFs) makes r a column of R, with no product. */
+static inline void mb_subspace_to_world(const kn_mb_body* b, const kn_pose* X, const double* S, double* Sw) {
+  double* s = Sw + 6 * b->v_adr;
+  if (b->jtype == KN_JOINT_REVOLUTE || b->jtype == KN_JOINT_CONTINUOUS || b->jtype == KN_JOINT_PRISMATIC) {
+    const double* ax = b->axis;
+    double r[3];
+    if (ax[0] == 0 && ax[1] == 0 && ax[2] == 1) {
+      r[0] = X->R[2], r[1] = X->R[5], r[2] = X->R[8];
+    } else {
+      mb_rot(X->R, ax, r);
+    }
+    if (b->jtype == KN_JOINT_PRISMATIC) {
+      s[0] = s[1] = s[2] = 0;
+      s[3] = r[0], s[4] = r[1], s[5] = r[2];
+    } else {
+      s[0] = r[0], s[1] = r[1], s[2] = r[2];
+      mb_cross(X->p, r, s + 3);
+    }
+    return;
+  }
+  for (int k = 0; k < b->nv; k++) mb_motion_to_world(X, S + 6 * (b->v_adr + k), s + 6 * k);
 }
 
 /* X_JB(q) of one joint: the motion of the body frame in the joint frame. */

@@ -191,7 +191,8 @@ kn_status kn_mb_step(const kn_mb_model* m, kn_mb_data* d, double* q, double* v, 
  * compensation, not the PD terms), dt) => A = M(q_n) + dt diag(damping) (nv x nv row-major) and
  * the free-motion velocity v* with A (v* - v_n) = dt (tau - c(q_n, v_n) - D v_n) (digest §1.2).
  * Leaves d's kinematics at (q_n, v_n). scratch holds nv * nv + nv doubles. KN_ERR_NUMERIC when
- * A is not positive definite or v* is not finite. */
+ * A is not positive definite or v* is not finite. q NULL: d already holds kn_mb_kinematics(m, q_n,
+ * v_n, d) (the caller shares one kinematics pass with the controllers) and is used as it is. */
 kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
                             const double* tau, double dt, double* A, double* v_star, double* scratch,
                             kn_error* err);

@@ -183,22 +183,21 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
 kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, double* const* off, kn_error* err) {
   int n = ls->n;
   if (!ls->sparse) {
+    /* the lower triangle only: the diagonal blocks come with only theirs (solver.c), and
+     * kn_chol_factor / kn_chol_solve (LAPACK 'L') read nothing else; the rest stays 0 */
     double* H = ls->H;
     memset(H, 0, (size_t)n * (size_t)n * sizeof(double));
     for (int c = 0; c < ls->num_blocks; c++) {
       int nc = ls->size[c], oc = ls->offset[c];
       for (int i = 0; i < nc; i++)
-        for (int j = 0; j < nc; j++) H[(size_t)(oc + i) * (size_t)n + (size_t)(oc + j)] = diag[c][i * nc + j];
+        memcpy(H + (size_t)(oc + i) * (size_t)n + oc, diag[c] + (size_t)i * (size_t)nc, (size_t)(i + 1) * sizeof(double));
     }
     for (int k = 0; k < ls->num_pairs; k++) {
       int a = ls->pair[2 * k], b = ls->pair[2 * k + 1];
       int na = ls->size[a], nb = ls->size[b], oa = ls->offset[a], ob = ls->offset[b];
+      /* a < b: block (b, a) of the lower triangle is off[k]^T */
       for (int i = 0; i < na; i++)
-        for (int j = 0; j < nb; j++) {
-          double h = off[k][i * nb + j];
-          H[(size_t)(oa + i) * (size_t)n + (size_t)(ob + j)] = h;
-          H[(size_t)(ob + j) * (size_t)n + (size_t)(oa + i)] = h;
-        }
+        for (int j = 0; j < nb; j++) H[(size_t)(ob + j) * (size_t)n + (size_t)(oa + i)] = off[k][i * nb + j];
     }
     return kn_chol_factor(H, n, err);
   }

@@ -42,6 +42,12 @@ struct kn_sap_solver {
   double *v, *vstar, *grad, *dv, *p, *dp, *j, *D, *vtmp;
   /* per constraint rows: v_c, dv_c, gamma, previous gamma, G (rows^2 in a KN_SAP_MAX_ROWS^2 slot) */
   double *vc, *dvc, *gamma, *gamma_prev, *G, *w;
+  /* per constraint: its parameters (kn_sap_constraint_self, cached), and for a 1-row constraint on
+   * one clique whose J row has a single non-zero (PD, joint limit): that dof's reduced index and
+   * the entry, else sdof = -1 (the single-dof fast path of apply_J, apply_JT and assemble_H) */
+  const void** self;
+  int* sdof;
+  double* sval;
   unsigned char* data; /* per-solve data, KN_SAP_MAX_DATA bytes per constraint */
   double *Hdiag_store, *Hoff_store;
   double **Hdiag, **Hoff;
@@ -77,9 +83,9 @@ typedef struct {
 static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, int n, int npairs, size_t hdiag,
                            size_t hoff, kn_error* err) {
   size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = (size_t)KN_SAP_MAX_ROWS * nc;
-  size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + nc;
-  size_t reals = 10 * (size_t)n + 4 * m + (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + nc + hdiag + hoff;
-  size_t ptrs = (size_t)np + (size_t)npairs;
+  size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + 2 * nc;
+  size_t reals = 10 * (size_t)n + 4 * m + (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + 2 * nc + hdiag + hoff;
+  size_t ptrs = (size_t)np + (size_t)npairs + nc;
   size_t need = ints * sizeof(int) + 16 + reals * sizeof(double) + ptrs * sizeof(double*) + 16 +
                 nc * KN_SAP_MAX_DATA + 16;
   if (need > s->bytes) {
@@ -110,10 +116,12 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(gamma_prev, double, m);
   CARVE(G, double, (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc);
   CARVE(w, double, nc);
+  CARVE(sval, double, nc);
   CARVE(Hdiag_store, double, hdiag);
   CARVE(Hoff_store, double, hoff);
   CARVE(Hdiag, double*, np);
   CARVE(Hoff, double*, npairs);
+  CARVE(self, const void*, nc);
   at = (unsigned char*)(((uintptr_t)at + 15) & ~(uintptr_t)15);
   CARVE(data, unsigned char, nc * KN_SAP_MAX_DATA);
   CARVE(pidx, int, ncl);
@@ -123,6 +131,7 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(poff, int, ncl);
   CARVE(pairs, int, 2 * (size_t)npairs);
   CARVE(cpair, int, nc);
+  CARVE(sdof, int, nc);
 #undef CARVE
   return KN_OK;
 }
@@ -145,19 +154,44 @@ static void apply_A(const ctx* c, const double* x, double* y) {
   }
 }
 
+/* y1 = A x1 and y2 = A x2 in one pass over A (each sum in apply_A's order, so bitwise the same) */
+static void apply_A2(const ctx* c, const double* x1, double* y1, const double* x2, double* y2) {
+  for (int k = 0; k < c->np; k++) {
+    int q = c->s->part[k], nq = c->prob->cliques[q].nv, o = c->s->roff[q];
+    const double* A = clique_A(c->prob, q);
+    for (int r = 0; r < nq; r++) {
+      double s1 = 0, s2 = 0;
+      for (int t = 0; t < nq; t++) {
+        s1 += A[r * nq + t] * x1[o + t];
+        s2 += A[r * nq + t] * x2[o + t];
+      }
+      y1[o + r] = s1;
+      y2[o + r] = s2;
+    }
+  }
+}
+
 /* v_c,i = J_i x for every constraint (out: 3 slots per constraint) */
 static void apply_J(const ctx* c, const double* x, double* out) {
   const kn_sap_problem* p = c->prob;
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     double* vc = out + KN_SAP_MAX_ROWS * i;
+    if (c->s->sdof[i] >= 0) {
+      /* the dense sum below is 0 + (+-0) + ... + J_a x_a + ... = 0 + J_a x_a exactly (finite x) */
+      vc[0] = 0.0 + c->s->sval[i] * x[c->s->sdof[i]];
+      continue;
+    }
     for (int r = 0; r < k->rows; r++) vc[r] = 0;
     for (int s = 0; s < 2; s++) {
       if (k->clique[s] < 0) continue;
       int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
       const double* J = con_J(p, i, s);
-      for (int r = 0; r < k->rows; r++)
-        for (int t = 0; t < nq; t++) vc[r] += J[r * nq + t] * x[o + t];
+      for (int r = 0; r < k->rows; r++) {
+        double sum = vc[r]; /* a local sum: vc may alias J or x as far as the compiler knows */
+        for (int t = 0; t < nq; t++) sum += J[r * nq + t] * x[o + t];
+        vc[r] = sum;
+      }
     }
   }
 }
@@ -169,6 +203,11 @@ static void apply_JT(const ctx* c, const double* gamma, double* y) {
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     const double* g = gamma + KN_SAP_MAX_ROWS * i;
+    if (c->s->sdof[i] >= 0) {
+      /* the zero entries of J would add +-0 to entries that are never -0 (they start at +0) */
+      y[c->s->sdof[i]] += c->s->sval[i] * g[0];
+      continue;
+    }
     for (int s = 0; s < 2; s++) {
       if (k->clique[s] < 0) continue;
       int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
@@ -199,7 +238,7 @@ static double eval_constraints(const ctx* c, const double* vc, double* gamma, do
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     double li = 0;
-    k->ops->eval(kn_sap_constraint_self(p, i), c->s->data + (size_t)i * KN_SAP_MAX_DATA, vc + KN_SAP_MAX_ROWS * i, &li,
+    k->ops->eval(c->s->self[i], c->s->data + (size_t)i * KN_SAP_MAX_DATA, vc + KN_SAP_MAX_ROWS * i, &li,
                  gamma + KN_SAP_MAX_ROWS * i, G ? G + GSLOT * i : NULL);
     l += li;
   }
@@ -213,18 +252,23 @@ static double eval_all(const ctx* c) {
   double lR = eval_constraints(c, s->vc, s->gamma, s->G);
   double* dvs = s->vtmp;
   for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
-  apply_A(c, dvs, s->grad);
+  apply_A2(c, dvs, s->grad, s->v, s->p);
   double lA = 0.5 * dot(dvs, s->grad, c->n);
-  apply_A(c, s->v, s->p);
   apply_JT(c, s->gamma, s->j);
   for (int k = 0; k < c->n; k++) s->grad[k] -= s->j[k];
   return lA + lR;
 }
 
 //---- Hessian H = A + sum_i J_i^T G_i J_i in clique blocks ----
+/* Only the lower triangle of the diagonal blocks is assembled: both factorizations read nothing
+ * else (kn_chol_factor/solve and LAPACK 'L' on the dense path, the lower CSC on CHOLMOD's). */
 
-/* out (na x nb) += Ja^T G Jb with Ja rows x na, Jb rows x nb, G rows x rows */
-static void add_JtGJ(const double* Ja, int na, const double* G, const double* Jb, int nb, int rows, double* out) {
+/* out (na x nb) += Ja^T G Jb with Ja rows x na, Jb rows x nb, G rows x rows; lower = 1 (a diagonal
+ * block, Ja = Jb): only the entries (a, t) with t <= a. Inlined by add_JtGJ with rows a constant
+ * for contacts (3), so that the row sums unroll and the column loops vectorize; every sum keeps
+ * the order 0 + x_0 + x_1 + ..., so the result does not depend on which copy ran. */
+static inline void JtGJ_rows(const double* Ja, int na, const double* G, const double* Jb, int nb, const int rows,
+                             int lower, double* out) {
   double GJ[KN_SAP_MAX_ROWS * 64];
   for (int t0 = 0; t0 < nb; t0 += 64) {
     int tn = nb - t0 < 64 ? nb - t0 : 64;
@@ -242,13 +286,23 @@ static void add_JtGJ(const double* Ja, int na, const double* G, const double* Jb
         any |= ja[r] != 0;
       }
       if (!any) continue;
-      for (int t = 0; t < tn; t++) {
+      int te = lower ? (a + 1 - t0 < tn ? a + 1 - t0 : tn) : tn;
+      double* o = out + a * nb + t0;
+      for (int t = 0; t < te; t++) {
         double sum = 0;
         for (int r = 0; r < rows; r++) sum += ja[r] * GJ[r * 64 + t];
-        out[a * nb + t0 + t] += sum;
+        o[t] += sum;
       }
     }
   }
+}
+
+static void add_JtGJ(const double* Ja, int na, const double* G, const double* Jb, int nb, int rows, int lower,
+                     double* out) {
+  if (rows == 3)
+    JtGJ_rows(Ja, na, G, Jb, nb, 3, lower, out);
+  else
+    JtGJ_rows(Ja, na, G, Jb, nb, rows, lower, out);
 }
 
 static void assemble_H(const ctx* c) {
@@ -265,17 +319,27 @@ static void assemble_H(const ctx* c) {
   for (int i = 0; i < c->nc; i++) {
     const kn_sap_constraint* k = &p->constraints[i];
     const double* G = s->G + GSLOT * i;
+    if (s->sdof[i] >= 0) {
+      /* J = j e_a: J^T G J is the single entry j (G j) at (a, a). add_JtGJ would add
+       * 0 + j (0 + G j) there and +0 to the rest of row a (turning a -0 into +0): the same here. */
+      int q = k->clique[0], nq = p->cliques[q].nv, a = s->sdof[i] - s->roff[q];
+      double* row = s->Hdiag[s->pidx[q]] + (size_t)a * (size_t)nq;
+      double j = s->sval[i];
+      for (int t = 0; t < a; t++) row[t] += 0.0;
+      row[a] += 0.0 + j * (0.0 + G[0] * j);
+      continue;
+    }
     for (int t = 0; t < 2; t++) {
       if (k->clique[t] < 0) continue;
       int q = k->clique[t], nq = p->cliques[q].nv;
-      add_JtGJ(con_J(p, i, t), nq, G, con_J(p, i, t), nq, k->rows, s->Hdiag[s->pidx[q]]);
+      add_JtGJ(con_J(p, i, t), nq, G, con_J(p, i, t), nq, k->rows, 1, s->Hdiag[s->pidx[q]]);
     }
     if (k->clique[1] >= 0) {
       /* the pair block is stored with the lower participating index first; G is symmetric */
       int a = 0, b = 1;
       if (s->pidx[k->clique[0]] > s->pidx[k->clique[1]]) a = 1, b = 0;
       int qa = k->clique[a], qb = k->clique[b];
-      add_JtGJ(con_J(p, i, a), p->cliques[qa].nv, G, con_J(p, i, b), p->cliques[qb].nv, k->rows,
+      add_JtGJ(con_J(p, i, a), p->cliques[qa].nv, G, con_J(p, i, b), p->cliques[qb].nv, k->rows, 0,
                s->Hoff[s->cpair[i]]);
     }
   }
@@ -296,12 +360,21 @@ static void line_eval(const ctx* c, const line* L, double alpha, double* l, doub
     const kn_sap_constraint* k = &p->constraints[i];
     double vc[KN_SAP_MAX_ROWS], g[KN_SAP_MAX_ROWS], G[KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS], li = 0;
     const double* dvc = s->dvc + KN_SAP_MAX_ROWS * i;
-    for (int r = 0; r < k->rows; r++) vc[r] = s->vc[KN_SAP_MAX_ROWS * i + r] + alpha * dvc[r];
-    k->ops->eval(kn_sap_constraint_self(p, i), s->data + (size_t)i * KN_SAP_MAX_DATA, vc, &li, g, G);
+    const int rows = k->rows;
+    if (rows == 1) { /* PD, limits: the loops below with one row, spelled out (same operations) */
+      vc[0] = s->vc[KN_SAP_MAX_ROWS * i] + alpha * dvc[0];
+      k->ops->eval(s->self[i], s->data + (size_t)i * KN_SAP_MAX_DATA, vc, &li, g, G);
+      lR += li;
+      dlR -= dvc[0] * g[0];
+      d2lR += dvc[0] * G[0] * dvc[0];
+      continue;
+    }
+    for (int r = 0; r < rows; r++) vc[r] = s->vc[KN_SAP_MAX_ROWS * i + r] + alpha * dvc[r];
+    k->ops->eval(s->self[i], s->data + (size_t)i * KN_SAP_MAX_DATA, vc, &li, g, G);
     lR += li;
-    for (int r = 0; r < k->rows; r++) {
+    for (int r = 0; r < rows; r++) {
       dlR -= dvc[r] * g[r];
-      for (int q = 0; q < k->rows; q++) d2lR += dvc[r] * G[r * k->rows + q] * dvc[q];
+      for (int q = 0; q < rows; q++) d2lR += dvc[r] * G[r * rows + q] * dvc[q];
     }
   }
   *l = L->lA0 + alpha * L->dp_dv0 + 0.5 * alpha * alpha * L->dAd + lR;
@@ -531,9 +604,19 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   }
   //---- per-constraint data, constant during Newton (§4.1.3) ----
   for (int i = 0; i < nc; i++) {
+    const kn_sap_constraint* k = &p->constraints[i];
+    s->self[i] = kn_sap_constraint_self(p, i);
     s->w[i] = kn_sap_delassus(p, i);
-    p->constraints[i].ops->make_data(kn_sap_constraint_self(p, i), p->dt, s->w[i],
-                                     s->data + (size_t)i * KN_SAP_MAX_DATA);
+    k->ops->make_data(s->self[i], p->dt, s->w[i], s->data + (size_t)i * KN_SAP_MAX_DATA);
+    /* the single-dof fast path: any 1-row constraint on one clique whose J has one non-zero */
+    s->sdof[i] = -1;
+    if (k->rows == 1 && k->clique[1] < 0) {
+      int q = k->clique[0], nq = p->cliques[q].nv, nz = 0, at = -1;
+      const double* J = con_J(p, i, 0);
+      for (int t = 0; t < nq; t++)
+        if (J[t] != 0) nz++, at = t;
+      if (nz == 1) s->sdof[i] = s->roff[q] + at, s->sval[i] = J[at];
+    }
   }
   //---- the linear solver ----
   int sparse = o.linear_solver == KN_SAP_LINEAR_SPARSE || (o.linear_solver == KN_SAP_LINEAR_AUTO && n > o.dense_max_nv);

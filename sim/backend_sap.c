@@ -328,13 +328,15 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   kn_status st;
   kn_sap_problem_reset(s->prob, dt);
 
-  /* a, c. controllers at t_n + dt, then the free motion (which leaves kinematics at (q_n, v_n)) */
+  /* a, c. one kinematics pass at (q_n, v_n) per tree, shared by the controllers at t_n + dt (their
+   * gravity compensation reads only the poses) and the free motion (q = NULL to both) */
   for (int k = 0; k < w->ntree; k++) {
     kn_world_tree* tr = &w->trees[k];
     const kn_mb_model* m = tr->robot->model;
     const double* tau = NULL;
+    kn_mb_kinematics(m, tr->q, m->nv > 0 ? tr->v : NULL, tr->data);
     if (tr->nctrl > 0) {
-      st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, tr->q, tr->v,
+      st = kn_ctrl_compute((const kn_controller* const*)tr->ctrls, tr->nctrl, m, tr->data, w->t + dt, NULL, tr->v,
                            tr->buf, err);
       if (st) return kn_error_prefix(err, "stage 1 (controllers) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
       const kn_mb_actuation* act = &tr->buf->act;
@@ -351,11 +353,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
         tau = s->tau;
       }
     }
-    if (m->nv == 0) {
-      kn_mb_kinematics(m, tr->q, NULL, tr->data);
-      continue;
-    }
-    st = kn_mb_free_motion(m, tr->data, tr->q, tr->v, tau, dt, s->A[k], s->v_star[k], s->scratch, err);
+    if (m->nv == 0) continue;
+    st = kn_mb_free_motion(m, tr->data, NULL, tr->v, tau, dt, s->A[k], s->v_star[k], s->scratch, err);
     if (st) return kn_error_prefix(err, "stage 1 (free motion) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
     st = kn_sap_add_clique(s->prob, m->nv, s->A[k], s->v_star[k], NULL, err);
     if (st) return kn_error_prefix(err, "stage 1 (free motion) of %s '%s': ", kn_sim_tree_kind(w, k), kn_sim_tree_name(w, k));
