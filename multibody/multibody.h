@@ -128,7 +128,8 @@ typedef struct {
 kn_mb_data* kn_mb_data_create(const kn_mb_model* m);
 void kn_mb_data_free(kn_mb_data* d);
 
-/* (q, v) => (X_pb, X_wb, V). v may be NULL (zero velocities). */
+/* (q, v) => (X_pb, X_wb, V, and the world-frame inertias, velocities and joint axes that CRBA and
+ * ABA read). v may be NULL (zero velocities). Every algorithm below needs it first. */
 void kn_mb_kinematics(const kn_mb_model* m, const double* q, const double* v, kn_mb_data* d);
 
 /* (X_wb) => X_wf: world pose of a frame given by X_bf on body b. */
@@ -142,13 +143,13 @@ void kn_mb_point_jacobian(const kn_mb_model* m, const kn_mb_data* d, int body, c
 
 /*---- dynamics ----*/
 
-/* (X_pb) => M (nv x nv, row-major, full symmetric), by the composite rigid body algorithm. */
+/* (kinematics) => M (nv x nv, row-major, full symmetric), by the composite rigid body algorithm. */
 void kn_mb_mass_matrix(const kn_mb_model* m, kn_mb_data* d, double* M);
 /* (X_pb, V, qdd) => tau = M qdd + C(q, v) v - g(q) (RNEA, with the model's gravity). qdd NULL = 0. */
 void kn_mb_inverse_dynamics(const kn_mb_model* m, kn_mb_data* d, const double* qdd, double* tau);
 /* (X_pb) => tau_g, the generalized forces that hold the tree still against gravity (RNEA, v = 0). */
 void kn_mb_gravity_torques(const kn_mb_model* m, kn_mb_data* d, double* tau_g);
-/* (X_pb, V, tau) => qdd by the articulated body algorithm. */
+/* (kinematics with v) => qdd by the articulated body algorithm. */
 void kn_mb_forward_dynamics(const kn_mb_model* m, kn_mb_data* d, const double* tau, double* qdd);
 
 /* (q, v) => q_dot = N(q) v */

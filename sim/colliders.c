@@ -2,7 +2,9 @@
  * collision scene built once, and the pairs that never touch. Drake filters a body against
  * itself and against the bodies it is jointed to, treats bodies welded together (FIXED joints) as
  * one body and everything welded to the world as the world; knead does the same, except across
- * FLOATING joints (a free object must touch the ground it "hangs" from). */
+ * FLOATING joints (a free object must touch the ground it "hangs" from). The robots' own collision
+ * filter groups (<drake:collision_filter_group>, kn_robot.filter_groups) and the scene's
+ * contact.exclude and contact.filter_groups remove further pairs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,25 @@ static int group_filtered(const kn_world* w, const kn_scene_contact* sc, const k
   return 0;
 }
 
+static int group_has_body(const kn_robot_filter_group* g, int body) {
+  for (int m = 0; m < g->nmember; m++)
+    if (g->members[m] == body) return 1;
+  return 0;
+}
+
+/* 1 when a filter group of the tree's robot holding body a ignores a group holding body b (the
+ * URDF's groups, applied like contact.filter_groups; their names were checked at load) */
+static int robot_group_filtered(const kn_robot* r, int a, int b) {
+  for (int g = 0; g < r->nfilter_group; g++) {
+    const kn_robot_filter_group* G = &r->filter_groups[g];
+    if (!group_has_body(G, a)) continue;
+    for (int i = 0; i < G->nignore; i++)
+      for (int h = 0; h < r->nfilter_group; h++)
+        if (strcmp(r->filter_groups[h].name, G->ignores[i]) == 0 && group_has_body(&r->filter_groups[h], b)) return 1;
+  }
+  return 0;
+}
+
 kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
   const kn_scene* s = w->scene;
   int n = 0;
@@ -225,6 +246,10 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
         skip = (name_matches(w, ci, a) && name_matches(w, cj, b)) || (name_matches(w, ci, b) && name_matches(w, cj, a));
       }
       if (!skip) skip = group_filtered(w, sc, ci, cj) || group_filtered(w, sc, cj, ci);
+      if (!skip && ci->tree == cj->tree) {
+        const kn_robot* r = w->trees[ci->tree].robot;
+        skip = robot_group_filtered(r, ci->body, cj->body) || robot_group_filtered(r, cj->body, ci->body);
+      }
       if (skip) kn_collision_exclude(w->collision, i, j);
     }
   }

@@ -1,5 +1,5 @@
 /* `knead info [--json] ROBOT.urdf`: what knead makes of a URDF: links, joints with limits, DoFs,
- * masses, mimic joints and every warning the loader raised. */
+ * masses, mimic joints, collision filter groups and every warning the loader raised. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +93,24 @@ static void print_json(const kn_robot* r, const char* path, const kn_diag* warni
   }
   printf("%s],\n  \"collision_geometries\": %d,\n  \"visual_geometries\": %d,\n", m->ncoupler ? "\n  " : "",
          count_geoms(r, KN_GEOM_COLLISION), count_geoms(r, KN_GEOM_VISUAL));
+  printf("  \"collision_filter_groups\": [");
+  for (int g = 0; g < r->nfilter_group; g++) {
+    const kn_robot_filter_group* G = &r->filter_groups[g];
+    printf("%s\n    {\"name\": ", g ? "," : "");
+    json_str(G->name);
+    printf(", \"members\": [");
+    for (int k = 0; k < G->nmember; k++) {
+      printf("%s", k ? ", " : "");
+      json_str(m->bodies[G->members[k]].name);
+    }
+    printf("], \"ignores\": [");
+    for (int k = 0; k < G->nignore; k++) {
+      printf("%s", k ? ", " : "");
+      json_str(G->ignores[k]);
+    }
+    printf("]}");
+  }
+  printf("%s],\n", r->nfilter_group ? "\n  " : "");
   printf("  \"missing_collision_meshes\": %d,\n  \"missing_visual_meshes\": %d,\n  \"warnings\": [",
          r->missing_collision_meshes, r->missing_visual_meshes);
   for (int k = 0; k < warnings->count; k++) {
@@ -143,6 +161,19 @@ static void print_text(const kn_robot* r, const char* path, const kn_diag* warni
       const kn_mb_coupler* k = &m->couplers[c];
       printf("  %s = %g * %s %+g\n", m->bodies[k->body].joint_name, k->multiplier, m->bodies[k->master].joint_name,
              k->offset);
+    }
+  }
+  if (r->nfilter_group) {
+    printf("collision filter groups:\n");
+    for (int g = 0; g < r->nfilter_group; g++) {
+      const kn_robot_filter_group* G = &r->filter_groups[g];
+      printf("  %s: members", G->name);
+      for (int k = 0; k < G->nmember; k++) printf("%s %s", k ? "," : "", m->bodies[G->members[k]].name);
+      if (!G->nmember) printf(" (none)");
+      printf("; ignores");
+      for (int k = 0; k < G->nignore; k++) printf("%s %s", k ? "," : "", G->ignores[k]);
+      if (!G->nignore) printf(" (none)");
+      printf("\n");
     }
   }
   if (warnings->count) {

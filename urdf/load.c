@@ -321,6 +321,56 @@ static kn_status add_geometry(kn_robot* r, const kn_ushim_model* u, const int* o
   return KN_OK;
 }
 
+//---- collision filter groups ----
+
+/* <drake:collision_filter_group>s => r->filter_groups with member links as body indices. Drake
+ * rejects a member that is not a link of the model and an ignored group that is not declared;
+ * so does knead, naming the file, the line and the group. r owns what is filled so far. */
+static kn_status add_filter_groups(kn_robot* r, const kn_ushim_model* u, const int* body_of, const char* src,
+                                   kn_error* err) {
+  if (u->nfilter_group == 0) return KN_OK;
+  r->filter_groups = kn_calloc((size_t)u->nfilter_group, sizeof *r->filter_groups);
+  if (!r->filter_groups) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  for (int i = 0; i < u->nfilter_group; i++) {
+    const kn_ushim_filter_group* ug = &u->filter_groups[i];
+    if (!ug->name[0])
+      return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group #%d has no name attribute", src, ug->line,
+                     i + 1);
+    for (int k = 0; k < i; k++)
+      if (strcmp(u->filter_groups[k].name, ug->name) == 0)
+        return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s' is declared twice (first at line %d)",
+                       src, ug->line, ug->name, u->filter_groups[k].line);
+    kn_robot_filter_group* g = &r->filter_groups[r->nfilter_group++];
+    g->name = kn_strdup(ug->name);
+    g->members = kn_calloc((size_t)(ug->nmember ? ug->nmember : 1), sizeof *g->members);
+    g->ignores = kn_calloc((size_t)(ug->nignore ? ug->nignore : 1), sizeof *g->ignores);
+    if (!g->name || !g->members || !g->ignores) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+    for (int m = 0; m < ug->nmember; m++) {
+      const char* link = ug->members[m];
+      if (!link[0])
+        return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s': member #%d has no link attribute",
+                       src, ug->line, ug->name, m + 1);
+      int l = 0;
+      while (l < u->nlink && strcmp(u->links[l].name, link) != 0) l++;
+      if (l == u->nlink)
+        return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s': member link '%s' is not a link of "
+                       "the robot", src, ug->line, ug->name, link);
+      g->members[g->nmember++] = body_of[l];
+    }
+    for (int k = 0; k < ug->nignore; k++) {
+      const char* name = ug->ignores[k];
+      int h = 0;
+      while (h < u->nfilter_group && strcmp(u->filter_groups[h].name, name) != 0) h++;
+      if (!name[0] || h == u->nfilter_group)
+        return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s' ignores group '%s', which is not a "
+                       "collision filter group of the file", src, ug->line, ug->name, name[0] ? name : "(no name)");
+      if (!(g->ignores[g->nignore] = kn_strdup(name))) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+      g->nignore++;
+    }
+  }
+  return KN_OK;
+}
+
 //---- loading ----
 
 static kn_status build(kn_robot* r, const kn_ushim_model* u, const char* base_dir, const kn_urdf_options* opt,
@@ -340,6 +390,7 @@ static kn_status build(kn_robot* r, const kn_ushim_model* u, const char* base_di
   if (st == KN_OK) warn_dropped_joints(r, u, src);
   if (st == KN_OK) st = add_couplers(r, u, body_of, src, err);
   if (st == KN_OK) st = add_geometry(r, u, order, &s, base_dir, src, err);
+  if (st == KN_OK) st = add_filter_groups(r, u, body_of, src, err);
   for (int i = 0; st == KN_OK && i < u->nnote; i++) kn_diag_add(&r->warnings, "%s: %s", src, u->notes[i]);
   free(order);
   free(body_of);

@@ -6,8 +6,18 @@
 
 #include "urdf/urdf_internal.h"
 
+static void filter_group_clear(kn_robot_filter_group* g) {
+  free(g->name);
+  free(g->members);
+  for (int k = 0; g->ignores && k < g->nignore; k++) free(g->ignores[k]);
+  free(g->ignores);
+  memset(g, 0, sizeof *g);
+}
+
 void kn_robot_free(kn_robot* r) {
   if (!r) return;
+  for (int i = 0; i < r->nfilter_group; i++) filter_group_clear(&r->filter_groups[i]);
+  free(r->filter_groups);
   kn_mb_model_free(r->model);
   for (int i = 0; i < r->ngeom; i++) kn_geometry_clear(&r->geoms[i]);
   free(r->geoms);
@@ -45,6 +55,37 @@ static int names_clash(const kn_mb_model* m, const kn_mb_model* child) {
   return 0;
 }
 
+/* "<pre><name>" malloc'd (pre may be NULL) */
+static char* prefixed(const char* pre, const char* name) {
+  size_t n = (pre ? strlen(pre) : 0) + strlen(name) + 1;
+  char* s = malloc(n);
+  if (s) snprintf(s, n, "%s%s", pre ? pre : "", name);
+  return s;
+}
+
+static int find_group(const kn_robot* r, const char* name) {
+  for (int i = 0; i < r->nfilter_group; i++)
+    if (strcmp(r->filter_groups[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* child's group g copied into dst with bodies shifted by body_offset and names prefixed by pre;
+ * 0 on allocation failure (dst then holds what was copied, for filter_group_clear) */
+static int copy_filter_group(kn_robot_filter_group* dst, const kn_robot_filter_group* g, int body_offset,
+                             const char* pre) {
+  memset(dst, 0, sizeof *dst);
+  dst->name = prefixed(pre, g->name);
+  dst->members = malloc((size_t)(g->nmember ? g->nmember : 1) * sizeof *dst->members);
+  dst->ignores = calloc((size_t)(g->nignore ? g->nignore : 1), sizeof *dst->ignores);
+  if (!dst->name || !dst->members || !dst->ignores) return 0;
+  for (int m = 0; m < g->nmember; m++) dst->members[dst->nmember++] = g->members[m] + body_offset;
+  for (int k = 0; k < g->nignore; k++) {
+    if (!(dst->ignores[k] = prefixed(pre, g->ignores[k]))) return 0;
+    dst->nignore++;
+  }
+  return 1;
+}
+
 // (parent, child, link name, X_link_root) => parent with child's bodies, couplers, geometry, warnings
 kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
                           kn_error* err) {
@@ -75,15 +116,44 @@ kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* l
       ncopied++;
       st = kn_fail(err, KN_ERR_NOMEM, "attaching %s: out of memory", cname);
     }
+  /* filter groups: prefixed with the bodies, or when a name is already a group of parent (two
+   * copies of one robot must not share a group, which would filter one against the other) */
+  int body_pre = st == KN_OK && names_clash(parent->model, child->model);
+  int group_pre = body_pre;
+  for (int i = 0; !group_pre && i < child->nfilter_group; i++)
+    group_pre = find_group(parent, child->filter_groups[i].name) >= 0;
+  int ngroup = parent->nfilter_group + child->nfilter_group;
+  kn_robot_filter_group* groups = NULL;
+  int ngcopied = 0;
+  if (st == KN_OK && child->nfilter_group > 0) {
+    groups = kn_calloc((size_t)ngroup, sizeof *groups);
+    if (!groups) st = kn_fail(err, KN_ERR_NOMEM, "attaching %s: out of memory", cname);
+    for (int i = 0; st == KN_OK && i < child->nfilter_group; i++) {
+      kn_robot_filter_group* g = &groups[parent->nfilter_group + i];
+      ngcopied++;
+      if (!copy_filter_group(g, &child->filter_groups[i], offset, group_pre ? prefix : NULL))
+        st = kn_fail(err, KN_ERR_NOMEM, "attaching %s: out of memory", cname);
+      else if (find_group(parent, g->name) >= 0)
+        st = kn_fail(err, KN_ERR_INVALID, "attaching %s to link '%s' of %s: collision filter group '%s' already "
+                     "exists in %s", cname, link, pname, g->name, pname);
+    }
+  }
   if (st == KN_OK) {
-    const char* pre = names_clash(parent->model, child->model) ? prefix : NULL;
-    st = kn_mb_model_attach(parent->model, child->model, body, X_link_root, pre, err);
+    st = kn_mb_model_attach(parent->model, child->model, body, X_link_root, body_pre ? prefix : NULL, err);
     if (st != KN_OK) kn_error_prefix(err, "attaching %s to link '%s' of %s: ", cname, link, pname);
   }
   if (st != KN_OK) {
     for (int i = 0; geoms && i < ncopied; i++) kn_geometry_clear(&geoms[parent->ngeom + i]);
     free(geoms);
+    for (int i = 0; groups && i < ngcopied; i++) filter_group_clear(&groups[parent->nfilter_group + i]);
+    free(groups);
     return st;
+  }
+  if (groups) {
+    if (parent->nfilter_group) memcpy(groups, parent->filter_groups, (size_t)parent->nfilter_group * sizeof *groups);
+    free(parent->filter_groups);
+    parent->filter_groups = groups;
+    parent->nfilter_group = ngroup;
   }
   if (parent->ngeom) memcpy(geoms, parent->geoms, (size_t)parent->ngeom * sizeof *geoms);
   free(parent->geoms);

@@ -6,6 +6,9 @@
  * ROS_PACKAGE_PATH (colon-separated), a package `pkg` being the folder <path>/pkg, or
  * <path>/<any>/pkg one level down; relative paths resolve against the URDF's folder.
  *
+ * Drake's collision filter groups (<drake:collision_filter_group>) are read into
+ * kn_robot.filter_groups; a member link or ignored group that does not exist is an error.
+ *
  * Loading never drops information silently: content knead does not use (transmissions, gazebo
  * tags, sensors, geometry urdfdom dropped), unresolved visual meshes and zero-mass links are
  * reported as warnings in kn_robot.warnings. An unresolved collision mesh is a warning at load
@@ -30,6 +33,18 @@ typedef struct {
 
 kn_urdf_options kn_urdf_options_default(void);
 
+/* A collision filter group as Drake's URDF extension declares it (<drake:collision_filter_group
+ * name><drake:member link/>...<drake:ignored_collision_filter_group name/></...>): the collision
+ * geometry of the member bodies never touches that of the members of any group it ignores (its
+ * own name included: then the members never touch each other). */
+typedef struct {
+  char* name;              /* unique within the robot; "<model>/" prefixed like bodies after attach */
+  int* members;            /* body indices into model */
+  int nmember;
+  char** ignores;          /* names of groups of the same robot */
+  int nignore;
+} kn_robot_filter_group;
+
 typedef struct {
   kn_mb_model* model;      /* one tree; couplers hold the mimic joints */
   kn_geometry* geoms;      /* visual and collision geometry, body indices into model */
@@ -39,6 +54,8 @@ typedef struct {
   int missing_visual_meshes;
   char* source_path;       /* the file it came from */
   char* search_paths;      /* the package search paths used, ':'-separated (for messages) */
+  kn_robot_filter_group* filter_groups; /* in document order, then those of attached robots */
+  int nfilter_group;
 } kn_robot;
 
 /* Load a URDF file. On error returns non-KN_OK with err naming the file and the problem; *out is
@@ -54,7 +71,9 @@ void kn_robot_free(kn_robot* r);
 int kn_robot_dofs(const kn_robot* r);
 
 /* Weld robot `child` onto body `link` of `parent` at X_link_root (ARCHITECTURE: attach_to),
- * merging its bodies, couplers, geometry and warnings into parent. child is left unchanged. */
+ * merging its bodies, couplers, geometry, collision filter groups and warnings into parent. child
+ * is left unchanged. Its group names (and the names they ignore) get the "<model>/" prefix when its
+ * bodies do, or when a name is already a group of parent, so that groups never merge by accident. */
 kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
                           kn_error* err);
 

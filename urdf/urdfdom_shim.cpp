@@ -202,9 +202,50 @@ void scan_joint(const TiXmlElement* je, Notes* notes) {
   }
 }
 
-// Walks <robot>: document order of links and joints, and everything knead does not use.
+// A Drake collision filter group as written (drake/multibody/parsing: <drake:collision_filter_group>).
+struct FilterGroup {
+  std::string name;
+  int line = 0;
+  std::vector<std::string> members, ignores;
+};
+
+// "drake:member" => "member": the unprefixed spelling is accepted for every tag of a group
+std::string unprefixed(const std::string& tag) { return tag.compare(0, 6, "drake:") == 0 ? tag.substr(6) : tag; }
+
+// the attribute, else the element's text (the SDFormat spelling <drake:member>link</drake:member>), else ""
+std::string attr_or_text(const TiXmlElement* e, const char* name) {
+  if (const char* v = e->Attribute(name)) return v;
+  const char* t = e->GetText();
+  return t ? t : "";
+}
+
+// <drake:collision_filter_group name>: members by link, ignored groups by name; the C side checks
+// that they exist. Other children (<drake:member_group>) are reported as not used.
+void scan_filter_group(const TiXmlElement* ge, std::vector<FilterGroup>* groups, Notes* notes) {
+  FilterGroup g;
+  g.name = attr(ge, "name");
+  g.line = ge->Row();
+  const std::string where = "collision filter group '" + g.name + "'";
+  for (const TiXmlElement* c = ge->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = unprefixed(c->Value());
+    if (t == "member") {
+      g.members.push_back(attr_or_text(c, "link"));
+    } else if (t == "ignored_collision_filter_group") {
+      // the old RigidBodyTree spelling names the group in collision_filter_group="..."
+      std::string n = attr_or_text(c, "name");
+      if (n.empty()) n = attr(c, "collision_filter_group");
+      g.ignores.push_back(n);
+    } else {
+      notes->add(std::string("<") + ge->Value() + "><" + c->Value() + ">", "knead does not use it", where);
+    }
+  }
+  groups->push_back(g);
+}
+
+// Walks <robot>: document order of links and joints, collision filter groups, and everything
+// knead does not use.
 void scan_robot(const TiXmlElement* robot, const urdf::ModelInterface& model, std::vector<std::string>* link_order,
-                std::vector<std::string>* joint_order, Notes* notes) {
+                std::vector<std::string>* joint_order, std::vector<FilterGroup>* groups, Notes* notes) {
   for (const TiXmlElement* c = robot->FirstChildElement(); c; c = c->NextSiblingElement()) {
     const std::string t = c->Value();
     const std::string name = attr(c, "name");
@@ -216,6 +257,8 @@ void scan_robot(const TiXmlElement* robot, const urdf::ModelInterface& model, st
       scan_joint(c, notes);
     } else if (t == "material") {
       // global materials are resolved into the visuals by urdfdom
+    } else if (unprefixed(t) == "collision_filter_group") {
+      scan_filter_group(c, groups, notes);
     } else if (t == "transmission" || t == "gazebo" || t == "sensor" || t == "ros2_control") {
       notes->add("<" + t + ">", "knead does not use " + t + " elements",
                  name.empty() ? std::string() : "'" + name + "'");
@@ -322,11 +365,12 @@ void fill_joint(const urdf::Joint& j, const std::map<std::string, int>& link_ind
 void convert(const urdf::ModelInterface& model, const std::string& xml, kn_ushim_model* out) {
   out->name = dup(model.getName());
   std::vector<std::string> link_order, joint_order;
+  std::vector<FilterGroup> groups;
   Notes notes;
   TiXmlDocument doc;
   doc.Parse(xml.c_str());
   const TiXmlElement* robot = doc.Error() ? nullptr : doc.FirstChildElement("robot");
-  if (robot) scan_robot(robot, model, &link_order, &joint_order, &notes);
+  if (robot) scan_robot(robot, model, &link_order, &joint_order, &groups, &notes);
 
   // document order first; anything urdfdom holds that the walk did not see comes after
   std::map<std::string, int> link_index;
@@ -375,6 +419,17 @@ void convert(const urdf::ModelInterface& model, const std::string& xml, kn_ushim
   std::vector<std::string> sentences = notes.sentences();
   out->notes = alloc_array<char*>(sentences.size());
   for (const std::string& s : sentences) out->notes[out->nnote++] = dup(s);
+
+  out->filter_groups = alloc_array<kn_ushim_filter_group>(groups.size());
+  for (const FilterGroup& g : groups) {
+    kn_ushim_filter_group* fg = &out->filter_groups[out->nfilter_group++];  // counted first: freed on throw
+    fg->name = dup(g.name);
+    fg->line = g.line;
+    fg->members = alloc_array<char*>(g.members.size());
+    for (const std::string& m : g.members) fg->members[fg->nmember++] = dup(m);
+    fg->ignores = alloc_array<char*>(g.ignores.size());
+    for (const std::string& i : g.ignores) fg->ignores[fg->nignore++] = dup(i);
+  }
 }
 
 // urdfdom builds its tree with shared_ptr links both ways before it looks for the root, so a file
@@ -486,6 +541,15 @@ extern "C" void kn_ushim_free(kn_ushim_model* m) {
     std::free(m->joints[i].name);
     std::free(m->joints[i].mimic_joint);
   }
+  for (int i = 0; i < m->nfilter_group; i++) {
+    kn_ushim_filter_group* g = &m->filter_groups[i];
+    for (int k = 0; k < g->nmember; k++) std::free(g->members[k]);
+    for (int k = 0; k < g->nignore; k++) std::free(g->ignores[k]);
+    std::free(g->members);
+    std::free(g->ignores);
+    std::free(g->name);
+  }
+  std::free(m->filter_groups);
   for (int i = 0; i < m->nnote; i++) std::free(m->notes[i]);
   std::free(m->notes);
   std::free(m->links);

@@ -65,6 +65,17 @@ typedef struct {
   double multiplier, offset;
 } kn_ushim_joint;
 
+/* <drake:collision_filter_group> (or the unprefixed <collision_filter_group>): strings exactly as
+ * written, "" for a missing attribute (the C side reports it); line is the group's line in the text */
+typedef struct {
+  char* name;
+  int line;
+  int nmember;
+  char** members;    /* <drake:member link="..."/> */
+  int nignore;
+  char** ignores;    /* <drake:ignored_collision_filter_group name="..."/> */
+} kn_ushim_filter_group;
+
 typedef struct {
   char* name;        /* <robot name> */
   int root;          /* index of the root link */
@@ -73,6 +84,8 @@ typedef struct {
   kn_ushim_joint* joints; /* in document order */
   int nnote;
   char** notes;      /* content knead does not use, one sentence each ("<gazebo>: 3 elements ...") */
+  int nfilter_group;
+  kn_ushim_filter_group* filter_groups; /* in document order */
 } kn_ushim_model;
 
 /* (URDF text) => model, or NULL with a message in msg (urdfdom's own error when it rejected the
