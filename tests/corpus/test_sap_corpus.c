@@ -4,9 +4,8 @@
  * 0.01 m of alternating sign, kept clear of the limits), gains scaled to its mass matrix at q0:
  * kp_i = M_ii wn^2, kd_i = 2 M_ii wn (wn = 2 pi f, f per row). Every run must see zero contacts
  * (the poses are chosen clear of self- and ground-contact; parent/child pairs are filtered by the
- * world like Drake does; the Drake iiwa14 primitive/spheres models also get their URDF's wrist
- * collision filter group, links 5-7, whose geometry overlaps at every pose, declared as a scene
- * filter group because the URDF reader ignores drake:collision_filter_group), so the only loads
+ * world like Drake does; the Drake iiwa14 primitive/spheres models rely on their URDF's
+ * drake:collision_filter_group iiwa_wrist, links 5-7, whose geometry overlaps at every pose), so the only loads
  * are gravity and the PD. Measured (Debug + ASan/UBSan, 2.0 s for the file):
  *   iiwa14 x4: sag 2.02e-2, |q - q_pred| 2.09e-6;  jaco j2s7s300: sag 1.36e-1, 3.32e-7;
  *   ur3e: sag 4.16e-2, 6.80e-8;  bullet3 kuka_iiwa: sag 9.59e-3, 2.61e-6;  pr2_gripper: sag 0
@@ -54,25 +53,23 @@ typedef struct {
   double move;       /* mimic rows: master setpoint offset from q0, else 0 */
   const char* signs; /* offset of each non-mimic 1-DoF joint in body order: '+', '-', '0' (short
                         or NULL: alternating +-) */
-  int wrist_filter;  /* the URDF's drake:collision_filter_group "wrist" (links 5-7 ignore each other),
-                        which the URDF reader does not apply: declared in the scene instead */
 } sap_row;
 
 /* measured numbers are logged (cr_log_info) and listed in the report of the commit */
 static const sap_row rows[] = {
-    /* links 5 and 7 overlap at every pose (phi -2.6e-3 m at neutral): the URDF filters the wrist */
-    {"drake_models/iiwa_description/urdf/iiwa14_primitive_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 1},
-    {"drake_models/iiwa_description/urdf/iiwa14_spheres_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 1},
-    {"drake_models/iiwa_description/urdf/iiwa14_polytope_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 0},
-    {"drake_models/iiwa_description/urdf/iiwa14_no_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 0},
-    {"drake_models/jaco_description/urdf/j2s7s300_sphere_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 0},
-    {"drake_models/ur_description/urdf/ur3e_cylinders_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 0},
-    {"bullet3/data/kuka_iiwa/model.urdf", 0.3, 0, 5, 1e-3, 0, NULL, 0},
+    /* links 5 and 7 overlap at every pose (phi -2.6e-3 m at neutral): the URDF's filter group applies */
+    {"drake_models/iiwa_description/urdf/iiwa14_primitive_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"drake_models/iiwa_description/urdf/iiwa14_spheres_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"drake_models/iiwa_description/urdf/iiwa14_polytope_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"drake_models/iiwa_description/urdf/iiwa14_no_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"drake_models/jaco_description/urdf/j2s7s300_sphere_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"drake_models/ur_description/urdf/ur3e_cylinders_collision.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
+    {"bullet3/data/kuka_iiwa/model.urdf", 0.3, 0, 5, 1e-3, 0, NULL},
     /* finger axes are z, rolled horizontal; but both fingers have their mass on the joint axis
      * (inertial origins at the joint), so gravity never turns them: sag 0, the check is the hold.
      * Both fingers open by 0.3 rad (the tips overlap, 9 contacts, at neutral). */
-    {"bullet3/data/pr2_gripper.urdf", 0.3, M_PI / 2, 2, 0, 0, "++", 0},
-    {KNEAD_SOURCE_DIR "/examples/models/knead_gripper.urdf", 0.3, M_PI / 2, 5, 0, 0.02, NULL, 0},
+    {"bullet3/data/pr2_gripper.urdf", 0.3, M_PI / 2, 2, 0, 0, "++"},
+    {KNEAD_SOURCE_DIR "/examples/models/knead_gripper.urdf", 0.3, M_PI / 2, 5, 0, 0.02, NULL},
 };
 
 static void path_of(const char* file, char* buf, size_t cap) {
@@ -95,15 +92,11 @@ static void append_list(char* y, size_t cap, size_t* pn, const char* key, const 
 static void scene_text(char* y, size_t cap, const sap_row* row, const char* urdf, const double* q0, int nq,
                        const double* kp, const double* kd, const double* setpoint, int ndof, int gcomp) {
   size_t n = 0;
-  APPEND("time_step: 0.01\nduration: 1.0\npackage_paths: [%s]\ncontact: {backend: sap%s}\n"
+  APPEND("time_step: 0.01\nduration: 1.0\npackage_paths: [%s]\ncontact: {backend: sap}\n"
          "objects:\n  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, "
          "pose: {xyz: [0, 0, -0.05]}}\nrobots:\n  - name: robot\n    urdf: %s\n"
          "    base_pose: {xyz: [0, 0, %.17g], rpy: [%.17g, 0, 0]}\n",
-         KNEAD_SHARED_MODELS,
-         row && row->wrist_filter ? ", filter_groups: [{name: wrist, members: [robot/iiwa_link_5, "
-                                    "robot/iiwa_link_6, robot/iiwa_link_7], ignore: [wrist]}]"
-                                  : "",
-         urdf, row ? row->z : 0.0, row ? row->roll : 0.0);
+         KNEAD_SHARED_MODELS, urdf, row ? row->z : 0.0, row ? row->roll : 0.0);
   if (q0) {
     APPEND("    ");
     append_list(y, cap, &n, "q0", q0, nq);
