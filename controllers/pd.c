@@ -382,5 +382,16 @@ kn_status kn_ctrl_compute(const kn_controller* const* cs, int nc, const kn_mb_mo
       out->tau0[dof] = c->gravity_compensation ? clamp_abs(out->tau_g[dof], c->effort[i]) : 0.0;
     }
   }
+
+  /*---- mimic joints follow their master: compensate their own gravity torque too, when the
+   *     master's controller compensates and nothing drives the mimic dof (a gripper held by
+   *     gravity compensation must not sag through its coupled fingers) ----*/
+  for (int k = 0; k < m->ncoupler; ++k) {
+    const kn_mb_body* mimic = &m->bodies[m->couplers[k].body];
+    const kn_mb_body* master = &m->bodies[m->couplers[k].master];
+    int owner = out->owner[master->v_adr];
+    if (mimic->nv != 1 || out->owner[mimic->v_adr] >= 0 || owner < 0 || !cs[owner]->gravity_compensation) continue;
+    out->tau0[mimic->v_adr] = clamp_abs(out->tau_g[mimic->v_adr], mimic->effort_limit);
+  }
   return KN_OK;
 }

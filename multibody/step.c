@@ -87,6 +87,22 @@ static void force_to_body(const kn_pose* X, const double fp[6], double fb[6]) {
 }
 
 /* y = M x for a full row-major n x n M */
+/* For every floating root (whose momentum the step carries in the world frame): out = base +
+ * that momentum read in the midpoint frame X_n exp(dt V / 2), from the world-frame p (base NULL = 0).
+ * Other dofs are left alone. */
+static void roots_to_midpoint(const kn_mb_model* m, const double* v, double dt, const double* p, const double* base,
+                              double* out) {
+  for (int i = 0; i < m->nbody; i++) {
+    const kn_mb_body* b = &m->bodies[i];
+    if (!world_momentum_root(b)) continue;
+    kn_pose E;
+    double mu[6];
+    screw_pose(v + b->v_adr, 0.5 * dt, &E);
+    force_to_body(&E, p + b->v_adr, mu);
+    for (int k = 0; k < 6; k++) out[b->v_adr + k] = (base ? base[b->v_adr + k] : 0.0) + mu[k];
+  }
+}
+
 static void mat_vec(const double* M, int n, const double* x, double* y) {
   for (int i = 0; i < n; i++) {
     double s = 0;
@@ -282,16 +298,8 @@ kn_status kn_mb_step(const kn_mb_model* m, kn_mb_data* d, double* q, double* v, 
       kn_mb_kinematics(m, q, vn, d);
       kn_mb_momentum_force(m, d, f);
       for (int i = 0; i < nv; i++) rhs[i] = pn[i] + p[i] + dt * f[i];
-      for (int i = 0; i < m->nbody; i++) {
-        const kn_mb_body* b = &m->bodies[i];
-        if (!world_momentum_root(b)) continue;
-        /* the root's momentum read in the midpoint frame; no f (the world frame has none) */
-        kn_pose E;
-        double mu[6];
-        screw_pose(vn + b->v_adr, 0.5 * dt, &E);
-        force_to_body(&E, p + b->v_adr, mu);
-        for (int k = 0; k < 6; k++) rhs[b->v_adr + k] = pn[b->v_adr + k] + mu[k];
-      }
+      /* the root's momentum read in the midpoint frame; no f (the world frame has none) */
+      roots_to_midpoint(m, vn, dt, p, pn, rhs);
       memcpy(vnew, rhs, (size_t)nv * sizeof *rhs);
       kn_chol_solve(A, nv, vnew, 1);
       if (nc > 0) coupler_correct(nv, nc, G, Y, Sc, gq, lam, vnew);
@@ -337,15 +345,7 @@ kn_status kn_mb_step(const kn_mb_model* m, kn_mb_data* d, double* q, double* v, 
     if (!isfinite(qn[i]))
       return kn_fail(err, KN_ERR_NUMERIC, "kn_mb_step: model '%s': position coordinate %d is not finite", name, i);
   mat_vec(M, nv, vn, pn);
-  for (int i = 0; i < m->nbody; i++) {
-    const kn_mb_body* b = &m->bodies[i];
-    if (!world_momentum_root(b)) continue;
-    kn_pose E;
-    double mu[6];
-    screw_pose(vn + b->v_adr, 0.5 * dt, &E);
-    force_to_body(&E, pn + b->v_adr, mu);
-    memcpy(pn + b->v_adr, mu, sizeof mu);
-  }
+  roots_to_midpoint(m, vn, dt, pn, NULL, pn);
 
   /*---- v_{n+1} = M(q')^-1 p', with M(q') cached for the next step ----*/
   kn_mb_kinematics(m, qn, NULL, d);

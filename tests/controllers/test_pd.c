@@ -259,3 +259,40 @@ Test(pd, two_controllers_share_one_tree) {
   kn_ctrl_free(grip);
   kn_mb_model_free(m);
 }
+
+/* A mimic joint (coupler) whose master is gravity-compensated gets its own gravity torque as
+ * feed-forward: a two-link chain, joint 2 mimics joint 1 (multiplier 1); only joint 1 is
+ * controlled. tau0 equals the tree's RNEA gravity torque on both dofs; without compensation
+ * neither gets any. */
+Test(pd, mimic_joint_gravity_is_compensated_with_its_master) {
+  kn_mb_model* m = kn_mb_model_create("mimic_chain");
+  kn_error err = {0};
+  kn_mb_body a = body_template("upper", "shoulder", -1, KN_JOINT_REVOLUTE);
+  cr_assert_eq(kn_mb_add_body(m, &a, &err), 0, "%s", err.msg);
+  kn_mb_body b = body_template("lower", "elbow", 0, KN_JOINT_REVOLUTE);
+  b.X_pj.p[0] = 2 * len;
+  cr_assert_eq(kn_mb_add_body(m, &b, &err), 1, "%s", err.msg);
+  kn_mb_coupler cp = {1, 0, 1.0, 0.0};
+  cr_assert_geq(kn_mb_add_coupler(m, &cp, &err), 0, "%s", err.msg);
+  int dofs[1] = {0};
+  kn_controller* c = NULL;
+  cr_assert_eq(kn_ctrl_create(m, "arm", 1, dofs, &c, &err), KN_OK, "%s", err.msg);
+  kn_ctrl_buffers* buf = kn_ctrl_buffers_create(m);
+  kn_mb_data* d = kn_mb_data_create(m);
+  const kn_controller* cs[1] = {c};
+  double q[2] = {0.3, 0.3}, g[2];
+  kn_mb_kinematics(m, q, NULL, d);
+  kn_mb_gravity_torques(m, d, g);
+  cr_assert(fabs(g[1]) > 1.0, "the mimic joint carries gravity (%g)", g[1]);
+  cr_assert_eq(kn_ctrl_compute(cs, 1, m, d, 0.0, q, NULL, buf, &err), KN_OK, "%s", err.msg);
+  cr_assert_float_eq(buf->tau0[0], g[0], 1e-12);
+  cr_assert_float_eq(buf->tau0[1], g[1], 1e-12);
+  kn_ctrl_set_gravity_compensation(c, 0);
+  cr_assert_eq(kn_ctrl_compute(cs, 1, m, d, 0.0, q, NULL, buf, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(buf->tau0[0], 0.0);
+  cr_assert_eq(buf->tau0[1], 0.0);
+  kn_mb_data_free(d);
+  kn_ctrl_buffers_free(buf);
+  kn_ctrl_free(c);
+  kn_mb_model_free(m);
+}
