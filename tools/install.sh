@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
-          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev)
+          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
