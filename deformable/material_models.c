@@ -1,0 +1,222 @@
+/* knead/deformable — constitutive models: energy density Psi(F), first Piola stress P = dPsi/dF and
+ * its derivative dP/dF (9x9) for the linear, linear corotated, corotated and stable neo-Hookean
+ * models; polar decomposition; PSD projection of a symmetric Hessian. */
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "deformable/deformable.h"
+
+//---- 3x3 helpers (row-major; column j of F is (F[j], F[3+j], F[6+j])) ----
+
+static double det3(const double A[9]) {
+  return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) + A[2] * (A[3] * A[7] - A[4] * A[6]);
+}
+
+static void column(const double A[9], int j, double c[3]) {
+  c[0] = A[j];
+  c[1] = A[3 + j];
+  c[2] = A[6 + j];
+}
+
+static void set_column(double A[9], int j, const double c[3]) {
+  A[j] = c[0];
+  A[3 + j] = c[1];
+  A[6 + j] = c[2];
+}
+
+/* cof(F) = J F^-T = dJ/dF; its columns are f1 x f2, f2 x f0, f0 x f1 (F^T cof = J I). */
+static void cofactor(const double F[9], double C[9]) {
+  double f[3][3], c[3];
+  for (int j = 0; j < 3; j++) column(F, j, f[j]);
+  for (int j = 0; j < 3; j++) {
+    kn_vec3_cross(f[(j + 1) % 3], f[(j + 2) % 3], c);
+    set_column(C, j, c);
+  }
+}
+
+/* directional derivative of cof(F) along dF (product rule on the cross products) */
+static void cofactor_diff(const double F[9], const double dF[9], double dC[9]) {
+  double f[3][3], df[3][3], a[3], b[3], c[3];
+  for (int j = 0; j < 3; j++) {
+    column(F, j, f[j]);
+    column(dF, j, df[j]);
+  }
+  for (int j = 0; j < 3; j++) {
+    int k = (j + 1) % 3, l = (j + 2) % 3;
+    kn_vec3_cross(df[k], f[l], a);
+    kn_vec3_cross(f[k], df[l], b);
+    for (int i = 0; i < 3; i++) c[i] = a[i] + b[i];
+    set_column(dC, j, c);
+  }
+}
+
+static double ddot9(const double A[9], const double B[9]) {
+  double s = 0;
+  for (int k = 0; k < 9; k++) s += A[k] * B[k];
+  return s;
+}
+
+//---- polar decomposition and PSD projection ----
+
+// F => R of F = R S via the SVD F = U Sigma V^T: R = U diag(1, 1, det(U V^T)) V^T (a proper rotation
+// even for inverted F; the smallest singular direction takes the reflection)
+void kn_fem_polar_rotation(const double F[9], double R[9]) {
+  double A[9], s[3], U[9], Vt[9], superb[2];
+  memcpy(A, F, sizeof A);
+  if (LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, A, 3, s, U, 3, Vt, 3, superb) != 0) {
+    /* LAPACK failed to converge (non-finite F): fall back to identity, callers check finiteness */
+    for (int k = 0; k < 9; k++) R[k] = (k % 4 == 0) ? 1.0 : 0.0;
+    return;
+  }
+  double d = det3(U) * det3(Vt) < 0 ? -1.0 : 1.0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      R[3 * i + j] = U[3 * i + 0] * Vt[j] + U[3 * i + 1] * Vt[3 + j] + d * U[3 * i + 2] * Vt[6 + j];
+}
+
+// symmetric A (n x n, n <= 12) => V max(Lambda, 0) V^T in place (Teran et al. 2005 style projection)
+void kn_fem_project_psd(double* A, int n) {
+  double w[12], V[144];
+  memcpy(V, A, (size_t)(n * n) * sizeof(double));
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, w) != 0) return;
+  if (w[0] >= 0) return; /* ascending: already PSD, keep A bit-identical */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int k = 0; k < n; k++)
+        if (w[k] > 0) s += V[i * n + k] * w[k] * V[j * n + k];
+      A[i * n + j] = s;
+    }
+}
+
+//---- models ----
+
+static double linear(double mu, double lambda, const double F[9], double P[9], double dPdF[81]) {
+  double eps[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) eps[3 * i + j] = 0.5 * (F[3 * i + j] + F[3 * j + i]) - (i == j ? 1.0 : 0.0);
+  double tr = eps[0] + eps[4] + eps[8];
+  if (P)
+    for (int k = 0; k < 9; k++) P[k] = 2.0 * mu * eps[k] + (k % 4 == 0 ? lambda * tr : 0.0);
+  if (dPdF)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++)
+            dPdF[9 * (3 * i + j) + 3 * a + b] =
+                mu * ((i == a && j == b) + (i == b && j == a)) + lambda * (i == j && a == b);
+  return mu * ddot9(eps, eps) + 0.5 * lambda * tr * tr;
+}
+
+/* digest 6.1: eps = sym(R0^T F) - I, P = R0 (2 mu eps + lambda tr(eps) I),
+ * dP_ij/dF_ab = mu d_ia d_jb + mu R0_ib R0_aj + lambda R0_ij R0_ab (constant) */
+static double linear_corotated(double mu, double lambda, const double F[9], const double R0[9], double P[9],
+                               double dPdF[81]) {
+  double RtF[9], eps[9];
+  kn_mat3_mulT(R0, F, RtF);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) eps[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]) - (i == j ? 1.0 : 0.0);
+  double tr = eps[0] + eps[4] + eps[8];
+  if (P) {
+    double S[9];
+    for (int k = 0; k < 9; k++) S[k] = 2.0 * mu * eps[k] + (k % 4 == 0 ? lambda * tr : 0.0);
+    kn_mat3_mul(R0, S, P);
+  }
+  if (dPdF)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++)
+            dPdF[9 * (3 * i + j) + 3 * a + b] = mu * (i == a && j == b) + mu * R0[3 * i + b] * R0[3 * a + j] +
+                                                lambda * R0[3 * i + j] * R0[3 * a + b];
+  return mu * ddot9(eps, eps) + 0.5 * lambda * tr * tr;
+}
+
+/* dR along dF for F = R S: R^T dF - dF^T R = [(tr(S) I - S) w]x with dR = R [w]x (S symmetric). */
+static void rotation_diff(const double R[9], const double S[9], const double dF[9], double dR[9]) {
+  double M[9];
+  kn_mat3_mulT(R, dF, M);
+  double b[3] = {M[7] - M[5], M[2] - M[6], M[3] - M[1]};
+  double tr = S[0] + S[4] + S[8];
+  double A[9];
+  for (int k = 0; k < 9; k++) A[k] = (k % 4 == 0 ? tr : 0.0) - S[k];
+  double C[9];
+  cofactor(A, C); /* A^-1 = C^T / det A; A is symmetric so C is too */
+  double d = det3(A);
+  /* det A = 0 only when two singular values sum to 0 (a flattened or inverted tet): the rotation
+   * derivative is unbounded there; regularize so the Hessian stays finite */
+  double scale = tr * tr * tr;
+  if (fabs(d) < 1e-12 * fabs(scale) + 1e-300) d = d < 0 ? -1e-12 * fabs(scale) - 1e-300 : 1e-12 * fabs(scale) + 1e-300;
+  double w[3];
+  kn_mat3_tvec(C, b, w);
+  for (int k = 0; k < 3; k++) w[k] /= d;
+  double W[9] = {0, -w[2], w[1], w[2], 0, -w[0], -w[1], w[0], 0};
+  kn_mat3_mul(R, W, dR);
+}
+
+/* Stomakhin et al. 2012: Psi = mu |F - R|^2 + lambda/2 (J - 1)^2, P = 2 mu (F - R) + lambda (J - 1) cof F */
+static double corotated(double mu, double lambda, const double F[9], double P[9], double dPdF[81]) {
+  double R[9], C[9];
+  kn_fem_polar_rotation(F, R);
+  cofactor(F, C);
+  double J = det3(F), FR[9];
+  for (int k = 0; k < 9; k++) FR[k] = F[k] - R[k];
+  if (P)
+    for (int k = 0; k < 9; k++) P[k] = 2.0 * mu * FR[k] + lambda * (J - 1.0) * C[k];
+  if (dPdF) {
+    double S[9];
+    kn_mat3_mulT(R, F, S);
+    for (int ab = 0; ab < 9; ab++) {
+      double dF[9] = {0}, dR[9], dC[9];
+      dF[ab] = 1.0;
+      rotation_diff(R, S, dF, dR);
+      cofactor_diff(F, dF, dC);
+      for (int ij = 0; ij < 9; ij++)
+        dPdF[9 * ij + ab] = 2.0 * mu * (dF[ij] - dR[ij]) + lambda * C[ab] * C[ij] + lambda * (J - 1.0) * dC[ij];
+    }
+  }
+  return mu * ddot9(FR, FR) + 0.5 * lambda * (J - 1.0) * (J - 1.0);
+}
+
+/* Smith et al. 2018 stable neo-Hookean without the log(I_C + 1) term; with lambda' = lambda + mu
+ * it is stress-free at F = I and linearizes to the small-strain model with (mu, lambda):
+ * Psi = mu/2 (|F|^2 - 3) - mu (J - 1) + lambda'/2 (J - 1)^2, P = mu F + (lambda' (J - 1) - mu) cof F */
+static double neohookean(double mu, double lambda, const double F[9], double P[9], double dPdF[81]) {
+  double lam = lambda + mu, C[9];
+  cofactor(F, C);
+  double J = det3(F), c = lam * (J - 1.0) - mu;
+  if (P)
+    for (int k = 0; k < 9; k++) P[k] = mu * F[k] + c * C[k];
+  if (dPdF)
+    for (int ab = 0; ab < 9; ab++) {
+      double dF[9] = {0}, dC[9];
+      dF[ab] = 1.0;
+      cofactor_diff(F, dF, dC);
+      for (int ij = 0; ij < 9; ij++) dPdF[9 * ij + ab] = mu * dF[ij] + c * dC[ij] + lam * C[ab] * C[ij];
+    }
+  return 0.5 * mu * (ddot9(F, F) - 3.0) - mu * (J - 1.0) + 0.5 * lam * (J - 1.0) * (J - 1.0);
+}
+
+// (model, Lame, F, R0) => Psi, P, dP/dF (optionally PSD-projected)
+double kn_fem_energy_density(kn_fem_model model, double mu, double lambda, const double F[9], const double R0[9],
+                             double P[9], double dPdF[81], int project_psd) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double psi = 0;
+  switch (model) {
+    case KN_FEM_LINEAR: return linear(mu, lambda, F, P, dPdF);
+    case KN_FEM_LINEAR_COROTATED: return linear_corotated(mu, lambda, F, R0 ? R0 : I3, P, dPdF);
+    case KN_FEM_COROTATED: psi = corotated(mu, lambda, F, P, dPdF); break;
+    case KN_FEM_NEOHOOKEAN: psi = neohookean(mu, lambda, F, P, dPdF); break;
+  }
+  if (dPdF) {
+    /* symmetrize rounding before projecting: d2Psi/dF2 is symmetric analytically */
+    for (int i = 0; i < 9; i++)
+      for (int j = 0; j < i; j++) {
+        double s = 0.5 * (dPdF[9 * i + j] + dPdF[9 * j + i]);
+        dPdF[9 * i + j] = dPdF[9 * j + i] = s;
+      }
+    if (project_psd) kn_fem_project_psd(dPdF, 9);
+  }
+  return psi;
+}
