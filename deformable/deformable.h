@@ -34,9 +34,10 @@ double kn_tet_mesh_surface_area(const kn_tet_mesh* m);
 /* Generators: body frame centred at the origin, target edge length h (> 0). The box is a grid
  * of cubes, each split into 6 tets along its main diagonal (Kuhn/Freudenthal, conforming); the
  * sphere, cylinder (axis z, length along z) and torus (axis z, ring in the xy-plane, major
- * radius R > minor radius r) keep the grid tets inside the shape and project the boundary
- * vertices onto it, pulling a vertex back where that would make a tet flat. Deterministic;
- * the result is finalized (surface built). KN_ERR_INVALID for non-positive sizes. */
+ * radius R > minor radius r) triangulate their surface analytically with edge ~h (every boundary
+ * vertex on the surface) and fill it with tetgen (kn_tet_mesh_from_surface; KN_ERR_UNSUPPORTED
+ * without the Debian package tetgen). Deterministic; the result is finalized (surface built).
+ * KN_ERR_INVALID for non-positive sizes. */
 kn_status kn_tet_mesh_box(double lx, double ly, double lz, double h, kn_tet_mesh* m, kn_error* err);
 kn_status kn_tet_mesh_sphere(double radius, double h, kn_tet_mesh* m, kn_error* err);
 kn_status kn_tet_mesh_cylinder(double radius, double length, double h, kn_tet_mesh* m, kn_error* err);
@@ -201,6 +202,23 @@ void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next);
 /* Quasi-static equilibrium: minimize Psi(x) - (M g)^T x over the free vertices with the same
  * Newton (from the current x), then x = x*, v = 0, R0 = polar(F). Transactional like free motion. */
 kn_status kn_fem_static_solve(kn_fem_body* b, const kn_fem_newton_options* opt, int* iterations, kn_error* err);
+
+/*---- Schur complement on the participating DoFs (schur.c, digest 6.2) ----*/
+
+/* Scratch of one body's elimination: CHOLMOD factor of A (symbolic analysis kept while the
+ * pattern holds), X = A^-1 E_P and S for the recovery. */
+typedef struct kn_fem_schur kn_fem_schur;
+kn_fem_schur* kn_fem_schur_create(void); /* NULL on out-of-memory */
+void kn_fem_schur_free(kn_fem_schur* s);
+/* (A: n x n SPD, lower triangle, stype -1, CHOLMOD int; P: np strictly increasing DoF indices)
+ * => S = A_PP - A_PN A_NN^-1 A_NP (np x np row-major, dense, SPD), computed as (X_PP)^-1 with
+ * X = A^-1 E_P (one factorization of A, np solves). X and S stay in s for kn_fem_schur_recover.
+ * KN_ERR_NUMERIC when A is not positive definite. */
+kn_status kn_fem_schur_complement(kn_fem_schur* s, const struct cholmod_sparse_struct* A, const int* P, int np,
+                                  double* S, kn_error* err);
+/* (Dv_P = v_P - v*_P, np) => Dv (n) for every DoF: Dv_N = -A_NN^-1 A_NP Dv_P, Dv_P unchanged;
+ * computed as X S Dv_P (X_NP = -A_NN^-1 A_NP S^-1 and X_PP = S^-1 by the block inverse). */
+void kn_fem_schur_recover(const kn_fem_schur* s, const double* dv_P, double* dv);
 
 #ifdef __cplusplus
 }

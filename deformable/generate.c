@@ -6,7 +6,7 @@
  * triangulation with edge length ~h and outward winding (subdivided icosahedron on the sphere;
  * rings on the cylinder side plus concentric rings on its caps; a (u, v) grid on the torus),
  * every vertex exactly on the surface, then filled by tetgen (kn_tet_mesh_from_surface) with the
- * radius/edge bound 1.4 and the volume bound of a regular tet of edge h, h^3 / (6 sqrt 2). Where
+ * radius/edge bound 1.4 and twice the volume of a regular tet of edge h, h^3 / (3 sqrt 2). Where
  * tetgen splits a boundary triangle to meet the quality bound, the new vertex lies on the flat
  * chord; it is moved onto the analytic surface (a move of at most the chord error, O(h^2 / r))
  * and the mesh is finalized again, which rejects any tet that move would invert. The volume
@@ -144,7 +144,11 @@ static kn_status fill(surface* s, double h, const void* shape, project_fn projec
   }
   kn_tetrahedralize_options o = kn_tetrahedralize_options_default();
   o.radius_edge = 1.4;
-  o.max_volume = h * h * h / (6 * sqrt(2.0)); /* a regular tet of edge h */
+  /* twice the volume of a regular tet of edge h, h^3 / (6 sqrt 2): tetgen's refinement leaves
+   * most tets well below the bound, and with the bound at 1x it splits every boundary triangle
+   * into 4 and makes 2.6x the tets with no better volume (sphere r = 1, h = 0.25: 12678 tets,
+   * -0.42 %, worst quality 0.110 against 4788 tets, -0.55 %, 0.108) */
+  o.max_volume = h * h * h / (3 * sqrt(2.0));
   st = kn_tet_mesh_from_surface(s->V, s->nv, s->T, s->nt, name, &o, m, err);
   if (st != KN_OK) goto done;
   /* tetgen's boundary Steiner points lie on the chords: move them onto the analytic surface;

@@ -1,5 +1,6 @@
 /* Tetrahedral meshes: generators (exact box volume and area, closed surfaces with the right Euler
- * characteristic, curved volumes converging to the analytic ones), .msh / .vtk import with
+ * characteristic, curved volumes converging at second order, boundary on the analytic surface,
+ * worst tet quality bounded), .msh / .vtk import with
  * file:line errors, and tetgen tetrahedralization of a closed surface. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -99,14 +100,43 @@ Test(mesh, box_exact) {
   cr_assert_eq(kn_tet_mesh_box(1, -2, 3, 0.5, &m, &err), KN_ERR_INVALID);
 }
 
-static double rel_err(kn_status (*gen)(double, kn_tet_mesh*, kn_error*), double h, double exact, int euler,
-                      const char* what) {
+/* 6 sqrt 2 V / l_rms^3: 1 for the regular tet, 0 for a flat one */
+static double tet_quality(const kn_tet_mesh* m, int t) {
+  const int* v = m->tet + 4 * t;
+  double l2 = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b)
+      for (int k = 0; k < 3; ++k) l2 += pow(m->X[3 * v[a] + k] - m->X[3 * v[b] + k], 2);
+  double l = sqrt(l2 / 6);
+  return sqrt(2) * tet_det(m, t) / (l * l * l);
+}
+
+/* distance of a boundary vertex x from the analytic surface (kind 0 sphere r = a; 1 cylinder
+ * radius a, half length b: side vertices at radius a, cap vertices at |z| = b within radius a;
+ * 2 torus R = a, r = b) */
+static double surface_distance(int kind, const double* x, double a, double b) {
+  if (kind == 0) return fabs(kn_vec3_norm(x) - a);
+  if (kind == 1)
+    return fabs(fabs(x[2]) - b) == 0 ? fmax(0, hypot(x[0], x[1]) - a) : fabs(hypot(x[0], x[1]) - a);
+  return fabs(hypot(hypot(x[0], x[1]) - a, x[2]) - b);
+}
+
+/* generate, check closedness, the worst tet quality (> qmin) and every boundary vertex on the
+ * analytic surface (to 1e-12); returns the relative volume error */
+static double check_shape(kn_status (*gen)(double, kn_tet_mesh*, kn_error*), double h, double exact, int euler,
+                          int kind, double a, double b, double qmin, const char* what) {
   kn_tet_mesh m;
   kn_error err = {0};
   cr_assert_eq(gen(h, &m, &err), KN_OK, "%s", err.msg);
   assert_valid_closed(&m, euler);
+  double q = 1, dmax = 0;
+  for (int t = 0; t < m.ntet; ++t) q = fmin(q, tet_quality(&m, t));
+  for (int f = 0; f < 3 * m.nsurf; ++f) dmax = fmax(dmax, surface_distance(kind, m.X + 3 * m.surf[f], a, b));
   double e = (kn_tet_mesh_volume(&m) - exact) / exact;
-  cr_log_info("%s h=%g: %d vertices, %d tets, volume rel. error %.3e", what, h, m.nvert, m.ntet, e);
+  cr_log_info("%s h=%g: %d vertices, %d tets, volume rel. error %.3e, worst quality %.3f, surface distance %.2e",
+              what, h, m.nvert, m.ntet, e, q, dmax);
+  cr_assert_gt(q, qmin, "%s h=%g: worst tet quality %g", what, h, q);
+  cr_assert_lt(dmax, 1e-12, "%s h=%g: a boundary vertex is %g off the surface", what, h, dmax);
   kn_tet_mesh_free(&m);
   return e;
 }
@@ -115,24 +145,31 @@ static kn_status sphere1(double h, kn_tet_mesh* m, kn_error* e) { return kn_tet_
 static kn_status cylinder12(double h, kn_tet_mesh* m, kn_error* e) { return kn_tet_mesh_cylinder(1, 2, h, m, e); }
 static kn_status torus2h(double h, kn_tet_mesh* m, kn_error* e) { return kn_tet_mesh_torus(2, 0.5, h, m, e); }
 
-/* measured (r = 1): h = 0.5, 0.25, 0.125 -> -11.4 %, -1.21 %, -0.68 % */
+/* the polygonal surface is inscribed, so the volume is low by the chord error, O(h^2).
+ * measured (r = 1): h = 0.5, 0.25, 0.125 -> -1.52 %, -0.55 %, -0.17 %; worst quality 0.146, 0.108,
+ * 0.103 (the old carved grid: -11.4 %, -1.21 %, -0.68 %, boundary vertices up to 0.8 h off) */
 Test(mesh, sphere_converges) {
   double exact = 4.0 / 3 * M_PI, e[3];
-  for (int i = 0; i < 3; ++i) e[i] = rel_err(sphere1, 0.5 / (1 << i), exact, 2, "sphere");
-  cr_assert_lt(fabs(e[2]), fabs(e[1]));
-  cr_assert_lt(fabs(e[1]), fabs(e[0]));
-  cr_assert_lt(fabs(e[1]), 0.02);
-  cr_assert_lt(fabs(e[2]), 0.01);
+  for (int i = 0; i < 3; ++i) e[i] = check_shape(sphere1, 0.5 / (1 << i), exact, 2, 0, 1, 0, 0.07, "sphere");
+  for (int i = 0; i < 3; ++i) cr_assert_lt(e[i], 0, "an inscribed surface encloses less");
+  cr_assert_lt(fabs(e[0]), 0.025);
+  cr_assert_lt(fabs(e[1]), 0.008);
+  cr_assert_lt(fabs(e[2]), 0.003);
+  /* second order: each halving of h divides the error by about 4 (measured 2.8, 3.2) */
+  cr_assert_gt(e[1] / e[2], 2.5);
 }
 
-/* measured (r = 1, length 2): h = 0.5, 0.25, 0.125 -> -3.49 %, -1.24 %, -0.53 % */
+/* measured (r = 1, length 2): h = 0.5, 0.25, 0.125 -> -0.73 %, -0.18 %, -0.047 %; worst quality
+ * 0.127, 0.135, 0.123 (the old carved grid: -3.49 %, -1.24 %, -0.53 %) */
 Test(mesh, cylinder_converges) {
   double exact = M_PI * 2, e[3];
-  for (int i = 0; i < 3; ++i) e[i] = rel_err(cylinder12, 0.5 / (1 << i), exact, 2, "cylinder");
-  cr_assert_lt(fabs(e[2]), fabs(e[1]));
-  cr_assert_lt(fabs(e[1]), fabs(e[0]));
-  cr_assert_lt(fabs(e[2]), 0.01);
-  /* the caps stay flat at z = +-1: the grid planes lie on them */
+  for (int i = 0; i < 3; ++i) e[i] = check_shape(cylinder12, 0.5 / (1 << i), exact, 2, 1, 1, 1, 0.07, "cylinder");
+  cr_assert_lt(fabs(e[0]), 0.012);
+  cr_assert_lt(fabs(e[1]), 0.003);
+  cr_assert_lt(fabs(e[2]), 0.001);
+  cr_assert_gt(e[0] / e[1], 3); /* measured 4.0 */
+  cr_assert_gt(e[1] / e[2], 3); /* measured 3.8 */
+  /* the caps are flat at z = +-1 exactly and the side at radius 1 */
   kn_tet_mesh m;
   kn_error err = {0};
   cr_assert_eq(kn_tet_mesh_cylinder(1, 2, 0.25, &m, &err), KN_OK, "%s", err.msg);
@@ -143,19 +180,28 @@ Test(mesh, cylinder_converges) {
   }
   cr_assert_eq(zmin, -1.0);
   cr_assert_eq(zmax, 1.0);
-  /* boundary vertices whose projection would flatten a tet stay nearer their grid position:
-   * measured rmax 1.116 at h = 0.25 (a grid corner left outside), so within h of the side */
-  cr_assert(rmax >= 1.0 - 1e-12 && rmax < 1.0 + 0.25, "rmax %.17g", rmax);
+  cr_assert(fabs(rmax - 1) < 1e-12, "rmax %.17g", rmax);
   kn_tet_mesh_free(&m);
 }
 
-/* measured (R = 2, r = 0.5): h = 0.25, 0.125, 0.0625 -> -4.06 %, -1.55 %, -0.60 %; genus 1 */
+/* measured (R = 2, r = 0.5): h = 0.25, 0.125 -> -1.20 %, -0.29 % (0.0625: -0.074 %); worst
+ * quality 0.129, 0.086; genus 1 (the old carved grid: -4.06 %, -1.55 %, worst quality 0.05) */
 Test(mesh, torus_converges) {
-  double exact = 2 * M_PI * M_PI * 2 * 0.25, e[3];
-  for (int i = 0; i < 3; ++i) e[i] = rel_err(torus2h, 0.25 / (1 << i), exact, 0, "torus");
-  cr_assert_lt(fabs(e[2]), fabs(e[1]));
-  cr_assert_lt(fabs(e[1]), fabs(e[0]));
-  cr_assert_lt(fabs(e[2]), 0.01);
+  double exact = 2 * M_PI * M_PI * 2 * 0.25, e[2];
+  for (int i = 0; i < 2; ++i) e[i] = check_shape(torus2h, 0.25 / (1 << i), exact, 0, 2, 2, 0.5, 0.05, "torus");
+  cr_assert_lt(fabs(e[0]), 0.02);
+  cr_assert_lt(fabs(e[1]), 0.005);
+  cr_assert_gt(e[0] / e[1], 3); /* measured 4.2 */
+}
+
+static void assert_same(kn_tet_mesh* a, kn_tet_mesh* b) {
+  cr_assert_eq(a->nvert, b->nvert);
+  cr_assert_eq(a->ntet, b->ntet);
+  cr_assert_eq(a->nsurf, b->nsurf);
+  cr_assert_eq(memcmp(a->X, b->X, 3 * sizeof(double) * (size_t)a->nvert), 0);
+  cr_assert_eq(memcmp(a->tet, b->tet, 4 * sizeof(int) * (size_t)a->ntet), 0);
+  cr_assert_eq(memcmp(a->surf, b->surf, 3 * sizeof(int) * (size_t)a->nsurf), 0);
+  kn_tet_mesh_free(a), kn_tet_mesh_free(b);
 }
 
 Test(mesh, generators_are_deterministic) {
@@ -163,12 +209,16 @@ Test(mesh, generators_are_deterministic) {
   kn_error err = {0};
   cr_assert_eq(kn_tet_mesh_sphere(0.3, 0.07, &a, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(kn_tet_mesh_sphere(0.3, 0.07, &b, &err), KN_OK, "%s", err.msg);
-  cr_assert_eq(a.nvert, b.nvert);
-  cr_assert_eq(a.nsurf, b.nsurf);
-  cr_assert_eq(kn_hash_doubles(KN_HASH_SEED, a.X, 3 * (size_t)a.nvert),
-               kn_hash_doubles(KN_HASH_SEED, b.X, 3 * (size_t)b.nvert));
-  cr_assert_eq(memcmp(a.surf, b.surf, 3 * sizeof(int) * (size_t)a.nsurf), 0);
-  kn_tet_mesh_free(&a), kn_tet_mesh_free(&b);
+  assert_same(&a, &b);
+  cr_assert_eq(kn_tet_mesh_cylinder(0.2, 0.5, 0.06, &a, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_tet_mesh_cylinder(0.2, 0.5, 0.06, &b, &err), KN_OK, "%s", err.msg);
+  assert_same(&a, &b);
+  cr_assert_eq(kn_tet_mesh_torus(0.5, 0.2, 0.1, &a, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_tet_mesh_torus(0.5, 0.2, 0.1, &b, &err), KN_OK, "%s", err.msg);
+  assert_same(&a, &b);
+  cr_assert_eq(kn_tet_mesh_sphere(1, 0, &a, &err), KN_ERR_INVALID);
+  cr_assert_eq(kn_tet_mesh_torus(1, 2, 0.1, &a, &err), KN_ERR_INVALID);
+  cr_assert_eq(kn_tet_mesh_cylinder(1, 1, 1e-4, &a, &err), KN_ERR_INVALID, "a too fine mesh is refused");
 }
 
 //---- finalize ----
