@@ -15,12 +15,17 @@
  *   f. statistics and contact forces gamma / dt.
  * One kn_sap_problem and one kn_sap_solver live across steps; buffers grow only with the number
  * of contacts. */
+#include <cholmod.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/backend.h"
+
+struct fem_all;
+static void fem_all_free(struct fem_all* A, int nfem);
+static struct fem_all* fem_all_create(const kn_world* w);
 
 /* what a SAP constraint is, for messages */
 typedef struct {
@@ -57,6 +62,11 @@ typedef struct {
   int info_cap;
   double* Jw;            /* 3 x max nv */
   weld_side (*welds)[2]; /* per scene weld: A (P) and B (Q) */
+  struct fem_all* fem;   /* FEM bodies' scratch (NULL without deformables) */
+  int fem_full;          /* 1: full A as a dense clique instead of the Schur complement */
+  int total_tree_nv;
+  size_t vcap;           /* doubles in v_guess and v_next */
+  int nfem;
 } sap_state;
 
 static void sap_free(void* p) {
@@ -81,6 +91,7 @@ static void sap_free(void* p) {
   free(s->info);
   free(s->Jw);
   free(s->welds);
+  fem_all_free(s->fem, s->nfem);
   free(s);
 }
 
@@ -228,11 +239,22 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
     s->X_WG = kn_calloc((size_t)w->ncollider, sizeof *s->X_WG);
     s->v_guess = kn_calloc((size_t)total, sizeof(double));
     s->v_next = kn_calloc((size_t)total, sizeof(double));
+    s->total_tree_nv = total;
+    s->vcap = (size_t)total;
     ok = s->scratch && s->tau && s->Jw && s->welds && s->J && s->Jv && s->X_WG && s->v_guess && s->v_next;
   }
   if (!ok) {
     sap_free(s);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  if (w->nfem > 0) {
+    s->fem = fem_all_create(w);
+    s->nfem = w->nfem;
+    s->fem_full = so && so->fem_schur && !*so->fem_schur;
+    if (!s->fem) {
+      sap_free(s);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
   }
   kn_status st = welds_resolve(w, s, err);
   if (st) {
@@ -289,6 +311,460 @@ static void contact_block(const kn_world* w, sap_state* s, int collider, const k
     }
 }
 
+
+//---- FEM bodies (digest 6): contacts of surface vertices, Schur cliques, recovery ----
+
+/* one side of an FEM contact: a rigid collider (fem = -1) or points of an FEM body as a
+ * barycentric combination of up to 3 vertices */
+typedef struct {
+  int fem, collider, n;
+  int vert[3];
+  double wt[3];
+} fem_side;
+
+typedef struct {
+  fem_side a, b;           /* the normal points from A into B; B is always an FEM vertex */
+  double p[3], R[9], phi;
+  kn_contact_material mat;
+} fem_contact;
+
+typedef struct {
+  kn_fem_schur* schur;
+  int* col;                /* nvert: first column of the vertex in the clique, -1 when absent */
+  int* P;                  /* participating free DoFs (Schur mode) */
+  unsigned char* mark;     /* nvert */
+  int np, ncol, clique;
+  double *S, *vs, *dv, *vnext, *diag; /* clique matrix, its v*, recovery, next velocities, diag(S) */
+  double* diagA;           /* 3 * nvert: diag(A) per vertex (full mode, for the Delassus estimate) */
+  double box[6];           /* bounding box of x_n */
+  size_t cap;              /* doubles in S */
+} fem_state;
+
+struct fem_all {
+  fem_state* f;
+  fem_contact* c;
+  int nc, cap;
+  double* Jf;              /* 3 x max clique columns, twice */
+  size_t jcap;
+};
+
+static void fem_all_free(struct fem_all* A, int nfem) {
+  if (!A) return;
+  for (int i = 0; A->f && i < nfem; i++) {
+    fem_state* f = &A->f[i];
+    kn_fem_schur_free(f->schur);
+    free(f->col), free(f->P), free(f->mark), free(f->S), free(f->vs), free(f->dv), free(f->vnext), free(f->diag), free(f->diagA);
+  }
+  free(A->f), free(A->c), free(A->Jf);
+  free(A);
+}
+
+static struct fem_all* fem_all_create(const kn_world* w) {
+  struct fem_all* A = kn_calloc(1, sizeof *A);
+  if (!A) return NULL;
+  A->f = kn_calloc((size_t)w->nfem + 1, sizeof *A->f);
+  if (!A->f) return fem_all_free(A, 0), NULL;
+  for (int i = 0; i < w->nfem; i++) {
+    fem_state* f = &A->f[i];
+    size_t nv = (size_t)w->fems[i].body->mesh.nvert;
+    f->schur = kn_fem_schur_create();
+    f->col = kn_calloc(nv, sizeof *f->col);
+    f->P = kn_calloc(3 * nv, sizeof *f->P);
+    f->mark = kn_calloc(nv, 1);
+    f->vs = kn_calloc(3 * nv, sizeof(double));
+    f->dv = kn_calloc(3 * nv, sizeof(double));
+    f->vnext = kn_calloc(3 * nv, sizeof(double));
+    f->diag = kn_calloc(3 * nv, sizeof(double));
+    f->diagA = kn_calloc(3 * nv, sizeof(double));
+    if (!f->diagA || !f->schur || !f->col || !f->P || !f->mark || !f->vs || !f->dv || !f->vnext || !f->diag)
+      return fem_all_free(A, w->nfem), NULL;
+  }
+  return A;
+}
+
+// unit n => R_WC with columns t1, t2, n (t1 from the world axis least aligned with n)
+static void frame_from_normal(const double n[3], double R[9]) {
+  double a[3] = {0, 0, 0};
+  int k = fabs(n[0]) < fabs(n[1]) ? (fabs(n[0]) < fabs(n[2]) ? 0 : 2) : (fabs(n[1]) < fabs(n[2]) ? 1 : 2);
+  a[k] = 1;
+  double d = a[0] * n[0] + a[1] * n[1] + a[2] * n[2], t1[3], t2[3];
+  for (int j = 0; j < 3; j++) t1[j] = a[j] - d * n[j];
+  double l = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+  for (int j = 0; j < 3; j++) t1[j] /= l;
+  t2[0] = n[1] * t1[2] - n[2] * t1[1], t2[1] = n[2] * t1[0] - n[0] * t1[2], t2[2] = n[0] * t1[1] - n[1] * t1[0];
+  for (int j = 0; j < 3; j++) R[3 * j] = t1[j], R[3 * j + 1] = t2[j], R[3 * j + 2] = n[j];
+}
+
+// closest point of triangle (a, b, c) to p => barycentric weights (Ericson, Real-Time Collision Detection 5.1.5)
+static void closest_on_triangle(const double* p, const double* a, const double* b, const double* c, double w[3]) {
+  double ab[3], ac[3], ap[3], bp[3], cp[3];
+  for (int k = 0; k < 3; k++) ab[k] = b[k] - a[k], ac[k] = c[k] - a[k], ap[k] = p[k] - a[k], bp[k] = p[k] - b[k], cp[k] = p[k] - c[k];
+#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
+  double d1 = DOT(ab, ap), d2 = DOT(ac, ap), d3 = DOT(ab, bp), d4 = DOT(ac, bp), d5 = DOT(ab, cp), d6 = DOT(ac, cp);
+#undef DOT
+  if (d1 <= 0 && d2 <= 0) { w[0] = 1, w[1] = w[2] = 0; return; }
+  if (d3 >= 0 && d4 <= d3) { w[1] = 1, w[0] = w[2] = 0; return; }
+  double vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) { double v = d1 / (d1 - d3); w[0] = 1 - v, w[1] = v, w[2] = 0; return; }
+  if (d6 >= 0 && d5 <= d6) { w[2] = 1, w[0] = w[1] = 0; return; }
+  double vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) { double t = d2 / (d2 - d6); w[0] = 1 - t, w[2] = t, w[1] = 0; return; }
+  double va = d3 * d6 - d5 * d4;
+  if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
+    double t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+    w[1] = 1 - t, w[2] = t, w[0] = 0;
+    return;
+  }
+  double den = 1 / (va + vb + vc);
+  w[1] = vb * den, w[2] = vc * den, w[0] = 1 - w[1] - w[2];
+}
+
+/* signed distance from p to the closed surface of FEM body g at its current positions:
+ * nearest triangle by brute force, sign by the winding number (solid angles, Van Oosterom and
+ * Strackee 1983: inside when the sum is 4 pi); normal outward at the nearest point */
+static double fem_surface_distance(const kn_fem_body* g, const double* p, int tri_out[3], double w_out[3], double n[3]) {
+  const double* x = g->x;
+  double best = INFINITY, wind = 0;
+  int bt = -1;
+  double bw[3] = {1, 0, 0};
+  for (int t = 0; t < g->mesh.nsurf; t++) {
+    const int* f = g->mesh.surf + 3 * t;
+    const double *a = x + 3 * f[0], *b = x + 3 * f[1], *c = x + 3 * f[2];
+    double w[3], q[3];
+    closest_on_triangle(p, a, b, c, w);
+    for (int k = 0; k < 3; k++) q[k] = w[0] * a[k] + w[1] * b[k] + w[2] * c[k] - p[k];
+    double d2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+    if (d2 < best) best = d2, bt = t, memcpy(bw, w, sizeof bw);
+    double A[3], B[3], C[3];
+    for (int k = 0; k < 3; k++) A[k] = a[k] - p[k], B[k] = b[k] - p[k], C[k] = c[k] - p[k];
+    double la = sqrt(A[0] * A[0] + A[1] * A[1] + A[2] * A[2]), lb = sqrt(B[0] * B[0] + B[1] * B[1] + B[2] * B[2]),
+           lc = sqrt(C[0] * C[0] + C[1] * C[1] + C[2] * C[2]);
+    double det = A[0] * (B[1] * C[2] - B[2] * C[1]) - A[1] * (B[0] * C[2] - B[2] * C[0]) + A[2] * (B[0] * C[1] - B[1] * C[0]);
+    double den = la * lb * lc + (A[0] * B[0] + A[1] * B[1] + A[2] * B[2]) * lc +
+                 (A[0] * C[0] + A[1] * C[1] + A[2] * C[2]) * lb + (B[0] * C[0] + B[1] * C[1] + B[2] * C[2]) * la;
+    wind += 2 * atan2(det, den);
+  }
+  const int* f = g->mesh.surf + 3 * bt;
+  double q[3], d = sqrt(best), sign = wind > 2 * 3.14159265358979323846 ? -1.0 : 1.0;
+  for (int k = 0; k < 3; k++) q[k] = bw[0] * x[3 * f[0] + k] + bw[1] * x[3 * f[1] + k] + bw[2] * x[3 * f[2] + k];
+  if (d > 1e-12) {
+    for (int k = 0; k < 3; k++) n[k] = sign * (p[k] - q[k]) / d;
+  } else {
+    const double *a = x + 3 * f[0], *b = x + 3 * f[1], *c = x + 3 * f[2];
+    double u[3], v[3];
+    for (int k = 0; k < 3; k++) u[k] = b[k] - a[k], v[k] = c[k] - a[k];
+    n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
+    double l = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    for (int k = 0; k < 3; k++) n[k] /= l;
+  }
+  memcpy(tri_out, f, 3 * sizeof(int));
+  memcpy(w_out, bw, 3 * sizeof(double));
+  return sign * d;
+}
+
+double kn_sim_fem_surface_distance(const kn_fem_body* b, const double x[3]) {
+  int t[3];
+  double wt[3], n[3];
+  return fem_surface_distance(b, x, t, wt, n);
+}
+
+static kn_status fem_push(struct fem_all* A, const fem_contact* c, kn_error* err) {
+  if (A->nc == A->cap) {
+    int cap = A->cap ? 2 * A->cap : 64;
+    fem_contact* n = realloc(A->c, (size_t)cap * sizeof *n);
+    if (!n) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    A->c = n, A->cap = cap;
+  }
+  A->c[A->nc++] = *c;
+  return KN_OK;
+}
+
+/* FEM contact detection at x_n: every free surface vertex of every body against every rigid
+ * collider (kn_collider_signed_distance) and against the other bodies' surfaces, phi < margin */
+static kn_status fem_detect(const kn_world* w, const kn_pose* X_WG, struct fem_all* A, kn_error* err) {
+  A->nc = 0;
+  double margin = w->scene->margin;
+  for (int gi = 0; gi < w->nfem; gi++) {
+    const kn_fem_body* g = w->fems[gi].body;
+    double* bx = A->f[gi].box;
+    for (int k = 0; k < 3; k++) bx[k] = INFINITY, bx[3 + k] = -INFINITY;
+    for (int u = 0; u < g->mesh.nvert; u++)
+      for (int k = 0; k < 3; k++) bx[k] = fmin(bx[k], g->x[3 * u + k]), bx[3 + k] = fmax(bx[3 + k], g->x[3 * u + k]);
+  }
+  for (int fi = 0; fi < w->nfem; fi++) {
+    const kn_world_fem* F = &w->fems[fi];
+    const kn_fem_body* b = F->body;
+    for (int s = 0; s < F->nsurf_vert; s++) {
+      int v = F->surf_vert[s];
+      if (b->fixed[v]) continue;
+      const double* x = b->x + 3 * v;
+      fem_contact c = {.b = {.fem = fi, .collider = -1, .n = 1, .vert = {v}, .wt = {1}}};
+      memcpy(c.p, x, sizeof c.p);
+      for (int k = 0; w->collision && k < w->ncollider; k++) {
+        double g[3];
+        double phi = kn_collider_signed_distance(w->collision, k, &X_WG[k], x, g);
+        if (!(phi < margin)) continue;
+        c.a = (fem_side){.fem = -1, .collider = k};
+        c.phi = phi;
+        frame_from_normal(g, c.R);
+        c.mat = kn_contact_material_combine(&w->colliders[k].c.material, &F->material);
+        kn_status st = fem_push(A, &c, err);
+        if (st) return st;
+      }
+      for (int gi = 0; gi < w->nfem; gi++) {
+        if (gi == fi) continue;
+        const kn_fem_body* g = w->fems[gi].body;
+        /* cull with the other body's bounding box */
+        int out = 0;
+        for (int k = 0; k < 3 && !out; k++) out = x[k] < A->f[gi].box[k] - margin || x[k] > A->f[gi].box[3 + k] + margin;
+        if (out) continue;
+        double n[3];
+        c.a = (fem_side){.fem = gi, .collider = -1, .n = 3};
+        c.phi = fem_surface_distance(g, x, c.a.vert, c.a.wt, n);
+        if (!(c.phi < margin)) continue;
+        frame_from_normal(n, c.R);
+        c.mat = kn_contact_material_combine(&w->fems[gi].material, &F->material);
+        kn_status st = fem_push(A, &c, err);
+        if (st) return st;
+      }
+    }
+  }
+  return KN_OK;
+}
+
+// (fem side) => J (3 x ncol of its clique) += sign R^T sum_k wt_k E_k
+static void fem_block(const fem_state* f, const fem_side* sd, const double R[9], double sign, double* J, int ncol) {
+  for (int k = 0; k < sd->n; k++) {
+    int c = f->col[sd->vert[k]];
+    if (c < 0) continue;
+    for (int r = 0; r < 3; r++)
+      for (int a = 0; a < 3; a++) J[r * ncol + c + a] += sign * sd->wt[k] * R[3 * a + r];
+  }
+}
+
+// (fem side, per-vertex diagonal of the clique matrix) => W += sum_k wt_k^2 R^T diag^-1 R
+static void fem_delassus(const fem_side* sd, const double* diag, const double R[9], double W[9]) {
+  for (int k = 0; k < sd->n; k++) {
+    const double* d = diag + 3 * sd->vert[k];
+    if (!(d[0] > 0)) continue;
+    for (int r = 0; r < 3; r++)
+      for (int q = 0; q < 3; q++)
+        for (int a = 0; a < 3; a++) W[3 * r + q] += sd->wt[k] * sd->wt[k] * R[3 * a + r] * R[3 * a + q] / d[a];
+  }
+}
+
+static double frob(const double W[9]) {
+  double t = 0;
+  for (int k = 0; k < 9; k++) t += W[k] * W[k];
+  return sqrt(t);
+}
+
+static kn_status grow(double** p, size_t* cap, size_t n, kn_error* err) {
+  if (n <= *cap) return KN_OK;
+  double* q = realloc(*p, n * sizeof *q);
+  if (!q) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  *p = q, *cap = n;
+  return KN_OK;
+}
+
+/* FEM stage 1: free motion and, from the contacts, each body's clique: the Schur complement S of
+ * A on the contact vertices' DoFs with v*_P (digest 6.2), or the full A (fem_full); none when
+ * no vertex takes part */
+static kn_status fem_cliques(kn_world* w, sap_state* s, kn_error* err) {
+  struct fem_all* A = s->fem;
+  for (int fi = 0; fi < w->nfem; fi++) {
+    fem_state* f = &A->f[fi];
+    kn_fem_body* b = w->fems[fi].body;
+    int nv = b->mesh.nvert;
+    f->clique = -1, f->np = 0, f->ncol = 0;
+    memset(f->mark, 0, (size_t)nv);
+    for (int c = 0; c < A->nc; c++) {
+      const fem_contact* fc = &A->c[c];
+      const fem_side* sides[2] = {&fc->a, &fc->b};
+      for (int j = 0; j < 2; j++)
+        if (sides[j]->fem == fi)
+          for (int k = 0; k < sides[j]->n; k++) f->mark[sides[j]->vert[k]] = 1;
+    }
+    for (int v = 0; v < nv; v++) {
+      f->col[v] = -1;
+      if (f->mark[v] && b->free_index[v] >= 0)
+        for (int k = 0; k < 3; k++) f->P[f->np++] = 3 * b->free_index[v] + k;
+    }
+    /* P in increasing DoF order: free_index increases with the vertex index */
+    if (f->np == 0 && !s->fem_full) continue;
+    const cholmod_sparse* Asp = (const cholmod_sparse*)kn_fem_body_dynamics_matrix(b);
+    int n = (int)Asp->nrow;
+    kn_status st = KN_OK;
+    if (f->np > 0) {
+      st = grow(&f->S, &f->cap, (size_t)f->np * (size_t)f->np, err);
+      if (!st) st = kn_fem_schur_complement(f->schur, (const struct cholmod_sparse_struct*)Asp, f->P, f->np, f->S, err);
+      if (st) return kn_error_prefix(err, "stage 2 (Schur complement of deformable '%s'): ", w->fems[fi].name);
+      for (int a = 0; a < f->np; a++) {
+        int dof = f->P[a];
+        f->diag[dof] = f->S[(size_t)a * f->np + a]; /* indexed by free DoF */
+      }
+    }
+    if (!s->fem_full) {
+      for (int a = 0; a < f->np; a++) f->vs[a] = 0;
+      for (int v = 0, a = 0; v < nv; v++)
+        if (f->mark[v] && b->free_index[v] >= 0) {
+          f->col[v] = 3 * a;
+          memcpy(f->vs + 3 * a, b->v_star + 3 * v, 3 * sizeof(double));
+          a++;
+        }
+      f->ncol = f->np;
+      st = kn_sap_add_clique(s->prob, f->np, f->S, f->vs, &f->clique, err);
+    } else {
+      /* the full A as one dense clique (a check of the elimination on small bodies) */
+      double* D = NULL;
+      size_t dcap = 0;
+      st = grow(&D, &dcap, (size_t)n * (size_t)n, err);
+      if (st) return st;
+      memset(D, 0, (size_t)n * (size_t)n * sizeof *D);
+      const int *Ap = Asp->p, *Ai = Asp->i;
+      const double* Ax = Asp->x;
+      for (int j = 0; j < n; j++)
+        for (int k = Ap[j]; k < Ap[j + 1]; k++) D[(size_t)Ai[k] * n + j] = D[(size_t)j * n + Ai[k]] = Ax[k];
+      for (int v = 0; v < nv; v++) {
+        int fv = b->free_index[v];
+        if (fv < 0) continue;
+        f->col[v] = 3 * fv;
+        memcpy(f->vs + 3 * fv, b->v_star + 3 * v, 3 * sizeof(double));
+        for (int k = 0; k < 3; k++) f->diagA[3 * fv + k] = D[(size_t)(3 * fv + k) * n + 3 * fv + k];
+      }
+      f->ncol = n;
+      st = kn_sap_add_clique(s->prob, n, D, f->vs, &f->clique, err);
+      free(D);
+    }
+    if (st) return kn_error_prefix(err, "stage 2 (clique of deformable '%s'): ", w->fems[fi].name);
+  }
+  return KN_OK;
+}
+
+// (fem side) => the per-vertex diagonal indexed by vertex, from one indexed by free DoF
+static void side_diag(const kn_fem_body* b, const fem_side* sd, const double* by_dof, double out[9]) {
+  for (int k = 0; k < sd->n; k++) {
+    int fv = b->free_index[sd->vert[k]];
+    for (int a = 0; a < 3; a++) out[3 * k + a] = fv >= 0 ? by_dof[3 * fv + a] : 0.0;
+  }
+}
+
+// like fem_delassus with the side's own diagonal
+static void side_delassus(const kn_world* w, const fem_side* sd, const double* by_dof, const double R[9], double W[9]) {
+  double d[9];
+  fem_side tmp = *sd;
+  side_diag(w->fems[sd->fem].body, sd, by_dof, d);
+  for (int k = 0; k < tmp.n; k++) tmp.vert[k] = k;
+  fem_delassus(&tmp, d, R, W);
+}
+
+/* FEM stage 2: one SAP contact per detected pair, v_c = R_WC^T (v_B - v_A), B the vertex */
+static kn_status fem_contacts(kn_world* w, sap_state* s, kn_error* err) {
+  struct fem_all* A = s->fem;
+  size_t need = 0;
+  for (int fi = 0; fi < w->nfem; fi++) need = need > (size_t)A->f[fi].ncol ? need : (size_t)A->f[fi].ncol;
+  kn_status st = grow(&A->Jf, &A->jcap, 6 * need + 6, err);
+  if (st) return st;
+  for (int c = 0; c < A->nc; c++) {
+    const fem_contact* fc = &A->c[c];
+    const fem_state* fb = &A->f[fc->b.fem];
+    kn_sap_contact_params par = kn_sap_contact_params_default();
+    par.phi0 = fc->phi;
+    par.mu = fc->mat.mu;
+    par.stiffness = fc->mat.stiffness;
+    par.dissipation_time = fc->mat.dissipation_time;
+    double* Jb = A->Jf;
+    double* Ja = A->Jf + 3 * need;
+    memset(A->Jf, 0, (6 * need + 6) * sizeof(double));
+    fem_block(fb, &fc->b, fc->R, 1.0, Jb, fb->ncol);
+    int ca = -1, index;
+    double Wr[9] = {0};
+    if (fc->a.fem >= 0) {
+      const fem_state* fa = &A->f[fc->a.fem];
+      fem_block(fa, &fc->a, fc->R, -1.0, Ja, fa->ncol);
+      ca = fa->clique;
+    } else {
+      int tree = w->colliders[fc->a.collider].c.clique;
+      if (tree >= 0) {
+        kn_contact_point cp;
+        memcpy(cp.p, fc->p, sizeof cp.p);
+        memcpy(cp.R_WC, fc->R, sizeof cp.R_WC);
+        int nv = w->trees[tree].robot->model->nv;
+        memset(s->J, 0, 3 * (size_t)nv * sizeof *s->J);
+        contact_block(w, s, fc->a.collider, &cp, -1.0, s->J);
+        ca = s->clique_of_tree[tree];
+        Ja = s->J;
+        /* the rigid side of the Delassus estimate: J diag(A)^-1 J^T */
+        for (int r = 0; r < 3; r++)
+          for (int q = 0; q < 3; q++)
+            for (int j = 0; j < nv; j++) Wr[3 * r + q] += Ja[r * nv + j] * Ja[q * nv + j] / s->A[tree][j * nv + j];
+      }
+    }
+    if (s->fem_full) {
+      /* same R as with elimination: SAP's w comes from diag of the clique matrix (§2.1), diag(S)
+       * with elimination and diag(A) here, so scale sigma and beta by w_S / w_A */
+      double WS[9], WA[9];
+      memcpy(WS, Wr, sizeof WS), memcpy(WA, Wr, sizeof WA);
+      const fem_side* sides[2] = {&fc->a, &fc->b};
+      for (int j = 0; j < 2; j++)
+        if (sides[j]->fem >= 0) {
+          side_delassus(w, sides[j], A->f[sides[j]->fem].diag, fc->R, WS);
+          side_delassus(w, sides[j], A->f[sides[j]->fem].diagA, fc->R, WA);
+        }
+      double ratio = frob(WS) / frob(WA);
+      par.sigma *= ratio;
+      par.beta *= sqrt(ratio);
+    }
+    if (ca >= 0)
+      st = kn_sap_add_contact(s->prob, ca, Ja, fb->clique, Jb, &par, &index, err);
+    else
+      st = kn_sap_add_contact(s->prob, fb->clique, Jb, -1, NULL, &par, &index, err);
+    if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -2, fc->b.fem, fc->a.collider, fc->a.fem, fc->b.vert[0]}, err);
+    if (st) return kn_error_prefix(err, "stage 2 (contact of deformable '%s' vertex %d): ", w->fems[fc->b.fem].name,
+                                   fc->b.vert[0]);
+  }
+  return KN_OK;
+}
+
+/* FEM after SAP: v_n+1 of every DoF (recovery Dv = X S Dv_P, or the full clique's v), advance,
+ * and the total contact force on each body */
+static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constraint) {
+  struct fem_all* A = s->fem;
+  for (int fi = 0; fi < w->nfem; fi++) {
+    fem_state* f = &A->f[fi];
+    kn_fem_body* b = w->fems[fi].body;
+    int nv = b->mesh.nvert;
+    memcpy(f->vnext, b->v_star, 3 * (size_t)nv * sizeof(double));
+    if (f->clique >= 0) {
+      const double* v = s->v_next + kn_sap_clique_offset(s->prob, f->clique);
+      if (s->fem_full) {
+        for (int u = 0; u < nv; u++)
+          if (b->free_index[u] >= 0) memcpy(f->vnext + 3 * u, v + 3 * b->free_index[u], 3 * sizeof(double));
+      } else {
+        for (int a = 0; a < f->np; a++) f->dv[a] = v[a] - f->vs[a];
+        double* dvall = f->diagA; /* 3 * nvert >= 3 * nfree scratch in Schur mode */
+        kn_fem_schur_recover(f->schur, f->dv, dvall);
+        for (int u = 0; u < nv; u++) {
+          int fv = b->free_index[u];
+          if (fv >= 0)
+            for (int k = 0; k < 3; k++) f->vnext[3 * u + k] = b->v_star[3 * u + k] + dvall[3 * fv + k];
+        }
+      }
+    }
+    kn_fem_advance(b, dt, f->vnext);
+    memset(w->fems[fi].force, 0, sizeof w->fems[fi].force);
+  }
+  for (int c = 0; c < A->nc; c++) {
+    const fem_contact* fc = &A->c[c];
+    const double* g = s->gamma + kn_sap_constraint_offset(s->prob, first_constraint + c);
+    for (int a = 0; a < 3; a++) {
+      double fa = (fc->R[3 * a] * g[0] + fc->R[3 * a + 1] * g[1] + fc->R[3 * a + 2] * g[2]) / dt;
+      w->fems[fc->b.fem].force[a] += fa;
+      if (fc->a.fem >= 0) w->fems[fc->a.fem].force[a] -= fa;
+    }
+  }
+}
+
 // (constraint index) => "contact 'a'-'b'", "joint limit of 'j' (robot)", ...
 static void describe(const kn_world* w, const sap_state* s, int i, char* buf, size_t cap) {
   if (i < 0 || i >= kn_sap_problem_num_constraints(s->prob)) {
@@ -296,6 +772,11 @@ static void describe(const kn_world* w, const sap_state* s, int i, char* buf, si
     return;
   }
   const constraint_info* ci = &s->info[i];
+  if (ci->kind == KN_SAP_CONTACT && ci->tree == -2) {
+    snprintf(buf, cap, "constraint #%d: contact of deformable '%s' vertex %d with '%s'", i, w->fems[ci->body].name,
+             ci->point, ci->a >= 0 ? w->colliders[ci->a].name : w->fems[ci->b].name);
+    return;
+  }
   if (ci->kind == KN_SAP_CONTACT) {
     snprintf(buf, cap, "constraint #%d: contact between '%s' and '%s'", i, w->colliders[ci->a].name,
              w->colliders[ci->b].name);
@@ -368,6 +849,15 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     st = kn_collision_detect(w->collision, s->X_WG, w->scene->margin, &pts, &npts, err);
     if (st) return kn_error_prefix(err, "contact detection: ");
   }
+  /* FEM bodies: free motion, vertex contacts, one clique each (digest 6) */
+  for (int i = 0; i < w->nfem; i++) {
+    st = kn_fem_free_motion(w->fems[i].body, dt, NULL, err);
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of deformable '%s': ", w->fems[i].name);
+  }
+  if (w->nfem > 0) {
+    if ((st = fem_detect(w, s->X_WG, s->fem, err))) return kn_error_prefix(err, "contact detection (deformables): ");
+    if ((st = fem_cliques(w, s, err))) return st;
+  }
   if ((st = kn_world_reserve_contacts(w, npts, err))) return st;
 
   /* d1. contacts: v_c = R_WC^T (v_B - v_A) at p (§0) */
@@ -411,6 +901,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     memcpy(wc->p, cp->p, sizeof wc->p);
     memcpy(wc->n, cp->n, sizeof wc->n);
   }
+  int first_fem = kn_sap_problem_num_constraints(s->prob);
+  if (w->nfem > 0 && (st = fem_contacts(w, s, err))) return st;
 
   /* d2. joint limits, only when a limit is within 2 dt max(|v_n|, |v*|) (Drake's window, §5.2) */
   for (int k = 0; k < w->ntree; k++) {
@@ -518,6 +1010,27 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       memcpy(s->v_guess + kn_sap_clique_offset(s->prob, cq), w->trees[k].v,
              (size_t)w->trees[k].robot->model->nv * sizeof(double));
   }
+  if (w->nfem > 0) {
+    /* FEM cliques come after the trees': grow the vectors, warm-start from the vertices' v_n */
+    size_t nvp = (size_t)kn_sap_problem_nv(s->prob), need = (size_t)s->total_tree_nv;
+    if (nvp > s->vcap) {
+      double *g = realloc(s->v_guess, nvp * sizeof *g);
+      if (g) s->v_guess = g;
+      double *x = realloc(s->v_next, nvp * sizeof *x);
+      if (x) s->v_next = x;
+      if (!g || !x) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+      s->vcap = nvp;
+    }
+    (void)need;
+    for (int i = 0; i < w->nfem; i++) {
+      const fem_state* f = &s->fem->f[i];
+      const kn_fem_body* b = w->fems[i].body;
+      if (f->clique < 0) continue;
+      double* g = s->v_guess + kn_sap_clique_offset(s->prob, f->clique);
+      for (int u = 0; u < b->mesh.nvert; u++)
+        if (f->col[u] >= 0) memcpy(g + f->col[u], b->v + 3 * u, 3 * sizeof(double));
+    }
+  }
   kn_sap_stats stats;
   memset(&stats, 0, sizeof stats);
   if (kn_sap_problem_nv(s->prob) > 0) {
@@ -547,6 +1060,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     kn_mb_advance(m, tr->q_backup, tr->v, dt, tr->q);
   }
 
+  if (w->nfem > 0) fem_finish(w, s, dt, first_fem);
+
   /* f. contact forces (contacts are the first constraints, in detection order) and statistics */
   for (int c = 0; c < ncontact; c++) {
     const double* g = s->gamma + kn_sap_constraint_offset(s->prob, c);
@@ -557,7 +1072,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
   w->last.residual = stats.residual;
-  w->last.contacts = ncontact;
+  w->last.contacts = ncontact + (s->fem ? s->fem->nc : 0);
   w->last.constraints = kn_sap_problem_num_constraints(s->prob);
   return KN_OK;
 }

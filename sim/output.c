@@ -58,6 +58,11 @@ static void write_row(FILE* f, const kn_world* w) {
     const kn_world_tree* tr = &w->trees[w->objects[i].tree];
     for (int k = 0; k < tr->robot->model->nq; k++) fprintf(f, ",%.10g", tr->q[k]);
   }
+  for (int i = 0; i < w->nfem; i++) {
+    double c[3];
+    kn_sim_deformable_centroid(&w->fems[i], c);
+    fprintf(f, ",%.10g,%.10g,%.10g", c[0], c[1], c[2]);
+  }
   fputc('\n', f);
 }
 
@@ -92,6 +97,17 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
           rs->max_line_search_iterations, (double)rs->line_search_iterations / ns, rs->contacts, rs->max_contacts,
           (double)rs->contacts / ns, rs->max_residual);
   fprintf(f, ",\n  \"objects\": %d,\n  \"colliders\": %d", w->nobject, w->ncollider);
+  fprintf(f, ",\n  \"deformables\": [");
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_fem_body* b = w->fems[i].body;
+    double c[3];
+    kn_sim_deformable_centroid(&w->fems[i], c);
+    fprintf(f, "%s{\"name\": ", i ? ", " : "");
+    json_string(f, w->fems[i].name);
+    fprintf(f, ", \"vertices\": %d, \"tets\": %d, \"mass\": %.10g, \"centroid\": [%.10g, %.10g, %.10g]}",
+            b->mesh.nvert, b->mesh.ntet, kn_fem_body_mass(b), c[0], c[1], c[2]);
+  }
+  fprintf(f, "]");
   fprintf(f, ",\n  \"gravity\": [%.15g, %.15g, %.15g]", s->gravity[0], s->gravity[1], s->gravity[2]);
   fprintf(f, ",\n  \"trajectory_rows\": %ld,\n  \"trajectory_rate\": %.17g", sum->trajectory_rows, rate);
   fputs(",\n  \"robots\": [", f);
@@ -139,6 +155,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
     for (int k = 0; k < w->robots[i].ncolumn; k++) fprintf(f, ",%s", w->robots[i].columns[k]);
   for (int i = 0; i < w->nobject; i++)
     for (int k = 0; k < w->objects[i].ncolumn; k++) fprintf(f, ",%s", w->objects[i].columns[k]);
+  for (int i = 0; i < w->nfem; i++) fprintf(f, ",%s/cx,%s/cy,%s/cz", w->fems[i].name, w->fems[i].name, w->fems[i].name);
   fputc('\n', f);
   FILE* fs = NULL;
   FILE* fc = NULL;

@@ -152,6 +152,8 @@ static const cyaml_schema_field_t solver_fields[] = {
     DBL_OPT("abs_tolerance", kn_scene_solver, abs_tolerance),
     CYAML_FIELD_ENUM("linear_solver", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_solver, linear_solver,
                      linear_solver_strings, 3),
+    CYAML_FIELD_ENUM_PTR("fem_schur", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_solver,
+                         fem_schur, bool_strings, 6),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),
@@ -179,6 +181,60 @@ static const cyaml_schema_field_t contact_fields[] = {
                             solver_fields),
     CYAML_FIELD_END};
 
+static const cyaml_schema_field_t fem_shape_fields[] = {
+    FIXED_OPT("box", kn_scene_fem_shape, box, 3),
+    DBL_OPT("sphere", kn_scene_fem_shape, sphere),
+    FIXED_OPT("cylinder", kn_scene_fem_shape, cylinder, 2),
+    FIXED_OPT("torus", kn_scene_fem_shape, torus, 2),
+    CYAML_FIELD_STRING_PTR("mesh", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_fem_shape, mesh, 1,
+                           CYAML_UNLIMITED),
+    CYAML_FIELD_END};
+static const cyaml_schema_field_t fem_damping_fields[] = {
+    DBL_OPT("mass", kn_scene_fem_damping, mass), DBL_OPT("stiffness", kn_scene_fem_damping, stiffness),
+    CYAML_FIELD_END};
+static const cyaml_strval_t fem_model_strings[] = {{"linear", KN_FEM_LINEAR},
+                                                   {"linear_corotated", KN_FEM_LINEAR_COROTATED},
+                                                   {"corotated", KN_FEM_COROTATED},
+                                                   {"neohookean", KN_FEM_NEOHOOKEAN}};
+static const cyaml_schema_field_t fem_material_fields[] = {
+    CYAML_FIELD_ENUM("type", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_fem_material, type, fem_model_strings,
+                     4),
+    DBL_OPT("youngs_modulus", kn_scene_fem_material, youngs_modulus),
+    DBL_OPT("poisson_ratio", kn_scene_fem_material, poisson_ratio),
+    DBL_OPT("density", kn_scene_fem_material, density),
+    CYAML_FIELD_MAPPING_PTR("damping", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_fem_material, damping,
+                            fem_damping_fields),
+    CYAML_FIELD_END};
+static const cyaml_schema_field_t box_region_fields[] = {
+    CYAML_FIELD_SEQUENCE_FIXED("min", CYAML_FLAG_FLOW, kn_scene_box_region, min, &schema_double, 3),
+    CYAML_FIELD_SEQUENCE_FIXED("max", CYAML_FLAG_FLOW, kn_scene_box_region, max, &schema_double, 3),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_int = {CYAML_VALUE_INT(CYAML_FLAG_DEFAULT, int)};
+static const cyaml_schema_field_t fem_fixed_fields[] = {
+    CYAML_FIELD_MAPPING_PTR("box", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_fem_fixed, box,
+                            box_region_fields),
+    SEQ_OPT("vertices", kn_scene_fem_fixed, vertices, nvertices, &schema_int),
+    CYAML_FIELD_END};
+static const cyaml_strval_t deformable_model_strings[] = {{"fem", KN_DEFORMABLE_FEM}, {"mpm", KN_DEFORMABLE_MPM}};
+static const cyaml_schema_field_t deformable_fields[] = {
+    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_deformable, name, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_ENUM("model", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_deformable, model,
+                     deformable_model_strings, 2),
+    CYAML_FIELD_MAPPING_PTR("shape", CYAML_FLAG_POINTER, kn_scene_deformable, shape, fem_shape_fields),
+    DBL_OPT("resolution", kn_scene_deformable, resolution),
+    CYAML_FIELD_MAPPING_PTR("material", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, material,
+                            fem_material_fields),
+    CYAML_FIELD_MAPPING("pose", CYAML_FLAG_OPTIONAL, kn_scene_deformable, pose, pose_fields),
+    FIXED_OPT("velocity", kn_scene_deformable, velocity, 3),
+    CYAML_FIELD_MAPPING_PTR("fixed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, fixed,
+                            fem_fixed_fields),
+    DBL_OPT("friction", kn_scene_deformable, friction),
+    DBL_OPT("stiffness", kn_scene_deformable, stiffness),
+    DBL_OPT("dissipation_time", kn_scene_deformable, dissipation_time),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_deformable = {
+    CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_deformable, deformable_fields)};
+
 static const cyaml_schema_field_t output_fields[] = {
     CYAML_FIELD_STRING_PTR("dir", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_output, dir, 1,
                            CYAML_UNLIMITED),
@@ -204,6 +260,8 @@ static const cyaml_schema_field_t scene_fields[] = {
                                &schema_robot, 0, CYAML_UNLIMITED),
     CYAML_FIELD_SEQUENCE_COUNT("welds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, welds, nwelds,
                                &schema_weld, 0, CYAML_UNLIMITED),
+    CYAML_FIELD_SEQUENCE_COUNT("deformables", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, deformables,
+                               ndeformables, &schema_deformable, 0, CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, output, output_fields),
     CYAML_FIELD_MAPPING_PTR("outputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, outputs,
                             output_fields),
@@ -213,7 +271,7 @@ static const cyaml_schema_value_t schema_scene = {
 
 /* Sections of the architecture's scene sketch that knead does not simulate yet. */
 static const char* const unsupported_sections[][2] = {
-    {"deformables", "FEM and MPM bodies"}, {"checks", "scenario checks"}};
+    {"checks", "scenario checks"}};
 
 //---- libcyaml messages => file:line: key ----
 
@@ -601,6 +659,60 @@ static kn_status check_object(const kn_scene* s, unsigned i, kn_error* err) {
   return KN_OK;
 }
 
+// (deformables[i]) => unique name, fem model, one shape with positive sizes, sane material numbers
+static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  const kn_scene_deformable* o = &d->deformables[i];
+  char key[64], k[128];
+  snprintf(key, sizeof key, "deformables[%u]", i);
+  snprintf(k, sizeof k, "%s.name", key);
+  for (unsigned j = 0; j < i; j++)
+    if (strcmp(d->deformables[j].name, o->name) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by deformables[%u]", o->name, j);
+  for (unsigned j = 0; j < d->nobjects; j++)
+    if (strcmp(d->objects[j].name, o->name) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by objects[%u]", o->name, j);
+  for (unsigned j = 0; j < d->nrobots; j++)
+    if (strcmp(d->robots[j].name, o->name) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by robots[%u]", o->name, j);
+  snprintf(k, sizeof k, "%s.model", key);
+  if (o->model == KN_DEFORMABLE_MPM)
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, k, "deformable '%s': model mpm is not supported yet (use fem)",
+                         o->name);
+  if (s->backend != KN_BACKEND_SAP)
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': FEM bodies need contact.backend sap",
+                         o->name);
+  if (check_pose(s, &o->pose, key, err)) return err->status;
+  const kn_scene_fem_shape* sh = o->shape;
+  snprintf(k, sizeof k, "%s.shape", key);
+  int nshape = (sh->box != NULL) + (sh->sphere != NULL) + (sh->cylinder != NULL) + (sh->torus != NULL) +
+               (sh->mesh != NULL);
+  if (nshape != 1)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': give exactly one of box, sphere, cylinder, "
+                         "torus, mesh (got %d)", o->name, nshape);
+  const double* size = sh->box ? sh->box : sh->sphere ? sh->sphere : sh->cylinder ? sh->cylinder : sh->torus;
+  int nsize = sh->box ? 3 : sh->sphere ? 1 : (sh->cylinder || sh->torus) ? 2 : 0;
+  for (int j = 0; j < nsize; j++)
+    if (!(size[j] > 0 && isfinite(size[j])))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': sizes must be finite and > 0 m (got %g)",
+                           o->name, size[j]);
+  if (sh->torus && !(sh->torus[0] > sh->torus[1]))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': torus needs R > r (got %g, %g)", o->name,
+                         sh->torus[0], sh->torus[1]);
+  snprintf(k, sizeof k, "%s.resolution", key);
+  if (o->resolution && !(*o->resolution > 0 && isfinite(*o->resolution)))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "must be finite and > 0 m (got %g)", *o->resolution);
+  snprintf(k, sizeof k, "%s.velocity", key);
+  if (o->velocity && !all_finite(o->velocity, 3)) return kn_scene_fail(s, err, KN_ERR_INVALID, k, "values must be finite");
+  if (o->fixed) {
+    snprintf(k, sizeof k, "%s.fixed", key);
+    if ((o->fixed->box != NULL) + (o->fixed->vertices != NULL) != 1)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': give box or vertices", o->name);
+  }
+  if (check_material(s, o->friction, o->stiffness, o->dissipation_time, key, err)) return err->status;
+  return KN_OK;
+}
+
 // (doc) => defaults filled in, or the first key that is not acceptable
 static kn_status scene_validate(kn_scene* s, kn_error* err) {
   const kn_scene_doc* d = s->doc;
@@ -668,6 +780,8 @@ static kn_status scene_validate(kn_scene* s, kn_error* err) {
   if (check_contact_section(s, err)) return err->status;
   for (unsigned i = 0; i < d->nobjects; i++)
     if (check_object(s, i, err)) return err->status;
+  for (unsigned i = 0; i < d->ndeformables; i++)
+    if (check_deformable(s, i, err)) return err->status;
   /* attachment cycles: follow attach_to from each robot; more than nrobots hops is a loop */
   for (unsigned i = 0; i < d->nrobots; i++) {
     unsigned cur = i, hops = 0;

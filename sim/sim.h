@@ -68,7 +68,25 @@
  *                                  --out) [out/<scene name>]; rate 0 = every step [0]
  *
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
- * Keys from the architecture sketch that are not simulated yet (deformables, checks)
+ *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
+ *     - name: text                 (required, unique among objects, robots and deformables)
+ *       model: fem | mpm           [fem]; mpm is rejected as not supported yet
+ *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, l]} | {torus: [R, r]} |
+ *              {mesh: file}        .msh / .vtk tets, or a closed OBJ/STL tetrahedralized by tetgen
+ *       resolution: h              target edge length of the generators [smallest size / 4]
+ *       material: {type: linear_corotated | corotated | neohookean | linear, youngs_modulus,
+ *                  poisson_ratio, density, damping: {mass: alpha, stiffness: beta}}
+ *                                  [kn_fem_material_default: Drake's DeformableBodyConfig]
+ *       pose: {xyz, rpy}           [identity]
+ *       velocity: [3]              initial velocity of every vertex [0]
+ *       fixed: {box: {min: [3], max: [3]}} | {vertices: [...]}   body-frame box or indices
+ *       friction, stiffness, dissipation_time: contact material of its surface
+ *     Contacts: each free surface vertex against every rigid collider (signed distance <
+ *     contact.margin) and against the other FEM bodies' deformed surfaces; SAP gets the Schur
+ *     complement of A on the contact vertices (contact.solver.fem_schur: false hands it the
+ *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid).
+ *
+ * Keys from the architecture sketch that are not simulated yet (checks)
  * are rejected with KN_ERR_UNSUPPORTED naming the key, never silently ignored.
  *
  * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
@@ -88,6 +106,7 @@
 #include "common/common.h"
 #include "contact/contact.h"
 #include "controllers/controllers.h"
+#include "deformable/deformable.h"
 #include "multibody/multibody.h"
 #include "urdf/urdf.h"
 
@@ -216,7 +235,59 @@ typedef struct {
   double* rel_tolerance;
   double* abs_tolerance;
   int linear_solver;        /* kn_sap_linear_solver: auto | dense | sparse */
+  bool* fem_schur;          /* FEM cliques: Schur complement on the contact DoFs (true) or the
+                               full A as one dense clique (false, a check for small bodies) [true] */
 } kn_scene_solver;
+
+/* deformables[i].shape: exactly one (sizes as the kn_tet_mesh generators; mesh: .msh / .vtk
+ * tets, or a closed OBJ/STL surface tetrahedralized by tetgen). */
+typedef struct {
+  double* box;              /* (lx, ly, lz) */
+  double* sphere;           /* r */
+  double* cylinder;         /* (r, length) along z */
+  double* torus;            /* (R, r) */
+  char* mesh;               /* file, relative to the scene */
+} kn_scene_fem_shape;
+
+typedef struct {
+  double* mass;             /* Rayleigh alpha [1/s] */
+  double* stiffness;        /* Rayleigh beta [s] */
+} kn_scene_fem_damping;
+
+typedef struct {
+  int type;                 /* kn_fem_model [linear_corotated] */
+  double* youngs_modulus;   /* [Drake's defaults, kn_fem_material_default] */
+  double* poisson_ratio;
+  double* density;
+  kn_scene_fem_damping* damping;
+} kn_scene_fem_material;
+
+typedef struct {
+  double min[3], max[3];
+} kn_scene_box_region;
+
+typedef struct {
+  kn_scene_box_region* box; /* body-frame box: vertices inside are fixed */
+  int* vertices;
+  unsigned nvertices;
+} kn_scene_fem_fixed;
+
+typedef enum { KN_DEFORMABLE_FEM = 0, KN_DEFORMABLE_MPM } kn_deformable_model;
+
+/* deformables[i]: an FEM body (sap backend only), its own SAP clique. */
+typedef struct {
+  char* name;               /* (required, unique among objects, robots and deformables) */
+  int model;                /* kn_deformable_model: fem (mpm is rejected) [fem] */
+  kn_scene_fem_shape* shape;/* (required) */
+  double* resolution;       /* target edge length h [m] (generators) [min size / 4] */
+  kn_scene_fem_material* material;
+  kn_scene_pose pose;
+  double* velocity;         /* initial velocity of every vertex (3) [0] */
+  kn_scene_fem_fixed* fixed;
+  double* friction;         /* contact material of its surface (kn_contact_material_default) */
+  double* stiffness;
+  double* dissipation_time;
+} kn_scene_deformable;
 
 /* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of
  * the groups named in ignore (itself included when listed). */
@@ -268,6 +339,8 @@ typedef struct {
   unsigned nobjects;
   kn_scene_weld* welds;
   unsigned nwelds;
+  kn_scene_deformable* deformables;
+  unsigned ndeformables;
   kn_scene_output* output;
   kn_scene_output* outputs; /* alias of output */
 } kn_scene_doc;
@@ -370,6 +443,18 @@ typedef struct {
 
 struct kn_backend; /* the contact backend seam (sim/backend.h) */
 
+/* One FEM body of the scene (deformables[i]): its model and state live in body. */
+typedef struct {
+  char* name;
+  kn_fem_body* body;
+  kn_contact_material material; /* of its surface */
+  int nsurf_vert;           /* vertices on the surface */
+  int* surf_vert;
+  double force[3];          /* total contact force on it in the last step [N] */
+  /* backup of the state for transactional steps */
+  double *x_backup, *v_backup, *R0_backup;
+} kn_world_fem;
+
 /* One kinematic tree: a root robot with everything attached to it, or an object. */
 typedef struct {
   kn_robot* robot;          /* merged model and geometry; robot->model->name is the root's */
@@ -397,7 +482,9 @@ typedef struct {
   kn_world_object* objects;
   int ncollider;
   kn_world_collider* colliders;
-  kn_collision_scene* collision; /* NULL when fewer than 2 colliders */
+  kn_collision_scene* collision; /* NULL when fewer than 2 colliders and no FEM body */
+  int nfem;
+  kn_world_fem* fems;       /* deformables, in scene order */
   const struct kn_backend* backend;
   void* backend_state;
   /* outputs of the last step, filled by the backend */
@@ -425,6 +512,13 @@ void kn_world_free(kn_world* w);
  * step, the time, the stage and (SAP) the worst constraint. Allocates only when the number of
  * contacts exceeds every earlier step's. */
 kn_status kn_world_step(kn_world* w, kn_error* err);
+
+/* mass-weighted centroid of an FEM body's current positions */
+void kn_sim_deformable_centroid(const kn_world_fem* f, double c[3]);
+
+/* signed distance from x to the closed surface of FEM body b at its current positions (negative
+ * inside; winding-number sign), the query of the FEM-FEM contacts */
+double kn_sim_fem_surface_distance(const kn_fem_body* b, const double x[3]);
 
 /* 64-bit digest of the canonical state: t, then q and v of each tree in scene order. */
 uint64_t kn_world_state_hash(const kn_world* w);

@@ -44,4 +44,10 @@ const char* kn_sim_tree_name(const kn_world* w, int k);
 /* "robot" or "object" */
 const char* kn_sim_tree_kind(const kn_world* w, int k);
 
+/* The scene's deformables => w->fems (deformables.c); errors name the scene key. */
+kn_status kn_sim_deformables_build(kn_world* w, kn_error* err);
+void kn_sim_deformables_free(kn_world* w);
+/* copy every FEM body's (x, v, R0) to its backup (restore = 0) or back (restore = 1) */
+void kn_sim_deformables_backup(kn_world* w, int restore);
+
 #endif

@@ -13,8 +13,10 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
     memcpy(tr->q_backup, tr->q, (size_t)m->nq * sizeof *tr->q);
     memcpy(tr->v_backup, tr->v, (size_t)m->nv * sizeof *tr->v);
   }
+  kn_sim_deformables_backup(w, 0);
   kn_status st = w->backend->step(w, w->backend_state, err);
   if (st) {
+    kn_sim_deformables_backup(w, 1);
     for (int j = 0; j < w->ntree; j++) {
       kn_world_tree* tr = &w->trees[j];
       const kn_mb_model* m = tr->robot->model;
@@ -46,6 +48,12 @@ uint64_t kn_world_state_hash(const kn_world* w) {
     const kn_world_tree* tr = &w->trees[k];
     h = kn_hash_doubles(h, tr->q, (size_t)tr->robot->model->nq);
     h = kn_hash_doubles(h, tr->v, (size_t)tr->robot->model->nv);
+  }
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_fem_body* b = w->fems[i].body;
+    h = kn_hash_doubles(h, b->x, 3 * (size_t)b->mesh.nvert);
+    h = kn_hash_doubles(h, b->v, 3 * (size_t)b->mesh.nvert);
+    h = kn_hash_doubles(h, b->R0, 9 * (size_t)b->mesh.ntet);
   }
   return h;
 }

@@ -284,6 +284,7 @@ void kn_world_free(kn_world* w) {
   free(w->robots);
   if (w->backend) w->backend->free(w->backend_state);
   kn_sim_colliders_free(w);
+  kn_sim_deformables_free(w);
   free(w->contacts);
   for (int i = 0; i < w->nobject; i++) {
     free(w->objects[i].name);
@@ -481,7 +482,8 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     tr->ctrls[tr->nctrl++] = c;
   }
 
-  /* 6. colliders and the contact backend */
+  /* 6. deformables, colliders and the contact backend */
+  if (!st) st = kn_sim_deformables_build(w, err);
   if (!st) st = kn_sim_colliders_build(w, err);
   if (!st) {
     w->backend = backend;

@@ -215,6 +215,12 @@ Test(scene, semantic_errors_name_the_key) {
 }
 
 Test(scene, unsupported_sections_and_backends_are_errors) {
-  expect_error("time_step: 0.01\ndeformables: []\n", KN_ERR_UNSUPPORTED, 2, "deformables");
+  expect_error("time_step: 0.01\nchecks: []\n", KN_ERR_UNSUPPORTED, 2, "checks");
+  expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    model: mpm\n    shape: {sphere: 0.1}\n",
+               KN_ERR_UNSUPPORTED, 4, "deformables[0].model");
+  expect_error("deformables:\n  - name: jelly\n    shape: {sphere: 0.1, box: [1, 1, 1]}\n", KN_ERR_INVALID, 3,
+               "deformables[0].shape");
+  expect_error("deformables:\n  - name: jelly\n    shape: {sphere: 0.1}\n    material: {type: rubber}\n",
+               KN_ERR_PARSE, 4, "deformables[0].material.type");
   expect_error("contact: {backend: ipc}\n", KN_ERR_UNSUPPORTED, 1, "contact.backend");
 }
