@@ -119,4 +119,10 @@ int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_re
 int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* xml_out, kb_contact_result* out,
                       char* err, size_t errsz);
 
+/*---- FEM benchmark (fem.c) ----*/
+
+/* The soft-cube grasp at ~1k, 10k and 50k tetrahedra (--quick: 1k, few steps): per-step times by
+ * stage and one CHOLMOD factorization of the cube's A, printed; 0 on a failure. */
+int kb_fem_run(int quick);
+
 #endif

@@ -3,12 +3,14 @@
  * both engines compute the same mass matrix, torques and accelerations.
  *
  *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
- *               [--only multibody|contact] [--contact] [--scene FILE]... [--steps N] [--runs N]
+ *               [--only multibody|contact|fem] [--contact] [--scene FILE]... [--steps N] [--runs N]
  *               [--mjcf DIR] [robot.urdf]
  *
  * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
  * (examples/bench/push_box.yaml, and examples/grasp_box.yaml when it exists, or the --scene
- * files) and, with MuJoCo, the same scenes with mj_step.
+ * files) and, with MuJoCo, the same scenes with mj_step. The FEM benchmark (fem.c) times the
+ * soft-cube grasp's steps by stage at ~1k, 10k and 50k tetrahedra against one CHOLMOD
+ * factorization of the cube's dynamics matrix (--quick: 1k only).
  *
  * Exit status: 0 when it ran and (with MuJoCo) the cross-check agreed; 1 otherwise. */
 #include <math.h>
@@ -273,10 +275,11 @@ static int write_json(const char* path, const char* urdf, const char* cpu, const
 static void usage(FILE* f) {
   fprintf(f,
           "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]\n"
-          "                   [--only multibody|contact] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
+          "                   [--only multibody|contact|fem] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
           "                   [--mjcf DIR] [robot.urdf]\n"
           "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot,\n"
-          "  then whole contact time steps (kn_world_step vs mj_step) on scenes;\n"
+          "  then whole contact time steps (kn_world_step vs mj_step) on scenes, then the FEM soft-cube\n"
+          "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
           "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml\n",
@@ -343,7 +346,7 @@ int main(int argc, char** argv) {
   const char* json = NULL;
   const char* body_name = NULL;
   kb_plan plan = {.warmup_calls = 2000, .reps = 21, .calls = 4000};
-  int do_multibody = 1, do_contact = 1, quick = 0, runs = 0;
+  int do_multibody = 1, do_contact = 1, do_fem = 1, quick = 0, runs = 0;
   long steps = -1;
   const char* scenes[8];
   int nscene = 0;
@@ -354,13 +357,14 @@ int main(int argc, char** argv) {
       plan = (kb_plan){.warmup_calls = 20, .reps = 3, .calls = 50};
       quick = 1;
     } else if (strcmp(a, "--contact") == 0) {
-      do_multibody = 0, do_contact = 1;
+      do_multibody = 0, do_contact = 1, do_fem = 0;
     } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
       const char* what = argv[++i];
       do_multibody = strcmp(what, "multibody") == 0;
       do_contact = strcmp(what, "contact") == 0;
-      if (!do_multibody && !do_contact) {
-        fprintf(stderr, "knead-bench: --only takes multibody or contact, not '%s'\n", what);
+      do_fem = strcmp(what, "fem") == 0;
+      if (!do_multibody && !do_contact && !do_fem) {
+        fprintf(stderr, "knead-bench: --only takes multibody, contact or fem, not '%s'\n", what);
         return 1;
       }
     } else if (strcmp(a, "--scene") == 0 && i + 1 < argc) {
@@ -402,7 +406,12 @@ int main(int argc, char** argv) {
     scenes[nscene++] = push;
     if (file_exists(grasp)) scenes[nscene++] = grasp;
   }
-  if (!do_multibody) return run_contact(scenes, nscene, steps, runs, mjcf_dir) ? 0 : 1;
+  if (!do_multibody) {
+    int ok = 1;
+    if (do_contact) ok = run_contact(scenes, nscene, steps, runs, mjcf_dir);
+    if (do_fem) ok = kb_fem_run(quick) && ok;
+    return ok ? 0 : 1;
+  }
 
   /* The URDF text feeds both engines. The default arm falls back to the copy embedded in
    * libknead, so an installed knead-bench runs without the source tree. */
@@ -528,6 +537,7 @@ int main(int argc, char** argv) {
   }
 
   if (do_contact && !run_contact(scenes, nscene, steps, runs, mjcf_dir)) status = 1;
+  if (do_fem && !kb_fem_run(quick)) status = 1;
 
   kb_mujoco_free(mj);
   configs_free(&cfg);

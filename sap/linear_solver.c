@@ -58,7 +58,8 @@ void kn_sap_linsolve_free(kn_sap_linsolve* ls) {
 static int same_pattern(const kn_sap_linsolve* ls, const kn_sap_layout* lay) {
   if (!ls->L || ls->num_blocks != lay->num_blocks || ls->num_pairs != lay->num_pairs) return 0;
   if (memcmp(ls->size, lay->size, (size_t)lay->num_blocks * sizeof(int))) return 0;
-  return !memcmp(ls->pair, lay->pair, 2 * (size_t)lay->num_pairs * sizeof(int));
+  /* no pairs: nothing to compare (memcmp of a NULL pointer is undefined even for 0 bytes) */
+  return lay->num_pairs == 0 || !memcmp(ls->pair, lay->pair, 2 * (size_t)lay->num_pairs * sizeof(int));
 }
 
 static kn_status copy_layout(kn_sap_linsolve* ls, const kn_sap_layout* lay, kn_error* err) {

@@ -205,6 +205,7 @@ const char* kn_sap_kind_name(kn_sap_kind kind) {
     case KN_SAP_PD: return "PD controller";
     case KN_SAP_COUPLER: return "coupler";
     case KN_SAP_WELD: return "weld";
+    case KN_SAP_FIXED: return "fixed (deformable attachment)";
   }
   return "unknown";
 }

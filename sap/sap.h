@@ -40,7 +40,8 @@ typedef enum {
   KN_SAP_LIMIT,       /* joint limit, 1 or 2 rows (§5.2) */
   KN_SAP_PD,          /* implicit PD controller with effort limit, 1 row (§5.3) */
   KN_SAP_COUPLER,     /* q_i - rho q_j - offset = 0, 1 row (§5.4) */
-  KN_SAP_WELD         /* frame P on A coincides with frame Q on B, 6 rows (§5.4) */
+  KN_SAP_WELD,        /* frame P on A coincides with frame Q on B, 6 rows (§5.4) */
+  KN_SAP_FIXED        /* a deformable vertex held at a rigid (or world) point, 3 rows (§5.4) */
 } kn_sap_kind;
 
 const char* kn_sap_kind_name(kn_sap_kind kind);
@@ -111,6 +112,15 @@ kn_status kn_sap_add_coupler(kn_sap_problem* p, int clique_i, int dof_i, double 
  * on A at A_m. */
 kn_status kn_sap_add_weld(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
                           const double g0[6], int* index, kn_error* err);
+/* Fixed constraint (§5.4, Drake's SapFixedConstraint): a deformable vertex attached to a point of a
+ * rigid body. g0 = p_vertex - p_point (world, at the step start) and v_c = v_vertex - v_point; the
+ * caller builds the 3 x nv blocks with those signs (deformable clique: +I on the vertex's three
+ * DoFs; rigid clique: -Jv of the body at the point; a point fixed in the world has no block, then
+ * clique_b = -1). Rigid (k = infinity, beta 0.1): R = beta^2 w / (4 pi^2), v_hat = -g0 / (2 dt),
+ * unbounded impulse; gamma is the impulse on the vertex (force x dt, world frame), -gamma on the
+ * rigid body at the point. */
+kn_status kn_sap_add_fixed(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
+                           const double g0[3], int* index, kn_error* err);
 /* (world poses of P and Q) => g = [a_PQ^W; p_PoQo^W] with a_PQ^W = R_WP log(R_PQ) the axis-angle vector of
  * R_PQ expressed in W, and the midpoint M = (p_WPo + p_WQo) / 2 (may be NULL). */
 void kn_sap_weld_error(const kn_pose* X_WP, const kn_pose* X_WQ, double g[6], double p_WM[3]);

@@ -30,6 +30,7 @@ extern const kn_sap_kind_ops kn_sap_limit_ops;
 extern const kn_sap_kind_ops kn_sap_pd_ops;
 extern const kn_sap_kind_ops kn_sap_coupler_ops;
 extern const kn_sap_kind_ops kn_sap_weld_ops;
+extern const kn_sap_kind_ops kn_sap_fixed_ops;
 
 /* Generic holonomic constraint (§5.1), shared by limits and couplers: rows n <= 2, stiffness
  * (INFINITY for rigid), tau, beta, g0 per row, impulse box per row. */

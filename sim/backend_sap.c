@@ -95,37 +95,6 @@ static void sap_free(void* p) {
   free(s);
 }
 
-/* (scene name) => tree and body: "world", an object (its root body), "object/link" or "robot/link";
- * -1 tree for the world. 0 when nothing matches. */
-static int find_body(const kn_world* w, const char* name, int* tree, int* body) {
-  if (strcmp(name, "world") == 0) {
-    *tree = -1, *body = -1;
-    return 1;
-  }
-  const char* slash = strchr(name, '/');
-  size_t n = slash ? (size_t)(slash - name) : strlen(name);
-  for (int i = 0; i < w->nobject; i++)
-    if (strlen(w->objects[i].name) == n && strncmp(w->objects[i].name, name, n) == 0) {
-      const kn_mb_model* m = w->trees[w->objects[i].tree].robot->model;
-      *tree = w->objects[i].tree;
-      for (int b = 0; b < m->nbody; b++)
-        if (slash ? strcmp(m->bodies[b].name, slash + 1) == 0 : m->bodies[b].parent < 0) return (*body = b), 1;
-      return 0;
-    }
-  for (int r = 0; slash && r < w->nrobot; r++) {
-    const kn_world_robot* wr = &w->robots[r];
-    if (strlen(wr->name) != n || strncmp(wr->name, name, n) != 0) continue;
-    const kn_mb_model* m = w->trees[wr->tree].robot->model;
-    for (int b = wr->body_offset; b < wr->body_offset + wr->nbody; b++) {
-      /* an attached robot's links may carry a "<model>/" prefix in the merged tree */
-      const char* link = m->bodies[b].name;
-      const char* ls = strrchr(link, '/');
-      if (strcmp(ls ? ls + 1 : link, slash + 1) == 0) return (*tree = wr->tree), (*body = b), 1;
-    }
-  }
-  return 0;
-}
-
 /* the scene's welds => sides (kinematics at q_0, which kn_world_create leaves in each tree's data):
  * P = pose on A (or B's frame at t = 0 when no pose is given), Q = B's frame; a side on a tree with
  * nv = 0 becomes a fixed world frame */
@@ -139,7 +108,7 @@ static kn_status welds_resolve(kn_world* w, sap_state* s, kn_error* err) {
     for (int j = 0; j < 2; j++) {
       int tree, body;
       snprintf(key, sizeof key, "welds[%u].%s", i, j ? "body_b" : "body_a");
-      if (!find_body(w, names[j], &tree, &body))
+      if (!kn_sim_find_body(w, names[j], &tree, &body))
         return kn_scene_fail(sc, err, KN_ERR_INVALID, key, "'%s' is not \"world\", an object, \"object/link\" or "
                              "\"robot/link\" of the scene", names[j]);
       weld_side* sd = &s->welds[i][j];
@@ -344,6 +313,7 @@ struct fem_all {
   fem_state* f;
   fem_contact* c;
   int nc, cap;
+  int first_attach, nattach; /* the FEM attachments' fixed constraints (d6), one per vertex */
   double* Jf;              /* 3 x max clique columns, twice */
   size_t jcap;
 };
@@ -479,6 +449,16 @@ static kn_status fem_push(struct fem_all* A, const fem_contact* c, kn_error* err
   return KN_OK;
 }
 
+/* 1 when vertex v of F is attached to body `body` of tree `tree` (its contacts with that body's
+ * colliders are left out: the attachment holds it there) */
+static int attached_to(const kn_world_fem* F, int v, int tree, int body) {
+  const kn_fem_body* b = F->body;
+  for (int k = 0; k < b->nattach; k++)
+    if (b->attach_vertex[k] == v && F->attach_tree[b->attach_body[k]] == tree && F->attach_link[b->attach_body[k]] == body)
+      return 1;
+  return 0;
+}
+
 /* FEM contact detection at x_n: every free surface vertex of every body against every rigid
  * collider (kn_collider_signed_distance) and against the other bodies' surfaces, phi < margin */
 static kn_status fem_detect(const kn_world* w, const kn_pose* X_WG, struct fem_all* A, kn_error* err) {
@@ -502,6 +482,7 @@ static kn_status fem_detect(const kn_world* w, const kn_pose* X_WG, struct fem_a
       memcpy(c.p, x, sizeof c.p);
       for (int k = 0; w->collision && k < w->ncollider; k++) {
         double g[3];
+        if (b->nattach > 0 && attached_to(F, v, w->colliders[k].tree, w->colliders[k].body)) continue;
         double phi = kn_collider_signed_distance(w->collision, k, &X_WG[k], x, g);
         if (!(phi < margin)) continue;
         c.a = (fem_side){.fem = -1, .collider = k};
@@ -585,6 +566,8 @@ static kn_status fem_cliques(kn_world* w, sap_state* s, kn_error* err) {
         if (sides[j]->fem == fi)
           for (int k = 0; k < sides[j]->n; k++) f->mark[sides[j]->vert[k]] = 1;
     }
+    /* attached vertices are always constrained (d6): always in P */
+    for (int k = 0; k < b->nattach; k++) f->mark[b->attach_vertex[k]] = 1;
     for (int v = 0; v < nv; v++) {
       f->col[v] = -1;
       if (f->mark[v] && b->free_index[v] >= 0)
@@ -726,10 +709,67 @@ static kn_status fem_contacts(kn_world* w, sap_state* s, kn_error* err) {
   return KN_OK;
 }
 
+/* FEM stage 2, d6: one fixed constraint per attached vertex (§5.4, Drake's SapFixedConstraint,
+ * after the welds): g0 = x_v - p_W at x_n, q_n; v_c = v_v - v_point, i.e. +I on the vertex's
+ * columns of its clique and -Jv of the rigid body at the point (none for a world point or a tree
+ * with nv = 0, whose point is fixed). */
+static kn_status fem_attachments(kn_world* w, sap_state* s, kn_error* err) {
+  struct fem_all* A = s->fem;
+  A->first_attach = kn_sap_problem_num_constraints(s->prob);
+  A->nattach = 0;
+  for (int fi = 0; fi < w->nfem; fi++) {
+    const kn_world_fem* F = &w->fems[fi];
+    const kn_fem_body* b = F->body;
+    const fem_state* f = &A->f[fi];
+    if (b->nattach == 0) continue;
+    kn_status st = grow(&A->Jf, &A->jcap, 6 * (size_t)f->ncol + 6, err);
+    if (st) return st;
+    for (int k = 0; k < b->nattach; k++) {
+      int v = b->attach_vertex[k], j = b->attach_body[k], tree = F->attach_tree[j], body = F->attach_link[j];
+      const double* pB = F->attach_point + 3 * k;
+      double pW[3], g0[3];
+      if (tree >= 0)
+        kn_pose_apply(&w->trees[tree].data->X_wb[body], pB, pW);
+      else
+        memcpy(pW, pB, sizeof pW);
+      for (int a = 0; a < 3; a++) g0[a] = b->x[3 * v + a] - pW[a];
+      double* Jf = A->Jf;
+      memset(Jf, 0, 3 * (size_t)f->ncol * sizeof *Jf);
+      for (int a = 0; a < 3; a++) Jf[a * f->ncol + f->col[v] + a] = 1.0;
+      int index, cq = tree >= 0 ? s->clique_of_tree[tree] : -1;
+      if (cq >= 0) {
+        const kn_world_tree* tr = &w->trees[tree];
+        int nvr = tr->robot->model->nv;
+        kn_mb_point_jacobian(tr->robot->model, tr->data, body, pB, s->Jv, NULL);
+        for (int r = 0; r < 3 * nvr; r++) s->J[r] = -s->Jv[r];
+        st = kn_sap_add_fixed(s->prob, f->clique, Jf, cq, s->J, g0, &index, err);
+      } else {
+        st = kn_sap_add_fixed(s->prob, f->clique, Jf, -1, NULL, g0, &index, err);
+      }
+      if (!st) st = note(s, index, (constraint_info){KN_SAP_FIXED, -3, fi, tree, body, v}, err);
+      if (st) return kn_error_prefix(err, "stage 2 (attachment of deformable '%s' vertex %d): ", F->name, v);
+      A->nattach++;
+    }
+  }
+  return KN_OK;
+}
+
+// (gamma) => each FEM body's total attachment force gamma / dt (on the rigid bodies: the opposite)
+static void fem_attach_forces(kn_world* w, const sap_state* s, double dt) {
+  const struct fem_all* A = s->fem;
+  for (int fi = 0; fi < w->nfem; fi++) memset(w->fems[fi].attach_force, 0, sizeof w->fems[fi].attach_force);
+  for (int c = 0; c < A->nattach; c++) {
+    int i = A->first_attach + c;
+    const double* g = s->gamma + kn_sap_constraint_offset(s->prob, i);
+    for (int a = 0; a < 3; a++) w->fems[s->info[i].body].attach_force[a] += g[a] / dt;
+  }
+}
+
 /* FEM after SAP: v_n+1 of every DoF (recovery Dv = X S Dv_P, or the full clique's v), advance,
  * and the total contact force on each body */
-static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constraint) {
+static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constraint, double* recovery_time) {
   struct fem_all* A = s->fem;
+  *recovery_time = 0;
   for (int fi = 0; fi < w->nfem; fi++) {
     fem_state* f = &A->f[fi];
     kn_fem_body* b = w->fems[fi].body;
@@ -743,7 +783,9 @@ static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constrain
       } else {
         for (int a = 0; a < f->np; a++) f->dv[a] = v[a] - f->vs[a];
         double* dvall = f->diagA; /* 3 * nvert >= 3 * nfree scratch in Schur mode */
+        double t0 = kn_wall_time();
         kn_fem_schur_recover(f->schur, f->dv, dvall);
+        *recovery_time += kn_wall_time() - t0;
         for (int u = 0; u < nv; u++) {
           int fv = b->free_index[u];
           if (fv >= 0)
@@ -782,6 +824,12 @@ static void describe(const kn_world* w, const sap_state* s, int i, char* buf, si
              w->colliders[ci->b].name);
     return;
   }
+  if (ci->kind == KN_SAP_FIXED) {
+    const kn_world_fem* F = &w->fems[ci->body];
+    snprintf(buf, cap, "constraint #%d: attachment of deformable '%s' vertex %d to %s", i, F->name, ci->point,
+             ci->a >= 0 ? w->trees[ci->a].robot->model->bodies[ci->b].name : "the world");
+    return;
+  }
   if (ci->kind == KN_SAP_WELD) {
     const kn_scene_weld* wd = &w->scene->doc->welds[ci->point];
     snprintf(buf, cap, "constraint #%d: weld %d '%s' ('%s' to '%s')", i, ci->point, wd->name ? wd->name : "",
@@ -808,6 +856,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   const double dt = w->scene->time_step;
   kn_status st;
   kn_sap_problem_reset(s->prob, dt);
+  /* stage wall times for w->last (bench/); t_detect accumulates the detection parts */
+  double t_start = kn_wall_time(), t_detect = 0, t_mark;
 
   /* a, c. one kinematics pass at (q_n, v_n) per tree, shared by the controllers at t_n + dt (their
    * gravity compensation reads only the poses) and the free motion (q = NULL to both) */
@@ -844,18 +894,26 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   /* b. collider poses at q_n and detection */
   const kn_contact_point* pts = NULL;
   int npts = 0;
+  t_mark = kn_wall_time();
   if (w->collision) {
     for (int i = 0; i < w->ncollider; i++) kn_sim_collider_pose(w, i, &s->X_WG[i]);
     st = kn_collision_detect(w->collision, s->X_WG, w->scene->margin, &pts, &npts, err);
     if (st) return kn_error_prefix(err, "contact detection: ");
   }
+  t_detect += kn_wall_time() - t_mark;
   /* FEM bodies: free motion, vertex contacts, one clique each (digest 6) */
   for (int i = 0; i < w->nfem; i++) {
     st = kn_fem_free_motion(w->fems[i].body, dt, NULL, err);
     if (st) return kn_error_prefix(err, "stage 1 (free motion) of deformable '%s': ", w->fems[i].name);
   }
+  double t_free_end = kn_wall_time();
+  double t_free = t_free_end - t_start - t_detect; /* trees' and FEM free motion, without detection */
   if (w->nfem > 0) {
+    t_mark = kn_wall_time();
     if ((st = fem_detect(w, s->X_WG, s->fem, err))) return kn_error_prefix(err, "contact detection (deformables): ");
+    double dt_fem_detect = kn_wall_time() - t_mark;
+    t_detect += dt_fem_detect;
+    t_free_end += dt_fem_detect; /* the SAP stage starts after the FEM detection */
     if ((st = fem_cliques(w, s, err))) return st;
   }
   if ((st = kn_world_reserve_contacts(w, npts, err))) return st;
@@ -1001,6 +1059,9 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     if (st) return kn_error_prefix(err, "stage 2 (weld %u '%s'): ", i, w->scene->doc->welds[i].name ? w->scene->doc->welds[i].name : "");
   }
 
+  /* d6. FEM attachments (fixed constraints) */
+  if (w->nfem > 0 && (st = fem_attachments(w, s, err))) return st;
+
   /* e. solve, warm-started from v_n */
   int nimp = kn_sap_problem_num_impulses(s->prob);
   if ((st = reserve(s, kn_sap_problem_num_constraints(s->prob), nimp, err))) return st;
@@ -1049,6 +1110,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     if (!isfinite(s->v_next[i]))
       return kn_fail(err, KN_ERR_NUMERIC, "stage 2 (SAP solve): v_n+1 is not finite at dof %d", i);
 
+  double t_solved = kn_wall_time();
   /* advance: q_n+1 = q_n (+) dt v_n+1 */
   for (int k = 0; k < w->ntree; k++) {
     kn_world_tree* tr = &w->trees[k];
@@ -1060,7 +1122,10 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     kn_mb_advance(m, tr->q_backup, tr->v, dt, tr->q);
   }
 
-  if (w->nfem > 0) fem_finish(w, s, dt, first_fem);
+  double t_recovery = 0;
+  if (w->nfem > 0) fem_finish(w, s, dt, first_fem, &t_recovery);
+  if (w->nfem > 0) fem_attach_forces(w, s, dt);
+  double t_end = kn_wall_time();
 
   /* f. contact forces (contacts are the first constraints, in detection order) and statistics */
   for (int c = 0; c < ncontact; c++) {
@@ -1074,6 +1139,10 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   w->last.residual = stats.residual;
   w->last.contacts = ncontact + (s->fem ? s->fem->nc : 0);
   w->last.constraints = kn_sap_problem_num_constraints(s->prob);
+  w->last.time_free_motion = t_free;
+  w->last.time_detect = t_detect;
+  w->last.time_sap = t_solved - t_free_end + t_recovery;
+  w->last.time_advance = t_end - t_solved - t_recovery;
   return KN_OK;
 }
 

@@ -49,6 +49,87 @@ static kn_status make_mesh(const kn_scene* s, unsigned i, kn_tet_mesh* m, kn_err
   return KN_OK;
 }
 
+/* (deformables[i].attach, body placed at t = 0) => b->attach_vertex / attach_body (target j) and
+ * f->attach_point: each selected vertex's position in the rigid body's frame at t = 0 (kinematics
+ * at q0), or in the world for "world". Fixed
+ * vertices are left out; an empty selection or an unknown body is an error naming the key. */
+static kn_status attach_all(kn_world* w, unsigned i, kn_error* err) {
+  const kn_scene* s = w->scene;
+  const kn_scene_deformable* d = &s->doc->deformables[i];
+  kn_world_fem* f = &w->fems[i];
+  kn_fem_body* b = f->body;
+  int nv = b->mesh.nvert;
+  char key[96];
+  f->attach_tree = kn_calloc(d->nattach + 1, sizeof(int));
+  f->attach_link = kn_calloc(d->nattach + 1, sizeof(int));
+  int* sel = kn_calloc((size_t)nv + 1, sizeof(int));
+  if (!f->attach_tree || !f->attach_link || !sel) {
+    free(sel);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+  }
+  for (unsigned j = 0; j < d->nattach; j++) {
+    const kn_scene_fem_attach* a = &d->attach[j];
+    int tree, body, n = 0;
+    snprintf(key, sizeof key, "deformables[%u].attach[%u].body", i, j);
+    if (!kn_sim_find_body(w, a->body, &tree, &body)) {
+      free(sel);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, key,
+                           "deformable '%s': '%s' is not \"world\", an object, \"object/link\" or \"robot/link\" of "
+                           "the scene", d->name, a->body);
+    }
+    kn_pose X_WB;
+    kn_pose_identity(&X_WB);
+    if (tree >= 0) {
+      kn_world_tree* tr = &w->trees[tree];
+      kn_mb_kinematics(tr->robot->model, tr->q, NULL, tr->data);
+      X_WB = tr->data->X_wb[body];
+    }
+    snprintf(key, sizeof key, "deformables[%u].attach[%u].%s", i, j, a->box ? "box" : "vertices");
+    for (unsigned k = 0; a->vertices && k < a->nvertices; k++) {
+      int v = a->vertices[k];
+      if (v < 0 || v >= nv) {
+        free(sel);
+        return kn_scene_fail(s, err, KN_ERR_INVALID, key, "deformable '%s': vertex %d (entry %u) out of range 0..%d",
+                             d->name, v, k, nv - 1);
+      }
+      if (!b->fixed[v]) sel[n++] = v;
+    }
+    for (int v = 0; a->box && v < nv; v++) {
+      const double *X = b->mesh.X + 3 * v, *lo = a->box->min, *hi = a->box->max;
+      int in = 1;
+      for (int c = 0; c < 3; c++) in = in && X[c] >= lo[c] && X[c] <= hi[c];
+      if (in && !b->fixed[v]) sel[n++] = v;
+    }
+    if (n == 0) {
+      free(sel);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, key,
+                           "deformable '%s': selects no vertex that is not fixed (of %d; rest positions in the body "
+                           "frame)", d->name, nv);
+    }
+    int first = b->nattach;
+    kn_status st = kn_fem_body_attach(b, sel, n, (int)j, err);
+    double* pts = st ? NULL : realloc(f->attach_point, 3 * (size_t)b->nattach * sizeof(double));
+    if (!pts) {
+      free(sel);
+      return st ? st : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+    }
+    f->attach_point = pts;
+    kn_pose X_BW;
+    kn_pose_inv(&X_WB, &X_BW);
+    for (int k = 0; k < n; k++) {
+      const double* x = b->x + 3 * sel[k];
+      if (tree >= 0)
+        kn_pose_apply(&X_BW, x, pts + 3 * (first + k));
+      else
+        memcpy(pts + 3 * (first + k), x, 3 * sizeof(double));
+    }
+    f->attach_tree[j] = tree, f->attach_link[j] = body;
+  }
+  f->ntarget = (int)d->nattach;
+  free(sel);
+  return KN_OK;
+}
+
 // (deformables[i]) => w->fems[i] with its body placed, moving and fixed
 static kn_status build_one(kn_world* w, unsigned i, kn_error* err) {
   const kn_scene* s = w->scene;
@@ -92,6 +173,7 @@ static kn_status build_one(kn_world* w, unsigned i, kn_error* err) {
   kn_pose X;
   kn_pose_from_xyz_rpy(d->pose.xyz, d->pose.rpy, &X);
   kn_fem_body_place(b, &X);
+  if (d->nattach > 0 && (st = attach_all(w, i, err))) return st;
   if (d->velocity)
     for (int v = 0; v < b->mesh.nvert; v++)
       if (!b->fixed[v]) memcpy(b->v + 3 * v, d->velocity, 3 * sizeof(double));
@@ -145,6 +227,9 @@ void kn_sim_deformables_free(kn_world* w) {
     free(f->x_backup);
     free(f->v_backup);
     free(f->R0_backup);
+    free(f->attach_tree);
+    free(f->attach_link);
+    free(f->attach_point);
   }
   free(w->fems);
   w->fems = NULL;

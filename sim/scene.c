@@ -215,6 +215,14 @@ static const cyaml_schema_field_t fem_fixed_fields[] = {
                             box_region_fields),
     SEQ_OPT("vertices", kn_scene_fem_fixed, vertices, nvertices, &schema_int),
     CYAML_FIELD_END};
+static const cyaml_schema_field_t fem_attach_fields[] = {
+    CYAML_FIELD_STRING_PTR("body", CYAML_FLAG_POINTER, kn_scene_fem_attach, body, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_MAPPING_PTR("box", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_fem_attach, box,
+                            box_region_fields),
+    SEQ_OPT("vertices", kn_scene_fem_attach, vertices, nvertices, &schema_int),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_fem_attach = {
+    CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_fem_attach, fem_attach_fields)};
 static const cyaml_strval_t deformable_model_strings[] = {{"fem", KN_DEFORMABLE_FEM}, {"mpm", KN_DEFORMABLE_MPM}};
 static const cyaml_schema_field_t deformable_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_deformable, name, 1, CYAML_UNLIMITED),
@@ -228,6 +236,8 @@ static const cyaml_schema_field_t deformable_fields[] = {
     FIXED_OPT("velocity", kn_scene_deformable, velocity, 3),
     CYAML_FIELD_MAPPING_PTR("fixed", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, fixed,
                             fem_fixed_fields),
+    CYAML_FIELD_SEQUENCE_COUNT("attach", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, attach,
+                               nattach, &schema_fem_attach, 0, CYAML_UNLIMITED),
     DBL_OPT("friction", kn_scene_deformable, friction),
     DBL_OPT("stiffness", kn_scene_deformable, stiffness),
     DBL_OPT("dissipation_time", kn_scene_deformable, dissipation_time),
@@ -708,6 +718,14 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     snprintf(k, sizeof k, "%s.fixed", key);
     if ((o->fixed->box != NULL) + (o->fixed->vertices != NULL) != 1)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': give box or vertices", o->name);
+  }
+  for (unsigned j = 0; j < o->nattach; j++) {
+    const kn_scene_fem_attach* a = &o->attach[j];
+    snprintf(k, sizeof k, "%s.attach[%u]", key, j);
+    if ((a->box != NULL) + (a->vertices != NULL) != 1)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': give box or vertices", o->name);
+    if (a->box && !(all_finite(a->box->min, 3) && all_finite(a->box->max, 3)))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': box min and max must be finite", o->name);
   }
   if (check_material(s, o->friction, o->stiffness, o->dissipation_time, key, err)) return err->status;
   return KN_OK;

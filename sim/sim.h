@@ -80,6 +80,11 @@
  *       pose: {xyz, rpy}           [identity]
  *       velocity: [3]              initial velocity of every vertex [0]
  *       fixed: {box: {min: [3], max: [3]}} | {vertices: [...]}   body-frame box or indices
+ *       attach: [{body: "robot/link" | object | "object/link" | world, box: {min, max}} |
+ *                {body: ..., vertices: [...]}, ...]
+ *                                  vertices (body-frame rest box or indices) held at their t = 0
+ *                                  position in that body's frame: one SAP fixed constraint per
+ *                                  vertex (§5.4); attached DoFs always join the Schur complement
  *       friction, stiffness, dissipation_time: contact material of its surface
  *     Contacts: each free surface vertex against every rigid collider (signed distance <
  *     contact.margin) and against the other FEM bodies' deformed surfaces; SAP gets the Schur
@@ -272,6 +277,15 @@ typedef struct {
   unsigned nvertices;
 } kn_scene_fem_fixed;
 
+/* deformables[i].attach[j]: the FEM vertices whose rest positions (body frame) lie in box, or the
+ * listed ones, held at their t = 0 position in the frame of `body` (SAP fixed constraints, §5.4). */
+typedef struct {
+  char* body;               /* "robot/link", an object, "object/link" or "world" (required) */
+  kn_scene_box_region* box; /* exactly one of box and vertices */
+  int* vertices;
+  unsigned nvertices;
+} kn_scene_fem_attach;
+
 typedef enum { KN_DEFORMABLE_FEM = 0, KN_DEFORMABLE_MPM } kn_deformable_model;
 
 /* deformables[i]: an FEM body (sap backend only), its own SAP clique. */
@@ -284,6 +298,8 @@ typedef struct {
   kn_scene_pose pose;
   double* velocity;         /* initial velocity of every vertex (3) [0] */
   kn_scene_fem_fixed* fixed;
+  kn_scene_fem_attach* attach; /* vertices attached to rigid bodies */
+  unsigned nattach;
   double* friction;         /* contact material of its surface (kn_contact_material_default) */
   double* stiffness;
   double* dissipation_time;
@@ -433,6 +449,10 @@ typedef struct {
 typedef struct {
   int iterations, line_search_iterations, contacts, constraints;
   double residual;
+  /* wall seconds of the last step by stage (sap backend; 0 otherwise): controllers and free
+   * motion (trees and FEM Newton), contact detection (rigid and FEM), SAP (FEM Schur complements,
+   * constraint assembly, the solve and the Schur recovery), advance (q_n+1, FEM x_n+1 and R0) */
+  double time_free_motion, time_detect, time_sap, time_advance;
 } kn_step_stats;
 typedef struct {
   long steps;
@@ -451,6 +471,13 @@ typedef struct {
   int nsurf_vert;           /* vertices on the surface */
   int* surf_vert;
   double force[3];          /* total contact force on it in the last step [N] */
+  /* attachments (deformables[i].attach): vertex body->attach_vertex[k] is held at attach_point
+   * (3 k ..) of target body->attach_body[k], an index into attach_tree / attach_link */
+  int ntarget;
+  int *attach_tree, *attach_link; /* per target: tree and body; tree -1: the world */
+  double* attach_point;     /* 3 * body->nattach: in the body's frame (in the world when tree -1) */
+  double attach_force[3];   /* total attachment force on it in the last step [N] (on the rigid
+                               bodies: the opposite) */
   /* backup of the state for transactional steps */
   double *x_backup, *v_backup, *R0_backup;
 } kn_world_fem;

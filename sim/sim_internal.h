@@ -47,6 +47,9 @@ const char* kn_sim_tree_kind(const kn_world* w, int k);
 /* The scene's deformables => w->fems (deformables.c); errors name the scene key. */
 kn_status kn_sim_deformables_build(kn_world* w, kn_error* err);
 void kn_sim_deformables_free(kn_world* w);
+/* (scene name) => tree and body index: "world" (tree -1), an object (its root), "object/link" or
+ * "robot/link"; 0 when nothing matches (deformables.c) */
+int kn_sim_find_body(const kn_world* w, const char* name, int* tree, int* body);
 /* copy every FEM body's (x, v, R0) to its backup (restore = 0) or back (restore = 1) */
 void kn_sim_deformables_backup(kn_world* w, int restore);
 

@@ -503,3 +503,30 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
   *out = w;
   return KN_OK;
 }
+
+/* (scene name) => tree and body: "world" (tree -1), an object (its root body), "object/link" or
+ * "robot/link" (an attached robot's links may carry a "<model>/" prefix in the merged tree).
+ * 0 when nothing matches. */
+int kn_sim_find_body(const kn_world* w, const char* name, int* tree, int* body) {
+  if (strcmp(name, "world") == 0) return (*tree = -1), (*body = -1), 1;
+  const char* slash = strchr(name, '/');
+  size_t n = slash ? (size_t)(slash - name) : strlen(name);
+  for (int i = 0; i < w->nobject; i++)
+    if (strlen(w->objects[i].name) == n && strncmp(w->objects[i].name, name, n) == 0) {
+      const kn_mb_model* m = w->trees[w->objects[i].tree].robot->model;
+      *tree = w->objects[i].tree;
+      for (int b = 0; b < m->nbody; b++)
+        if (slash ? strcmp(m->bodies[b].name, slash + 1) == 0 : m->bodies[b].parent < 0) return (*body = b), 1;
+      return 0;
+    }
+  for (int r = 0; slash && r < w->nrobot; r++) {
+    const kn_world_robot* wr = &w->robots[r];
+    if (strlen(wr->name) != n || strncmp(wr->name, name, n) != 0) continue;
+    const kn_mb_model* m = w->trees[wr->tree].robot->model;
+    for (int b = wr->body_offset; b < wr->body_offset + wr->nbody; b++) {
+      const char* ls = strrchr(m->bodies[b].name, '/');
+      if (strcmp(ls ? ls + 1 : m->bodies[b].name, slash + 1) == 0) return (*tree = wr->tree), (*body = b), 1;
+    }
+  }
+  return 0;
+}
