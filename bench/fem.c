@@ -156,7 +156,8 @@ int kb_fem_run(int quick) {
   }
   printf("(means over the timed steps after the warm-up ones; free: controllers, arm and FEM free motion\n"
          " (Newton, one CHOLMOD factorization); detect: rigid pairs and FEM surface vertices vs colliders;\n"
-         " SAP+Schur: the Schur complement of A on the contact DoFs (its own factorization and one solve per\n"
-         " contact DoF), constraint assembly, the SAP solve and the recovery; ratio: step / factor)\n");
+         " SAP+Schur: the Schur complement of A on the contact DoFs (the free motion's factor reused, sparse\n"
+         " forward solves over elimination-tree paths, dense inverse), constraint assembly, the SAP solve and\n"
+         " the recovery (one solve); ratio: step / factor)\n");
   return ok;
 }

@@ -197,6 +197,13 @@ kn_status kn_fem_free_motion(kn_fem_body* b, double dt, const kn_fem_newton_opti
  * free_index), lower triangle, symmetric (stype -1), CHOLMOD int version; owned by the body, valid
  * until the next free-motion call. NULL before the first. */
 const struct cholmod_sparse_struct* kn_fem_body_dynamics_matrix(const kn_fem_body* b);
+struct cholmod_factor_struct; /* CHOLMOD's factor (cholmod.h); opaque here */
+/* body after kn_fem_free_motion => *L, the CHOLMOD factor (supernodal L L^T of A permuted, int
+ * version) of the dynamics matrix at v_star. The free motion's own factorization is reused when it
+ * is of that A (the linear and linear corotated models: one Newton step at the final A); else
+ * (nonlinear models, or Newton converged without a step) A is factorized once here with the kept
+ * analysis. Owned by the body, valid until the next free-motion call. KN_ERR_NUMERIC if not PD. */
+kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_factor_struct** L, kn_error* err);
 /* (v_next, 3 * nvert) => v = v_next (0 at fixed vertices), x += dt v, R0 = polar(F(x)) per tet. */
 void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next);
 /* Quasi-static equilibrium: minimize Psi(x) - (M g)^T x over the free vertices with the same
@@ -205,20 +212,27 @@ kn_status kn_fem_static_solve(kn_fem_body* b, const kn_fem_newton_options* opt, 
 
 /*---- Schur complement on the participating DoFs (schur.c, digest 6.2) ----*/
 
-/* Scratch of one body's elimination: CHOLMOD factor of A (symbolic analysis kept while the
- * pattern holds), X = A^-1 E_P and S for the recovery. */
+/* Scratch of one body's elimination: the factor of A used (its own, with the symbolic analysis
+ * kept while the pattern holds, or the caller's), S and workspace for the recovery. */
 typedef struct kn_fem_schur kn_fem_schur;
 kn_fem_schur* kn_fem_schur_create(void); /* NULL on out-of-memory */
 void kn_fem_schur_free(kn_fem_schur* s);
 /* (A: n x n SPD, lower triangle, stype -1, CHOLMOD int; P: np strictly increasing DoF indices)
  * => S = A_PP - A_PN A_NN^-1 A_NP (np x np row-major, dense, SPD), computed as (X_PP)^-1 with
- * X = A^-1 E_P (one factorization of A, np solves). X and S stay in s for kn_fem_schur_recover.
+ * X_PP = (A^-1)_PP (one factorization of A, kept in s, then as kn_fem_schur_complement_factored).
  * KN_ERR_NUMERIC when A is not positive definite. */
 kn_status kn_fem_schur_complement(kn_fem_schur* s, const struct cholmod_sparse_struct* A, const int* P, int np,
                                   double* S, kn_error* err);
+/* As kn_fem_schur_complement with the caller's factor L of A (e.g. kn_fem_body_dynamics_factor),
+ * which must stay valid until the last kn_fem_schur_recover: X_PP = Y^T Y with Y = L^-1 (E_P
+ * permuted), a forward solve with sparse right-hand sides (only the elimination-tree paths of the
+ * P rows), then S = X_PP^-1 by dense Cholesky. No dense n x np storage. */
+kn_status kn_fem_schur_complement_factored(kn_fem_schur* s, const struct cholmod_factor_struct* L, const int* P,
+                                           int np, double* S, kn_error* err);
 /* (Dv_P = v_P - v*_P, np) => Dv (n) for every DoF: Dv_N = -A_NN^-1 A_NP Dv_P, Dv_P unchanged;
- * computed as X S Dv_P (X_NP = -A_NN^-1 A_NP S^-1 and X_PP = S^-1 by the block inverse). */
-void kn_fem_schur_recover(const kn_fem_schur* s, const double* dv_P, double* dv);
+ * computed as Dv = A^-1 E_P (S Dv_P) (block inverse: X_NP = -A_NN^-1 A_NP S^-1, X_PP = S^-1), one
+ * solve with the factor; the P rows are set to Dv_P exactly. */
+void kn_fem_schur_recover(kn_fem_schur* s, const double* dv_P, double* dv);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@ struct kn_fem_solver {
   int n;                /* 3 * nfree */
   cholmod_sparse* A;    /* lower triangle, stype -1 */
   cholmod_factor* L;    /* symbolic analysis kept across iterations and steps */
+  int factor_current;   /* 1: L holds the numeric factor of A as it is now (reused by the Schur complement) */
   int* nbr_start;       /* nfree + 1: neighbours i > j of free vertex j, sorted */
   int* nbr;
   int* tet_rank;        /* 16 per tet: pair (v, w) with fi >= fj: -1 diagonal block, else rank of fi among j's */
@@ -51,6 +52,24 @@ void kn_fem_solver_free(kn_fem_solver* s) {
 
 const struct cholmod_sparse_struct* kn_fem_body_dynamics_matrix(const kn_fem_body* b) {
   return b->solver ? b->solver->A : NULL;
+}
+
+// body after kn_fem_free_motion => the CHOLMOD factor of A at v_star (factorized only if Newton's last one is stale)
+kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_factor_struct** L, kn_error* err) {
+  kn_fem_solver* s = b->solver;
+  *L = NULL;
+  if (!s || !s->L) return kn_fail(err, KN_ERR_INVALID, "%s: no dynamics matrix before the first free motion", b->name);
+  if (!s->factor_current) {
+    /* a nonlinear model's Newton ends with A assembled at v_star after its last factorization (at the
+     * previous iterate), or Newton converged without a step: one numeric factorization, same analysis */
+    cholmod_factorize(s->A, s->L, &s->cc);
+    if (s->cc.status < CHOLMOD_OK || s->cc.status == CHOLMOD_NOT_POSDEF || s->L->minor < s->L->n)
+      return kn_fail(err, KN_ERR_NUMERIC, "%s: the %d x %d dynamics matrix is not positive definite (CHOLMOD status %d, column %d)",
+                     b->name, s->n, s->n, s->cc.status, (int)s->L->minor);
+    s->factor_current = 1;
+  }
+  *L = (const struct cholmod_factor_struct*)s->L;
+  return KN_OK;
 }
 
 //---- sparsity pattern (built once per set of fixed vertices) ----
@@ -292,6 +311,7 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
     if (!isfinite(E) || !all_finite(s->g, n))
       return kn_fail(err, KN_ERR_NUMERIC, "%s: %s: non-finite energy or gradient at Newton iteration %d", b->name, what, it);
     assemble(b, s, pt);
+    s->factor_current = 0;
     if (gnorm <= o->rel_tolerance * ref) return KN_OK; /* A is at the converged iterate */
     if (it >= o->max_iterations)
       return kn_fail(err, KN_ERR_NUMERIC,
@@ -301,6 +321,8 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
     if (s->cc.status < CHOLMOD_OK || s->cc.status == CHOLMOD_NOT_POSDEF || s->L->minor < s->L->n)
       return kn_fail(err, KN_ERR_NUMERIC, "%s: %s: the %d x %d Hessian is not positive definite (CHOLMOD status %d, column %d)",
                      b->name, what, n, n, s->cc.status, (int)s->L->minor);
+    /* the quadratic models return right after this solve with A unchanged: the factor stays current */
+    s->factor_current = 1;
     cholmod_dense G = {.nrow = (size_t)n, .ncol = 1, .nzmax = (size_t)n, .d = (size_t)n, .x = s->g, .xtype = CHOLMOD_REAL,
                        .dtype = CHOLMOD_DOUBLE};
     cholmod_dense* D = cholmod_solve(CHOLMOD_A, s->L, &G, &s->cc);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "sim/backend.h"
+#include "sim/fem_contact.h"
 
 struct fem_all;
 static void fem_all_free(struct fem_all* A, int nfem);
@@ -283,19 +284,9 @@ static void contact_block(const kn_world* w, sap_state* s, int collider, const k
 
 //---- FEM bodies (digest 6): contacts of surface vertices, Schur cliques, recovery ----
 
-/* one side of an FEM contact: a rigid collider (fem = -1) or points of an FEM body as a
- * barycentric combination of up to 3 vertices */
-typedef struct {
-  int fem, collider, n;
-  int vert[3];
-  double wt[3];
-} fem_side;
-
-typedef struct {
-  fem_side a, b;           /* the normal points from A into B; B is always an FEM vertex */
-  double p[3], R[9], phi;
-  kn_contact_material mat;
-} fem_contact;
+/* FEM contacts and their sides: sim/fem_contact.h (detection lives there) */
+typedef kn_fem_side fem_side;
+typedef kn_fem_contact fem_contact;
 
 typedef struct {
   kn_fem_schur* schur;
@@ -311,8 +302,9 @@ typedef struct {
 
 struct fem_all {
   fem_state* f;
-  fem_contact* c;
-  int nc, cap;
+  fem_contact* c;          /* the detector's contacts (det->c) */
+  int nc;
+  kn_fem_detector* det;
   int first_attach, nattach; /* the FEM attachments' fixed constraints (d6), one per vertex */
   double* Jf;              /* 3 x max clique columns, twice */
   size_t jcap;
@@ -325,7 +317,8 @@ static void fem_all_free(struct fem_all* A, int nfem) {
     kn_fem_schur_free(f->schur);
     free(f->col), free(f->P), free(f->mark), free(f->S), free(f->vs), free(f->dv), free(f->vnext), free(f->diag), free(f->diagA);
   }
-  free(A->f), free(A->c), free(A->Jf);
+  free(A->f), free(A->Jf);
+  kn_fem_detector_free(A->det);
   free(A);
 }
 
@@ -333,7 +326,7 @@ static struct fem_all* fem_all_create(const kn_world* w) {
   struct fem_all* A = kn_calloc(1, sizeof *A);
   if (!A) return NULL;
   A->f = kn_calloc((size_t)w->nfem + 1, sizeof *A->f);
-  if (!A->f) return fem_all_free(A, 0), NULL;
+  if (!A->f || kn_fem_detector_create(w, &A->det, NULL)) return fem_all_free(A, 0), NULL;
   for (int i = 0; i < w->nfem; i++) {
     fem_state* f = &A->f[i];
     size_t nv = (size_t)w->fems[i].body->mesh.nvert;
@@ -352,165 +345,11 @@ static struct fem_all* fem_all_create(const kn_world* w) {
   return A;
 }
 
-// unit n => R_WC with columns t1, t2, n (t1 from the world axis least aligned with n)
-static void frame_from_normal(const double n[3], double R[9]) {
-  double a[3] = {0, 0, 0};
-  int k = fabs(n[0]) < fabs(n[1]) ? (fabs(n[0]) < fabs(n[2]) ? 0 : 2) : (fabs(n[1]) < fabs(n[2]) ? 1 : 2);
-  a[k] = 1;
-  double d = a[0] * n[0] + a[1] * n[1] + a[2] * n[2], t1[3], t2[3];
-  for (int j = 0; j < 3; j++) t1[j] = a[j] - d * n[j];
-  double l = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
-  for (int j = 0; j < 3; j++) t1[j] /= l;
-  t2[0] = n[1] * t1[2] - n[2] * t1[1], t2[1] = n[2] * t1[0] - n[0] * t1[2], t2[2] = n[0] * t1[1] - n[1] * t1[0];
-  for (int j = 0; j < 3; j++) R[3 * j] = t1[j], R[3 * j + 1] = t2[j], R[3 * j + 2] = n[j];
-}
-
-// closest point of triangle (a, b, c) to p => barycentric weights (Ericson, Real-Time Collision Detection 5.1.5)
-static void closest_on_triangle(const double* p, const double* a, const double* b, const double* c, double w[3]) {
-  double ab[3], ac[3], ap[3], bp[3], cp[3];
-  for (int k = 0; k < 3; k++) ab[k] = b[k] - a[k], ac[k] = c[k] - a[k], ap[k] = p[k] - a[k], bp[k] = p[k] - b[k], cp[k] = p[k] - c[k];
-#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
-  double d1 = DOT(ab, ap), d2 = DOT(ac, ap), d3 = DOT(ab, bp), d4 = DOT(ac, bp), d5 = DOT(ab, cp), d6 = DOT(ac, cp);
-#undef DOT
-  if (d1 <= 0 && d2 <= 0) { w[0] = 1, w[1] = w[2] = 0; return; }
-  if (d3 >= 0 && d4 <= d3) { w[1] = 1, w[0] = w[2] = 0; return; }
-  double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) { double v = d1 / (d1 - d3); w[0] = 1 - v, w[1] = v, w[2] = 0; return; }
-  if (d6 >= 0 && d5 <= d6) { w[2] = 1, w[0] = w[1] = 0; return; }
-  double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) { double t = d2 / (d2 - d6); w[0] = 1 - t, w[2] = t, w[1] = 0; return; }
-  double va = d3 * d6 - d5 * d4;
-  if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
-    double t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-    w[1] = 1 - t, w[2] = t, w[0] = 0;
-    return;
-  }
-  double den = 1 / (va + vb + vc);
-  w[1] = vb * den, w[2] = vc * den, w[0] = 1 - w[1] - w[2];
-}
-
-/* signed distance from p to the closed surface of FEM body g at its current positions:
- * nearest triangle by brute force, sign by the winding number (solid angles, Van Oosterom and
- * Strackee 1983: inside when the sum is 4 pi); normal outward at the nearest point */
-static double fem_surface_distance(const kn_fem_body* g, const double* p, int tri_out[3], double w_out[3], double n[3]) {
-  const double* x = g->x;
-  double best = INFINITY, wind = 0;
-  int bt = -1;
-  double bw[3] = {1, 0, 0};
-  for (int t = 0; t < g->mesh.nsurf; t++) {
-    const int* f = g->mesh.surf + 3 * t;
-    const double *a = x + 3 * f[0], *b = x + 3 * f[1], *c = x + 3 * f[2];
-    double w[3], q[3];
-    closest_on_triangle(p, a, b, c, w);
-    for (int k = 0; k < 3; k++) q[k] = w[0] * a[k] + w[1] * b[k] + w[2] * c[k] - p[k];
-    double d2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
-    if (d2 < best) best = d2, bt = t, memcpy(bw, w, sizeof bw);
-    double A[3], B[3], C[3];
-    for (int k = 0; k < 3; k++) A[k] = a[k] - p[k], B[k] = b[k] - p[k], C[k] = c[k] - p[k];
-    double la = sqrt(A[0] * A[0] + A[1] * A[1] + A[2] * A[2]), lb = sqrt(B[0] * B[0] + B[1] * B[1] + B[2] * B[2]),
-           lc = sqrt(C[0] * C[0] + C[1] * C[1] + C[2] * C[2]);
-    double det = A[0] * (B[1] * C[2] - B[2] * C[1]) - A[1] * (B[0] * C[2] - B[2] * C[0]) + A[2] * (B[0] * C[1] - B[1] * C[0]);
-    double den = la * lb * lc + (A[0] * B[0] + A[1] * B[1] + A[2] * B[2]) * lc +
-                 (A[0] * C[0] + A[1] * C[1] + A[2] * C[2]) * lb + (B[0] * C[0] + B[1] * C[1] + B[2] * C[2]) * la;
-    wind += 2 * atan2(det, den);
-  }
-  const int* f = g->mesh.surf + 3 * bt;
-  double q[3], d = sqrt(best), sign = wind > 2 * 3.14159265358979323846 ? -1.0 : 1.0;
-  for (int k = 0; k < 3; k++) q[k] = bw[0] * x[3 * f[0] + k] + bw[1] * x[3 * f[1] + k] + bw[2] * x[3 * f[2] + k];
-  if (d > 1e-12) {
-    for (int k = 0; k < 3; k++) n[k] = sign * (p[k] - q[k]) / d;
-  } else {
-    const double *a = x + 3 * f[0], *b = x + 3 * f[1], *c = x + 3 * f[2];
-    double u[3], v[3];
-    for (int k = 0; k < 3; k++) u[k] = b[k] - a[k], v[k] = c[k] - a[k];
-    n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
-    double l = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    for (int k = 0; k < 3; k++) n[k] /= l;
-  }
-  memcpy(tri_out, f, 3 * sizeof(int));
-  memcpy(w_out, bw, 3 * sizeof(double));
-  return sign * d;
-}
-
-double kn_sim_fem_surface_distance(const kn_fem_body* b, const double x[3]) {
-  int t[3];
-  double wt[3], n[3];
-  return fem_surface_distance(b, x, t, wt, n);
-}
-
-static kn_status fem_push(struct fem_all* A, const fem_contact* c, kn_error* err) {
-  if (A->nc == A->cap) {
-    int cap = A->cap ? 2 * A->cap : 64;
-    fem_contact* n = realloc(A->c, (size_t)cap * sizeof *n);
-    if (!n) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-    A->c = n, A->cap = cap;
-  }
-  A->c[A->nc++] = *c;
-  return KN_OK;
-}
-
-/* 1 when vertex v of F is attached to body `body` of tree `tree` (its contacts with that body's
- * colliders are left out: the attachment holds it there) */
-static int attached_to(const kn_world_fem* F, int v, int tree, int body) {
-  const kn_fem_body* b = F->body;
-  for (int k = 0; k < b->nattach; k++)
-    if (b->attach_vertex[k] == v && F->attach_tree[b->attach_body[k]] == tree && F->attach_link[b->attach_body[k]] == body)
-      return 1;
-  return 0;
-}
-
-/* FEM contact detection at x_n: every free surface vertex of every body against every rigid
- * collider (kn_collider_signed_distance) and against the other bodies' surfaces, phi < margin */
+// (world at x_n) => A->c[0 .. A->nc): the FEM contacts of sim/fem_contact.c
 static kn_status fem_detect(const kn_world* w, const kn_pose* X_WG, struct fem_all* A, kn_error* err) {
-  A->nc = 0;
-  double margin = w->scene->margin;
-  for (int gi = 0; gi < w->nfem; gi++) {
-    const kn_fem_body* g = w->fems[gi].body;
-    double* bx = A->f[gi].box;
-    for (int k = 0; k < 3; k++) bx[k] = INFINITY, bx[3 + k] = -INFINITY;
-    for (int u = 0; u < g->mesh.nvert; u++)
-      for (int k = 0; k < 3; k++) bx[k] = fmin(bx[k], g->x[3 * u + k]), bx[3 + k] = fmax(bx[3 + k], g->x[3 * u + k]);
-  }
-  for (int fi = 0; fi < w->nfem; fi++) {
-    const kn_world_fem* F = &w->fems[fi];
-    const kn_fem_body* b = F->body;
-    for (int s = 0; s < F->nsurf_vert; s++) {
-      int v = F->surf_vert[s];
-      if (b->fixed[v]) continue;
-      const double* x = b->x + 3 * v;
-      fem_contact c = {.b = {.fem = fi, .collider = -1, .n = 1, .vert = {v}, .wt = {1}}};
-      memcpy(c.p, x, sizeof c.p);
-      for (int k = 0; w->collision && k < w->ncollider; k++) {
-        double g[3];
-        if (b->nattach > 0 && attached_to(F, v, w->colliders[k].tree, w->colliders[k].body)) continue;
-        double phi = kn_collider_signed_distance(w->collision, k, &X_WG[k], x, g);
-        if (!(phi < margin)) continue;
-        c.a = (fem_side){.fem = -1, .collider = k};
-        c.phi = phi;
-        frame_from_normal(g, c.R);
-        c.mat = kn_contact_material_combine(&w->colliders[k].c.material, &F->material);
-        kn_status st = fem_push(A, &c, err);
-        if (st) return st;
-      }
-      for (int gi = 0; gi < w->nfem; gi++) {
-        if (gi == fi) continue;
-        const kn_fem_body* g = w->fems[gi].body;
-        /* cull with the other body's bounding box */
-        int out = 0;
-        for (int k = 0; k < 3 && !out; k++) out = x[k] < A->f[gi].box[k] - margin || x[k] > A->f[gi].box[3 + k] + margin;
-        if (out) continue;
-        double n[3];
-        c.a = (fem_side){.fem = gi, .collider = -1, .n = 3};
-        c.phi = fem_surface_distance(g, x, c.a.vert, c.a.wt, n);
-        if (!(c.phi < margin)) continue;
-        frame_from_normal(n, c.R);
-        c.mat = kn_contact_material_combine(&w->fems[gi].material, &F->material);
-        kn_status st = fem_push(A, &c, err);
-        if (st) return st;
-      }
-    }
-  }
-  return KN_OK;
+  kn_status st = kn_fem_detect(A->det, w, X_WG, err);
+  A->c = A->det->c, A->nc = st ? 0 : A->det->nc;
+  return st;
 }
 
 // (fem side) => J (3 x ncol of its clique) += sign R^T sum_k wt_k E_k
@@ -580,7 +419,10 @@ static kn_status fem_cliques(kn_world* w, sap_state* s, kn_error* err) {
     kn_status st = KN_OK;
     if (f->np > 0) {
       st = grow(&f->S, &f->cap, (size_t)f->np * (size_t)f->np, err);
-      if (!st) st = kn_fem_schur_complement(f->schur, (const struct cholmod_sparse_struct*)Asp, f->P, f->np, f->S, err);
+      /* the free motion's factor of A at v* (reused, not refactorized), kept until fem_finish's recovery */
+      const struct cholmod_factor_struct* L = NULL;
+      if (!st) st = kn_fem_body_dynamics_factor(b, &L, err);
+      if (!st) st = kn_fem_schur_complement_factored(f->schur, L, f->P, f->np, f->S, err);
       if (st) return kn_error_prefix(err, "stage 2 (Schur complement of deformable '%s'): ", w->fems[fi].name);
       for (int a = 0; a < f->np; a++) {
         int dof = f->P[a];
@@ -1125,6 +967,9 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   double t_recovery = 0;
   if (w->nfem > 0) fem_finish(w, s, dt, first_fem, &t_recovery);
   if (w->nfem > 0) fem_attach_forces(w, s, dt);
+  w->nfem_contact = 0;
+  if (w->nfem > 0 && (st = kn_fem_contacts_record(w, s->fem->c, s->fem->nc, s->prob, s->gamma, first_fem, dt, err)))
+    return st;
   double t_end = kn_wall_time();
 
   /* f. contact forces (contacts are the first constraints, in detection order) and statistics */

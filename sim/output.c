@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/checks_internal.h"
+#include "sim/output_internal.h"
 #include "sim/sim_internal.h"
 
 // (path) => every missing folder along it created, like mkdir -p
@@ -108,6 +110,7 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
             b->mesh.nvert, b->mesh.ntet, kn_fem_body_mass(b), c[0], c[1], c[2]);
   }
   fprintf(f, "]");
+  kn_sim_checks_write_json(w, f);
   fprintf(f, ",\n  \"gravity\": [%.15g, %.15g, %.15g]", s->gravity[0], s->gravity[1], s->gravity[2]);
   fprintf(f, ",\n  \"trajectory_rows\": %ld,\n  \"trajectory_rate\": %.17g", sum->trajectory_rows, rate);
   fputs(",\n  \"robots\": [", f);
@@ -177,6 +180,13 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
     fputs("t,collider_a,collider_b,px,py,pz,nx,ny,nz,fx,fy,fz,phi\n", fc);
   }
 
+  kn_outputs* extra = NULL; /* vtk frames, plots, replay.html (output_frames.c) */
+  if ((st = kn_outputs_begin(w, out_dir, &extra, err))) {
+    fclose(f);
+    if (fs) fclose(fs);
+    if (fc) fclose(fc);
+    return st;
+  }
   kn_run_summary sum = {0};
   long total = kn_world_total_steps(w);
   write_row(f, w);
@@ -192,6 +202,10 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
       break;
     }
     sum.steps++;
+    if ((st = kn_outputs_step(extra, w, err))) {
+      snprintf(failure, sizeof failure, "%s", err->msg);
+      break;
+    }
     if (fs)
       fprintf(fs, "%.10g,%d,%d,%.6g,%d,%d\n", w->t, w->last.iterations, w->last.line_search_iterations,
               w->last.residual, w->last.contacts, w->last.constraints);
@@ -200,6 +214,13 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
       fprintf(fc, "%.10g,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g\n", w->t,
               w->colliders[k->a].name, w->colliders[k->b].name, k->p[0], k->p[1], k->p[2], k->n[0], k->n[1],
               k->n[2], k->f[0], k->f[1], k->f[2], k->phi);
+    }
+    /* FEM contacts: A is a collider or a deformable, B the deformable (normal from A into B, force on B) */
+    for (int c = 0; fc && c < w->nfem_contact; c++) {
+      const kn_world_fem_contact* k = &w->fem_contacts[c];
+      fprintf(fc, "%.10g,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g\n", w->t,
+              k->a_fem >= 0 ? w->fems[k->a_fem].name : w->colliders[k->a_collider].name, w->fems[k->fem_b].name,
+              k->p[0], k->p[1], k->p[2], k->n[0], k->n[1], k->n[2], k->f[0], k->f[1], k->f[2], k->phi);
     }
     if (n % stride == 0 || n == total) {
       write_row(f, w);
@@ -214,6 +235,8 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   sum.wall_time_s = kn_wall_time() - wall0;
   sum.sim_time_s = w->t;
   sum.final_state_hash = kn_world_state_hash(w);
+  kn_error oerr = {0};
+  kn_status os = kn_outputs_end(extra, w, &oerr); /* also after a failed step: the frames so far */
   int sbad = 0;
   if (fs) sbad |= ferror(fs) | (fclose(fs) != 0);
   if (fc) sbad |= ferror(fc) | (fclose(fc) != 0);
@@ -229,6 +252,10 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   if (ws) {
     if (err) *err = werr;
     return ws;
+  }
+  if (os) {
+    if (err) *err = oerr;
+    return os;
   }
   return KN_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/checks_internal.h"
 #include "sim/sim_internal.h"
 
 //---- schema ----
@@ -251,7 +252,34 @@ static const cyaml_schema_field_t output_fields[] = {
     CYAML_FIELD_FLOAT("trajectory_rate", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_output, trajectory_rate),
     CYAML_FIELD_ENUM("contacts", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, contacts, bool_strings, 6),
     CYAML_FIELD_ENUM("solver", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, solver, bool_strings, 6),
+    CYAML_FIELD_ENUM("vtk", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, vtk, bool_strings, 6),
+    CYAML_FIELD_ENUM("plots", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, plots, bool_strings, 6),
+    CYAML_FIELD_ENUM("html", CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_output, html, bool_strings, 6),
+    CYAML_FIELD_FLOAT_PTR("frame_rate", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_output,
+                          frame_rate),
     CYAML_FIELD_END};
+
+static const cyaml_strval_t check_type_strings[] = {
+    {"height_above", KN_CHECK_HEIGHT_ABOVE},       {"height_below", KN_CHECK_HEIGHT_BELOW},
+    {"distance_below", KN_CHECK_DISTANCE_BELOW},   {"grasp_held", KN_CHECK_GRASP_HELD},
+    {"no_penetration", KN_CHECK_NO_PENETRATION},   {"contact_force", KN_CHECK_CONTACT_FORCE},
+    {"solver_converged", KN_CHECK_SOLVER_CONVERGED}};
+static const cyaml_strval_t expect_strings[] = {{"pass", 0}, {"fail", 1}};
+static const cyaml_schema_field_t check_fields[] = {
+    CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_check, name, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_ENUM("type", CYAML_FLAG_STRICT, kn_scene_check, type, check_type_strings, 7),
+    CYAML_FIELD_STRING_PTR("body", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, body, 1, CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("link", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, link, 1, CYAML_UNLIMITED),
+    SEQ_OPT("bodies", kn_scene_check, bodies, nbodies, &schema_string),
+    DBL_OPT("value", kn_scene_check, value),
+    DBL_OPT("rotation", kn_scene_check, rotation),
+    DBL_OPT("min", kn_scene_check, min),
+    DBL_OPT("max", kn_scene_check, max),
+    DBL_OPT("after", kn_scene_check, after),
+    DBL_OPT("before", kn_scene_check, before),
+    CYAML_FIELD_ENUM("expect", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_check, expect, expect_strings, 2),
+    CYAML_FIELD_END};
+static const cyaml_schema_value_t schema_check = {CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_check, check_fields)};
 
 static const cyaml_schema_field_t scene_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, name, 1, CYAML_UNLIMITED),
@@ -275,13 +303,14 @@ static const cyaml_schema_field_t scene_fields[] = {
     CYAML_FIELD_MAPPING_PTR("output", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, output, output_fields),
     CYAML_FIELD_MAPPING_PTR("outputs", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, outputs,
                             output_fields),
+    CYAML_FIELD_SEQUENCE_COUNT("checks", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_doc, checks, nchecks,
+                               &schema_check, 0, CYAML_UNLIMITED),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_scene = {
     CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, kn_scene_doc, scene_fields)};
 
 /* Sections of the architecture's scene sketch that knead does not simulate yet. */
-static const char* const unsupported_sections[][2] = {
-    {"checks", "scenario checks"}};
+static const char* const unsupported_sections[][2] = {{NULL, NULL}}; /* none at the moment */
 
 //---- libcyaml messages => file:line: key ----
 
@@ -754,6 +783,9 @@ static kn_status scene_validate(kn_scene* s, kn_error* err) {
   if (s->output && (!(s->output->trajectory_rate >= 0) || !isfinite(s->output->trajectory_rate)))
     return kn_scene_fail(s, err, KN_ERR_INVALID, d->output ? "output.trajectory_rate" : "outputs.trajectory_rate",
                          "must be >= 0 rows per second (0: every step)");
+  if (s->output && s->output->frame_rate && (!(*s->output->frame_rate > 0) || !isfinite(*s->output->frame_rate)))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, d->output ? "output.frame_rate" : "outputs.frame_rate",
+                         "must be > 0 frames per second");
   char k[256];
   for (unsigned i = 0; i < d->nrobots; i++) {
     const kn_scene_robot* r = &d->robots[i];
@@ -800,6 +832,7 @@ static kn_status scene_validate(kn_scene* s, kn_error* err) {
     if (check_object(s, i, err)) return err->status;
   for (unsigned i = 0; i < d->ndeformables; i++)
     if (check_deformable(s, i, err)) return err->status;
+  if (kn_sim_checks_validate(s, err)) return err->status;
   /* attachment cycles: follow attach_to from each robot; more than nrobots hops is a loop */
   for (unsigned i = 0; i < d->nrobots; i++) {
     unsigned cur = i, hops = 0;
@@ -856,7 +889,7 @@ kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, k
   kn_status st = kn_scene_lines_parse(yaml, len, path, &s->lines, err);
   if (st) goto fail;
   for (size_t i = 0; i < sizeof unsupported_sections / sizeof unsupported_sections[0]; i++)
-    if (kn_scene_lines_root_has(s->lines, unsupported_sections[i][0])) {
+    if (unsupported_sections[i][0] && kn_scene_lines_root_has(s->lines, unsupported_sections[i][0])) {
       st = kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, unsupported_sections[i][0],
                          "%s are not supported by this version of knead yet", unsupported_sections[i][1]);
       goto fail;

@@ -66,6 +66,13 @@
  *                            solver: bool}   (contacts.csv and solver.csv, [false])
  *                                  dir is relative to the working directory (like the CLI's
  *                                  --out) [out/<scene name>]; rate 0 = every step [0]
+ *           vtk: bool              frames/frame_NNNNN.vtu (rigid geometry tessellated at its world
+ *                                  pose, FEM surfaces, MPM particles; point data velocity, cell data
+ *                                  body_id) and frames.pvd, the time index ParaView opens [false]
+ *           plots: bool            plots/<name>.svg by gnuplot: contact forces, joint tracking error,
+ *                                  object heights; no gnuplot: skipped with a warning [false]
+ *           html: bool             replay.html, an animation with three.js inlined (no network) [false]
+ *           frame_rate: fps > 0    frames per second of vtk and html [30]
  *
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
  *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
@@ -91,8 +98,28 @@
  *     complement of A on the contact vertices (contact.solver.fem_schur: false hands it the
  *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid).
  *
- * Keys from the architecture sketch that are not simulated yet (checks)
- * are rejected with KN_ERR_UNSUPPORTED naming the key, never silently ignored.
+ *   checks:                        scenario checks, evaluated after every step (sim/checks.c);
+ *                                  results in kn_world_checks and summary.json "checks"
+ *     - name: text                 (required, unique among checks)
+ *       type: height_above | height_below | distance_below | grasp_held | no_penetration |
+ *             contact_force | solver_converged                            (required)
+ *       body: name                 height_*: an object, "robot/link", "object/link" or an FEM
+ *                                  body (its centroid); grasp_held: the held object
+ *       link: "robot/link"         grasp_held: the gripper link the object is held by
+ *       bodies: [a, b]             distance_below: two bodies (origins / FEM centroids);
+ *                                  contact_force: two collider names ("box", "gripper" matches
+ *                                  every "gripper/..." collider) or FEM bodies (their FEM
+ *                                  contacts); no_penetration: optional pair (rigid and FEM)
+ *       value: number              height_above: z > value [m]; height_below: z < value [m];
+ *                                  distance_below: distance < value [m]; grasp_held: position
+ *                                  drift < value [mm]; no_penetration: depth -phi < value [m];
+ *                                  solver_converged: iterations < value [the solver's limit]
+ *       rotation: deg              grasp_held: also the rotation drift < rotation [deg]
+ *       min, max: N                contact_force: total normal force within [min, max]
+ *       after, before: s           the time window [0, duration]; grasp_held measures drift
+ *                                  from the pose at the window's first sample
+ *       expect: pass | fail        [pass]; fail marks an expected failure (knead check)
+ *     Each check records pass/fail, the worst measured value and the time it occurred.
  *
  * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
  * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); semantic errors
@@ -338,7 +365,38 @@ typedef struct {
   double trajectory_rate;
   bool contacts;            /* write contacts.csv [false] */
   bool solver;              /* write solver.csv [false] */
+  bool vtk;                 /* frames/frame_NNNNN.vtu + frames.pvd for ParaView (output_vtk.c) [false] */
+  bool plots;               /* plots/<name>.svg drawn by gnuplot (output_plot.c) [false] */
+  bool html;                /* replay.html, a self-contained three.js replay (output_html.c) [false] */
+  double* frame_rate;       /* frames per second of vtk and html [30] */
 } kn_scene_output;
+
+typedef enum {
+  KN_CHECK_HEIGHT_ABOVE = 0,
+  KN_CHECK_HEIGHT_BELOW,
+  KN_CHECK_DISTANCE_BELOW,
+  KN_CHECK_GRASP_HELD,
+  KN_CHECK_NO_PENETRATION,
+  KN_CHECK_CONTACT_FORCE,
+  KN_CHECK_SOLVER_CONVERGED
+} kn_check_type;
+
+/* checks[i] (sim/checks.c): keys by type as documented at the top of this file. */
+typedef struct {
+  char* name;               /* (required, unique) */
+  int type;                 /* kn_check_type (required) */
+  char* body;
+  char* link;
+  char** bodies;            /* two names */
+  unsigned nbodies;
+  double* value;
+  double* rotation;         /* grasp_held [deg] */
+  double* min;              /* contact_force [N] */
+  double* max;
+  double* after;            /* window [s] [0, duration] */
+  double* before;
+  int expect;               /* 0 pass, 1 fail [pass] */
+} kn_scene_check;
 
 /* The document as libcyaml loads it; pointers are NULL (counts 0) for absent optional keys. */
 typedef struct {
@@ -359,6 +417,8 @@ typedef struct {
   unsigned ndeformables;
   kn_scene_output* output;
   kn_scene_output* outputs; /* alias of output */
+  kn_scene_check* checks;
+  unsigned nchecks;
 } kn_scene_doc;
 
 typedef struct kn_scene_lines kn_scene_lines; /* key path -> line index (scene_errors.c) */
@@ -445,6 +505,15 @@ typedef struct {
   double f[3];              /* force on b, world frame [N] (on a: -f) */
 } kn_world_contact;
 
+/* One FEM contact of the last step (sap backend; sim/fem_contact.h): side B is FEM body fem_b,
+ * side A is collider a_collider or FEM body a_fem (the other is -1); kind: 0 FEM vertex in a rigid
+ * collider, 1 FEM vertex at another FEM body's surface, 2 rigid feature point in an FEM face. */
+typedef struct {
+  int fem_b, a_collider, a_fem, kind;
+  double p[3], n[3], phi;   /* n from A into B */
+  double f[3];              /* force on B, world frame [N] (on A: -f) */
+} kn_world_fem_contact;
+
 /* Solver numbers of one step, and their accumulation over a run. */
 typedef struct {
   int iterations, line_search_iterations, contacts, constraints;
@@ -519,6 +588,9 @@ typedef struct {
   kn_run_stats stats;       /* accumulated by kn_world_step */
   int ncontact, contact_cap;
   kn_world_contact* contacts;
+  int nfem_contact, fem_contact_cap; /* FEM contacts of the last step (contacts.csv) */
+  kn_world_fem_contact* fem_contacts;
+  struct kn_checks* checks; /* the scene's checks (sim/checks.c), NULL when none */
   /* state */
   long step;
   double t;
@@ -570,6 +642,59 @@ typedef struct {
  * and err says which step failed. */
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
+
+/*---- checks and golden baselines (checks.c, golden.c) ----*/
+
+/* One check's outcome so far. measured is the worst value (unit by type: m, mm for grasp_held,
+ * N, iterations; no_penetration: the smallest phi [m]) at time t; measured2 is grasp_held's worst
+ * rotation drift [deg] (at t2), contact_force's observed range is [lo, hi]. */
+typedef struct {
+  const char* name;
+  kn_check_type type;
+  int expect_fail;          /* expect: fail */
+  int passed;
+  long samples;             /* steps observed inside the window */
+  double measured, t;       /* NAN / -1 when nothing was measured */
+  double measured2, t2;
+  double lo, hi;
+  char message[320];        /* "min z = 0.1823 m at t = 3.41 s; needs > 0.15 m in [2.8, 3.6] s" */
+} kn_check_result;
+
+/* (world) => its n checks' results as of the current step (array owned by the world) */
+const kn_check_result* kn_world_checks(const kn_world* w, int* n);
+/* "height_above", ... */
+const char* kn_check_type_name(kn_check_type t);
+
+/* Golden baselines (golden.c): a run's coordinates (q of every tree, FEM centroids) sampled at a
+ * fixed rate, the final state hash and the build id, stored as JSON and compared within
+ * per-quantity absolute tolerances. */
+typedef struct kn_golden kn_golden;
+/* (world at t = 0, rate [Hz]) => an empty recording with the world's column names */
+kn_status kn_golden_create(const kn_world* w, double rate, kn_golden** out, kn_error* err);
+/* record the world's state when its step is on the rate's grid (call after every step) */
+kn_status kn_golden_record(kn_golden* g, const kn_world* w, kn_error* err);
+/* record the final state hash (call once at the end) */
+void kn_golden_finish(kn_golden* g, const kn_world* w);
+kn_status kn_golden_write(const kn_golden* g, const char* path, kn_error* err);
+void kn_golden_free(kn_golden* g);
+/* 16 hex digits identifying this build: a hash of the library version, the compiler version and
+ * the flags visible to the preprocessor (optimization, sanitizers, NDEBUG, FMA / AVX, fast-math) */
+const char* kn_golden_build_id(void);
+/* the text hashed into the build id */
+const char* kn_golden_build_string(void);
+
+typedef struct {
+  int diverged;             /* 1: a quantity differed by more than its tolerance */
+  double t;                 /* first time it did */
+  char quantity[160];       /* its column name ("box/z") */
+  double value, golden, tolerance;
+  int hash_compared;        /* 0: build ids differ (skipped) */
+  int hash_equal;
+  char message[512];
+} kn_golden_report;
+/* (recording of this run, golden file) => report; KN_ERR_IO / KN_ERR_PARSE when the file cannot
+ * be read, KN_ERR_INVALID when its columns do not match the run's */
+kn_status kn_golden_compare(const kn_golden* g, const char* path, kn_golden_report* rep, kn_error* err);
 
 #ifdef __cplusplus
 }

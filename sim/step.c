@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim/backend.h"
+#include "sim/checks_internal.h"
 
 kn_status kn_world_step(kn_world* w, kn_error* err) {
   const double dt = w->scene->time_step;
@@ -23,6 +24,7 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
       memcpy(tr->q, tr->q_backup, (size_t)m->nq * sizeof *tr->q);
       memcpy(tr->v, tr->v_backup, (size_t)m->nv * sizeof *tr->v);
     }
+    kn_sim_checks_step_failed(w, err ? err->msg : "step failed");
     return kn_error_prefix(err, "%s: step %ld (t = %g s): %s backend: ", w->scene->path, w->step + 1, w->t,
                            w->backend->name);
   }
@@ -39,6 +41,7 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
   if (l->line_search_iterations > r->max_line_search_iterations) r->max_line_search_iterations = l->line_search_iterations;
   if (l->contacts > r->max_contacts) r->max_contacts = l->contacts;
   if (l->residual > r->max_residual) r->max_residual = l->residual;
+  kn_sim_checks_observe(w);
   return KN_OK;
 }
 

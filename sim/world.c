@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/backend.h"
+#include "sim/checks_internal.h"
 
 //---- one robot from its URDF ----
 
@@ -282,10 +283,12 @@ void kn_world_free(kn_world* w) {
     free(w->robots[i].columns);
   }
   free(w->robots);
+  kn_sim_checks_free(w);
   if (w->backend) w->backend->free(w->backend_state);
   kn_sim_colliders_free(w);
   kn_sim_deformables_free(w);
   free(w->contacts);
+  free(w->fem_contacts);
   for (int i = 0; i < w->nobject; i++) {
     free(w->objects[i].name);
     for (int k = 0; k < w->objects[i].ncolumn; k++) free(w->objects[i].columns[k]);
@@ -490,6 +493,7 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     st = backend->create(w, &w->backend_state, err);
     if (st) w->backend = NULL;
   }
+  if (!st) st = kn_sim_checks_create(w, err);
 
   for (int i = 0; i < n; i++) kn_robot_free(loaded[i]);
   free(loaded);

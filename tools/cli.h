@@ -8,6 +8,8 @@
 int knead_cmd_run(int argc, char** argv, int default_scene);
 int knead_cmd_info(int argc, char** argv);
 int knead_cmd_bench(int argc, char** argv);
+/* knead check PATH...: scenes as a regression suite (cmd_check.c) */
+int knead_cmd_check(int argc, char** argv);
 
 /* Progress on stderr: a bar redrawn in place on a terminal, a line every 25 % otherwise. */
 typedef struct {

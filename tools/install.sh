@@ -8,7 +8,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
-          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen)
+          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
+          gnuplot-nox npm chromium zlib1g-dev)
+# gnuplot-nox draws output.plots; npm installs three.js for output.html at build time
+# (tools/html/package-lock.json); chromium runs the replay's headless-browser test.
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

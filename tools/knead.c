@@ -24,6 +24,8 @@ static const char usage[] =
     "  knead info ROBOT.urdf       print a robot: links, joints, limits, DoFs, masses, warnings\n"
     "      --json                  as JSON\n"
     "      --package-path DIR      search DIR for package:// meshes (repeatable)\n"
+    "  knead check PATH...         run scenes (files or folders) as a regression suite: their\n"
+    "                              checks: and golden baselines (see knead check --help)\n"
     "  knead bench [ARGS]          run the benchmarks (knead-bench, installed next to knead)\n"
     "  knead --help | --version\n"
     "\n"
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
   }
   if (!strcmp(cmd, "run")) return knead_cmd_run(argc - 1, argv + 1, 0);
   if (!strcmp(cmd, "info")) return knead_cmd_info(argc - 1, argv + 1);
+  if (!strcmp(cmd, "check")) return knead_cmd_check(argc - 1, argv + 1);
   if (!strcmp(cmd, "bench")) return knead_cmd_bench(argc - 1, argv + 1);
   knead_error("unknown command '%s'", cmd);
   fputs(usage, stderr);

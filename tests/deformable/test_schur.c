@@ -231,3 +231,112 @@ Test(schur, sap_with_elimination_equals_full_clique) {
     cr_assert_lt(eg, 1e-10, "mu %g: gamma differs by %g relative", mus[k], eg);
   }
 }
+
+/* a 0.1 m box with h 0.0125 (729 vertices, 2187 DoFs) of `model`, tilted and moving, after one free
+ * motion; P = the DoFs of the 81 vertices of its lowest face (|P| = 243: LAPACK's inverse and a
+ * many-supernode elimination tree) */
+static kn_fem_body* make_big_body(kn_fem_model model, int** P_out, int* np_out) {
+  kn_tet_mesh m;
+  kn_error err;
+  cr_assert_eq(kn_tet_mesh_box(0.1, 0.1, 0.1, 0.0125, &m, &err), KN_OK, "%s", err.msg);
+  kn_fem_material mat = kn_fem_material_default();
+  mat.model = model, mat.youngs_modulus = 1e5, mat.poisson_ratio = 0.4, mat.density = 1e3;
+  kn_fem_body* b;
+  cr_assert_eq(kn_fem_body_create(&m, &mat, "big box", &b, &err), KN_OK, "%s", err.msg);
+  kn_tet_mesh_free(&m);
+  kn_pose X;
+  const double xyz[3] = {0, 0, 0.05}, rpy[3] = {0.2, -0.1, 0.3};
+  kn_pose_from_xyz_rpy(xyz, rpy, &X);
+  kn_fem_body_place(b, &X);
+  /* a shearing initial velocity so that the nonlinear models need several Newton iterations */
+  for (int i = 0; i < b->mesh.nvert; i++)
+    b->v[3 * i] = 0.4 + 20 * b->x[3 * i + 2], b->v[3 * i + 2] = -0.3 + 5 * b->x[3 * i + 1];
+  cr_assert_eq(kn_fem_free_motion(b, 0.01, NULL, &err), KN_OK, "%s", err.msg);
+  int* P = malloc(3 * (size_t)b->mesh.nvert * sizeof(int)), np = 0;
+  for (int i = 0; i < b->mesh.nvert; i++)
+    if (b->mesh.X[3 * i + 2] < -0.05 + 1e-9)
+      for (int c = 0; c < 3; c++) P[np++] = 3 * b->free_index[i] + c;
+  cr_assert_eq(np, 243);
+  *P_out = P, *np_out = np;
+  return b;
+}
+
+static double max_abs(const double* a, size_t n) {
+  double m = 0;
+  for (size_t k = 0; k < n; k++) m = fmax(m, fabs(a[k]));
+  return m;
+}
+
+/* The supernodal path (sparse forward solves over elimination-tree paths, with the free motion's
+ * own factor) against the general path (dense solves of A with a simplicial L D L^T factor made
+ * here, an independent factorization), and the recovery against its definition A Dv = E_P S Dv_P
+ * (N rows of A Dv vanish), for a quadratic model (factor reused) and a nonlinear one (refactorized
+ * at v*: a stale factor of Newton's previous iterate would differ at ~1e-4 relative). */
+static void big_body_case(kn_fem_model model) {
+  int *P, np;
+  kn_fem_body* b = make_big_body(model, &P, &np);
+  const cholmod_sparse* A = (const cholmod_sparse*)kn_fem_body_dynamics_matrix(b);
+  int n = (int)A->nrow;
+  kn_error err;
+  const struct cholmod_factor_struct* Lb;
+  cr_assert_eq(kn_fem_body_dynamics_factor(b, &Lb, &err), KN_OK, "%s", err.msg);
+  cr_assert(((const cholmod_factor*)Lb)->is_super && ((const cholmod_factor*)Lb)->is_ll, "supernodal L L^T expected");
+  cr_assert_gt((int)((const cholmod_factor*)Lb)->nsuper, 10);
+  double *S1 = malloc((size_t)np * np * sizeof(double)), *S2 = malloc((size_t)np * np * sizeof(double));
+  kn_fem_schur* s1 = kn_fem_schur_create();
+  cr_assert_eq(kn_fem_schur_complement_factored(s1, Lb, P, np, S1, &err), KN_OK, "%s", err.msg);
+  /* reference: simplicial LDL^T of A in its own CHOLMOD workspace => the dense-solve path */
+  cholmod_common cc;
+  cholmod_start(&cc);
+  cc.supernodal = CHOLMOD_SIMPLICIAL;
+  cholmod_factor* Ls = cholmod_analyze((cholmod_sparse*)A, &cc);
+  cr_assert(Ls && cholmod_factorize((cholmod_sparse*)A, Ls, &cc) && cc.status == CHOLMOD_OK);
+  cr_assert(!Ls->is_super && !Ls->is_ll);
+  kn_fem_schur* s2 = kn_fem_schur_create();
+  cr_assert_eq(kn_fem_schur_complement_factored(s2, (const struct cholmod_factor_struct*)Ls, P, np, S2, &err), KN_OK,
+               "%s", err.msg);
+  double worst = 0, scale = max_abs(S2, (size_t)np * np);
+  for (size_t k = 0; k < (size_t)np * np; k++) worst = fmax(worst, fabs(S1[k] - S2[k]));
+  /* recovery: Dv with Dv_P given; A Dv must be 0 on N and equal S Dv_P on P */
+  double *dvP = malloc((size_t)np * sizeof(double)), *dv = malloc((size_t)n * sizeof(double));
+  double *Adv = calloc((size_t)n, sizeof(double)), *dv2 = malloc((size_t)n * sizeof(double));
+  for (int k = 0; k < np; k++) dvP[k] = 0.1 * sin(0.7 * k + 0.3);
+  kn_fem_schur_recover(s1, dvP, dv);
+  kn_fem_schur_recover(s2, dvP, dv2);
+  const int *Ap = A->p, *Ai = A->i;
+  const double* Ax = A->x;
+  for (int j = 0; j < n; j++)
+    for (int k = Ap[j]; k < Ap[j + 1]; k++) {
+      Adv[Ai[k]] += Ax[k] * dv[j];
+      if (Ai[k] != j) Adv[j] += Ax[k] * dv[Ai[k]];
+    }
+  double rN = 0, rP = 0, dr = 0, fscale = 0;
+  char* inP = calloc((size_t)n, 1);
+  for (int k = 0; k < np; k++) {
+    inP[P[k]] = 1;
+    double SdvP = 0;
+    for (int c = 0; c < np; c++) SdvP += S1[(size_t)k * np + c] * dvP[c];
+    rP = fmax(rP, fabs(Adv[P[k]] - SdvP)), fscale = fmax(fscale, fabs(SdvP));
+    cr_assert_eq(dv[P[k]], dvP[k]);
+  }
+  for (int i = 0; i < n; i++) {
+    if (!inP[i]) rN = fmax(rN, fabs(Adv[i]));
+    dr = fmax(dr, fabs(dv[i] - dv2[i]));
+  }
+  printf("schur %s: n %d, |P| %d, %d supernodes: |S_supernodal - S_dense-solves| %.2e (max |S| %.3g); "
+         "recovery: |(A dv)_N| %.2e, |(A dv)_P - S dv_P| %.2e (max %.3g), paths differ by %.2e m/s\n",
+         model == KN_FEM_LINEAR_COROTATED ? "linear corotated" : "corotated", n, np,
+         (int)((const cholmod_factor*)Lb)->nsuper, worst, scale, rN, rP, fscale, dr);
+  cr_assert_lt(worst, 1e-10 * scale);
+  cr_assert_lt(rN, 1e-10 * fscale);
+  cr_assert_lt(rP, 1e-10 * fscale);
+  cr_assert_lt(dr, 1e-12);
+  cholmod_free_factor(&Ls, &cc);
+  cholmod_finish(&cc);
+  kn_fem_schur_free(s1), kn_fem_schur_free(s2);
+  free(S1), free(S2), free(dvP), free(dv), free(Adv), free(dv2), free(inP), free(P);
+  kn_fem_body_free(b);
+}
+
+Test(schur, reuses_the_free_motion_factor_linear_corotated) { big_body_case(KN_FEM_LINEAR_COROTATED); }
+Test(schur, refactorizes_at_v_star_corotated) { big_body_case(KN_FEM_COROTATED); }

@@ -1,0 +1,545 @@
+/* Scenario checks (the scene's checks: section): each is a predicate over a time window, sampled
+ * after every step, that keeps its worst value and when it occurred, so a report says not only
+ * "failed" but by how much and when (e.g. "min z = 0.012 m at t = 2.31 s; needs > 0.15 m").
+ * Bodies are resolved once when the world is built; kinematics for the checks run on their own
+ * kn_mb_data so the backend's scratch is never touched. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sap/sap.h"
+#include "sim/checks_internal.h"
+#include "sim/sim_internal.h"
+
+/* A resolved name: a rigid body (tree, body), an FEM body, or a set of colliders (contacts). */
+typedef struct {
+  int tree, body; /* rigid: tree >= 0 (tree -1 with fem < 0: the world) */
+  int fem;        /* FEM body index, -1 */
+} ref;
+
+typedef struct {
+  const kn_scene_check* def;
+  ref a, b;
+  char* in_a; /* contact_force / no_penetration: collider membership (ncollider flags) */
+  char* in_b;
+  int fem_side[2]; /* contact pairs: FEM body index named by bodies[j], -1 for colliders */
+  double after, before, limit;
+  int have_ref;
+  kn_pose X_ref; /* grasp_held: X_LO at the window's first sample */
+} check_state;
+
+struct kn_checks {
+  int n;
+  check_state* c;
+  kn_check_result* r;
+  kn_mb_data** data; /* per tree, for the kinematics of the bodies the checks name */
+  long* data_step;   /* the step each tree's data was computed at (-1: never) */
+  int failed;        /* a step failed */
+  double t_failed;
+  char fail_msg[256];
+};
+
+static const char* const type_names[] = {"height_above",  "height_below",   "distance_below",  "grasp_held",
+                                         "no_penetration", "contact_force", "solver_converged"};
+
+const char* kn_check_type_name(kn_check_type t) {
+  return (unsigned)t < sizeof type_names / sizeof type_names[0] ? type_names[t] : "unknown";
+}
+
+//---- validation (scene.c calls this; nothing needs the robot models yet) ----
+
+kn_status kn_sim_checks_validate(const kn_scene* s, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  char k[128];
+  for (unsigned i = 0; i < d->nchecks; i++) {
+    const kn_scene_check* c = &d->checks[i];
+    const char* tn = kn_check_type_name((kn_check_type)c->type);
+    for (unsigned j = 0; j < i; j++)
+      if (strcmp(d->checks[j].name, c->name) == 0) {
+        snprintf(k, sizeof k, "checks[%u].name", i);
+        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check name '%s' is already used by checks[%u]", c->name, j);
+      }
+    const double* nums[] = {c->value, c->rotation, c->min, c->max, c->after, c->before};
+    static const char* const num_keys[] = {"value", "rotation", "min", "max", "after", "before"};
+    for (int m = 0; m < 6; m++)
+      if (nums[m] && !isfinite(*nums[m])) {
+        snprintf(k, sizeof k, "checks[%u].%s", i, num_keys[m]);
+        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "must be a finite number");
+      }
+    double after = c->after ? *c->after : 0, before = c->before ? *c->before : s->duration;
+    snprintf(k, sizeof k, "checks[%u].%s", i, c->before ? "before" : "after");
+    if (after < 0 || before < after)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': the window [after, before] = [%g, %g] s must "
+                           "satisfy 0 <= after <= before", c->name, after, before);
+    int t = c->type;
+    int need_body = t == KN_CHECK_HEIGHT_ABOVE || t == KN_CHECK_HEIGHT_BELOW || t == KN_CHECK_GRASP_HELD;
+    int need_value = t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_SOLVER_CONVERGED;
+    snprintf(k, sizeof k, "checks[%u]", i);
+    if (need_body && !c->body)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs body: the object or \"robot/link\"",
+                           c->name, tn);
+    if (t == KN_CHECK_GRASP_HELD && !c->link)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (grasp_held) needs link: the gripper's "
+                           "\"robot/link\"", c->name);
+    if ((t == KN_CHECK_DISTANCE_BELOW || t == KN_CHECK_CONTACT_FORCE) && !c->bodies)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs bodies: [a, b]", c->name, tn);
+    if (c->bodies && c->nbodies != 2) {
+      snprintf(k, sizeof k, "checks[%u].bodies", i);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': give exactly 2 names (got %u)", c->name,
+                           c->nbodies);
+    }
+    if (need_value && !c->value)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs value", c->name, tn);
+    if (t == KN_CHECK_CONTACT_FORCE && !c->min && !c->max)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (contact_force) needs min and/or max [N]", c->name);
+    if (c->min && c->max && *c->max < *c->min) {
+      snprintf(k, sizeof k, "checks[%u].max", i);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': max %g N < min %g N", c->name, *c->max, *c->min);
+    }
+    if (c->value && (t == KN_CHECK_GRASP_HELD || t == KN_CHECK_NO_PENETRATION || t == KN_CHECK_DISTANCE_BELOW ||
+                     t == KN_CHECK_SOLVER_CONVERGED) && !(*c->value > 0)) {
+      snprintf(k, sizeof k, "checks[%u].value", i);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s): value must be > 0 (got %g)", c->name, tn,
+                           *c->value);
+    }
+    /* keys that do not apply to the type are an error, never silently ignored */
+    const char* stray = NULL;
+    if (c->body && !need_body) stray = "body";
+    if (c->link && t != KN_CHECK_GRASP_HELD) stray = "link";
+    if (c->bodies && t != KN_CHECK_DISTANCE_BELOW && t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_NO_PENETRATION)
+      stray = "bodies";
+    if (c->rotation && t != KN_CHECK_GRASP_HELD) stray = "rotation";
+    if ((c->min || c->max) && t != KN_CHECK_CONTACT_FORCE) stray = c->min ? "min" : "max";
+    if (c->value && t == KN_CHECK_CONTACT_FORCE) stray = "value";
+    if (stray) {
+      snprintf(k, sizeof k, "checks[%u].%s", i, stray);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "does not apply to a %s check ('%s')", tn, c->name);
+    }
+  }
+  return KN_OK;
+}
+
+//---- resolving names ----
+
+// (name) => an FEM body, or a rigid body by kn_sim_find_body; 0 when nothing matches
+static int resolve_ref(const kn_world* w, const char* name, ref* r) {
+  r->tree = r->body = r->fem = -1;
+  for (int i = 0; i < w->nfem; i++)
+    if (strcmp(w->fems[i].name, name) == 0) return (r->fem = i), 1;
+  if (strcmp(name, "world") == 0) return 0; /* the world has no height or pose to check */
+  return kn_sim_find_body(w, name, &r->tree, &r->body);
+}
+
+// (collider name, scene name) => 1 when the name is the collider's or its owner's ("gripper")
+static int collider_matches(const char* collider, const char* name) {
+  size_t n = strlen(name);
+  return strcmp(collider, name) == 0 || (strncmp(collider, name, n) == 0 && collider[n] == '/');
+}
+
+// (name) => flags over w->colliders; the number matched
+static int collider_set(const kn_world* w, const char* name, char* in) {
+  int n = 0;
+  for (int i = 0; i < w->ncollider; i++) n += (in[i] = (char)collider_matches(w->colliders[i].name, name));
+  return n;
+}
+
+static int fem_index(const kn_world* w, const char* name) {
+  for (int i = 0; i < w->nfem; i++)
+    if (strcmp(w->fems[i].name, name) == 0) return i;
+  return -1;
+}
+
+static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error* err) {
+  const kn_scene* s = w->scene;
+  const kn_scene_check* d = c->def;
+  char k[128];
+  if (d->body) {
+    snprintf(k, sizeof k, "checks[%u].body", i);
+    if (!resolve_ref(w, d->body, &c->a))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no object, FEM body or \"robot/link\" named '%s'",
+                           d->name, d->body);
+  }
+  if (d->link) {
+    snprintf(k, sizeof k, "checks[%u].link", i);
+    if (!resolve_ref(w, d->link, &c->b) || c->b.fem >= 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no rigid \"robot/link\" or object named '%s'",
+                           d->name, d->link);
+    if (c->a.fem >= 0 && d->rotation) {
+      snprintf(k, sizeof k, "checks[%u].rotation", i);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': an FEM body has no orientation; give value "
+                           "only (its centroid's drift)", d->name);
+    }
+  }
+  if (!d->bodies) return KN_OK;
+  if (d->type == KN_CHECK_DISTANCE_BELOW) {
+    for (int j = 0; j < 2; j++) {
+      snprintf(k, sizeof k, "checks[%u].bodies[%d]", i, j);
+      if (!resolve_ref(w, d->bodies[j], j ? &c->b : &c->a))
+        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no object, FEM body or \"robot/link\" named "
+                             "'%s'", d->name, d->bodies[j]);
+    }
+    return KN_OK;
+  }
+  /* contact pairs: collider sets (an FEM body stands for its surface: its total contact force) */
+  c->in_a = kn_calloc((size_t)w->ncollider + 1, 1);
+  c->in_b = kn_calloc((size_t)w->ncollider + 1, 1);
+  if (!c->in_a || !c->in_b) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  for (int j = 0; j < 2; j++) {
+    snprintf(k, sizeof k, "checks[%u].bodies[%d]", i, j);
+    if ((c->fem_side[j] = fem_index(w, d->bodies[j])) >= 0) continue;
+    if (collider_set(w, d->bodies[j], j ? c->in_b : c->in_a) == 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no collision geometry named '%s' (an object, a "
+                           "robot or \"robot/link\")", d->name, d->bodies[j]);
+  }
+  return KN_OK;
+}
+
+void kn_sim_checks_free(kn_world* w) {
+  struct kn_checks* ks = w->checks;
+  if (!ks) return;
+  for (int i = 0; i < ks->n; i++) free(ks->c[i].in_a), free(ks->c[i].in_b);
+  for (int t = 0; ks->data && t < w->ntree; t++) kn_mb_data_free(ks->data[t]);
+  free(ks->data);
+  free(ks->data_step);
+  free(ks->c);
+  free(ks->r);
+  free(ks);
+  w->checks = NULL;
+}
+
+kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
+  const kn_scene* s = w->scene;
+  int n = (int)s->doc->nchecks;
+  if (n == 0) return KN_OK;
+  struct kn_checks* ks = kn_calloc(1, sizeof *ks);
+  if (!ks) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  w->checks = ks;
+  ks->n = n;
+  ks->c = kn_calloc((size_t)n, sizeof *ks->c);
+  ks->r = kn_calloc((size_t)n, sizeof *ks->r);
+  ks->data = kn_calloc((size_t)w->ntree, sizeof *ks->data);
+  ks->data_step = kn_calloc((size_t)w->ntree, sizeof *ks->data_step);
+  if (!ks->c || !ks->r || !ks->data || !ks->data_step) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  for (int t = 0; t < w->ntree; t++) {
+    ks->data_step[t] = -1;
+    if (!(ks->data[t] = kn_mb_data_create(w->trees[t].robot->model))) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  }
+  int sap_limit = kn_sap_options_default().max_iterations;
+  if (s->doc->contact && s->doc->contact->solver && s->doc->contact->solver->max_iterations)
+    sap_limit = *s->doc->contact->solver->max_iterations;
+  for (int i = 0; i < n; i++) {
+    check_state* c = &ks->c[i];
+    kn_check_result* r = &ks->r[i];
+    c->def = &s->doc->checks[i];
+    c->after = c->def->after ? *c->def->after : 0;
+    c->before = c->def->before ? *c->def->before : s->duration;
+    c->limit = c->def->value ? *c->def->value : (c->def->type == KN_CHECK_SOLVER_CONVERGED ? sap_limit : 0);
+    c->a.tree = c->b.tree = c->a.fem = c->b.fem = -1;
+    c->fem_side[0] = c->fem_side[1] = -1;
+    kn_status st = resolve_check(w, c, (unsigned)i, err);
+    if (st) return st;
+    r->name = c->def->name;
+    r->type = (kn_check_type)c->def->type;
+    r->expect_fail = c->def->expect;
+    r->measured = r->measured2 = NAN;
+    r->t = r->t2 = -1;
+    r->lo = INFINITY;
+    r->hi = -INFINITY;
+  }
+  kn_sim_checks_observe(w); /* t = 0 */
+  return KN_OK;
+}
+
+//---- sampling ----
+
+// (rigid or FEM ref) => world pose (an FEM body: its centroid, identity rotation)
+static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
+  struct kn_checks* ks = w->checks;
+  kn_pose_identity(X);
+  if (r->fem >= 0) {
+    kn_sim_deformable_centroid(&w->fems[r->fem], X->p);
+    return;
+  }
+  if (r->tree < 0) return;
+  kn_world_tree* tr = &w->trees[r->tree];
+  if (ks->data_step[r->tree] != w->step) {
+    kn_mb_kinematics(tr->robot->model, tr->q, tr->v, ks->data[r->tree]);
+    ks->data_step[r->tree] = w->step;
+  }
+  *X = ks->data[r->tree]->X_wb[r->body];
+}
+
+// keep the worst value: `worse` says whether v is worse than the current measured value
+static void keep(kn_check_result* r, double v, double t, int worse) {
+  if (isnan(r->measured) || worse) r->measured = v, r->t = t;
+}
+
+// (rotation matrix) => its angle [rad], robust near 0 and pi
+static double rotation_angle(const double R[9]) {
+  double c = 0.5 * (R[0] + R[4] + R[8] - 1);
+  double sx = R[7] - R[5], sy = R[2] - R[6], sz = R[3] - R[1];
+  return atan2(0.5 * sqrt(sx * sx + sy * sy + sz * sz), c);
+}
+
+// (FEM contact) => 1 when its sides are the check's pair (either way round); no pair: every one
+static int fem_contact_in_pair(const check_state* c, const kn_world_fem_contact* p) {
+  if (!c->in_a) return 1;
+  for (int j = 0; j < 2; j++) {
+    int A = j, B = 1 - j; /* check side A against the contact's side A */
+    const char* inA = A ? c->in_b : c->in_a;
+    int okA = p->a_fem >= 0 ? c->fem_side[A] == p->a_fem : (c->fem_side[A] < 0 && inA[p->a_collider]);
+    if (okA && c->fem_side[B] == p->fem_b) return 1;
+  }
+  return 0;
+}
+
+static void sample(kn_world* w, check_state* c, kn_check_result* r) {
+  const double t = w->t;
+  kn_pose Xa, Xb;
+  switch (c->def->type) {
+    case KN_CHECK_HEIGHT_ABOVE:
+      ref_pose(w, &c->a, &Xa);
+      keep(r, Xa.p[2], t, Xa.p[2] < r->measured);
+      break;
+    case KN_CHECK_HEIGHT_BELOW:
+      ref_pose(w, &c->a, &Xa);
+      keep(r, Xa.p[2], t, Xa.p[2] > r->measured);
+      break;
+    case KN_CHECK_DISTANCE_BELOW: {
+      ref_pose(w, &c->a, &Xa);
+      ref_pose(w, &c->b, &Xb);
+      double d = sqrt((Xa.p[0] - Xb.p[0]) * (Xa.p[0] - Xb.p[0]) + (Xa.p[1] - Xb.p[1]) * (Xa.p[1] - Xb.p[1]) +
+                      (Xa.p[2] - Xb.p[2]) * (Xa.p[2] - Xb.p[2]));
+      keep(r, d, t, d > r->measured);
+      break;
+    }
+    case KN_CHECK_GRASP_HELD: {
+      /* X_LO = X_WL^-1 X_WO; drift relative to its value at the window's first sample */
+      kn_pose XL, XLinv, X_LO;
+      ref_pose(w, &c->a, &Xa);
+      ref_pose(w, &c->b, &XL);
+      kn_pose_inv(&XL, &XLinv);
+      kn_pose_mul(&XLinv, &Xa, &X_LO);
+      if (!c->have_ref) {
+        c->X_ref = X_LO;
+        c->have_ref = 1;
+      }
+      double dp[3] = {X_LO.p[0] - c->X_ref.p[0], X_LO.p[1] - c->X_ref.p[1], X_LO.p[2] - c->X_ref.p[2]};
+      double drift_mm = 1e3 * sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]);
+      keep(r, drift_mm, t, drift_mm > r->measured);
+      if (c->a.fem < 0) {
+        double dR[9];
+        kn_mat3_mulT(c->X_ref.R, X_LO.R, dR);
+        double deg = rotation_angle(dR) * (180.0 / 3.14159265358979323846);
+        if (isnan(r->measured2) || deg > r->measured2) r->measured2 = deg, r->t2 = t;
+      }
+      break;
+    }
+    case KN_CHECK_NO_PENETRATION:
+      for (int k = 0; k < w->ncontact; k++) {
+        const kn_world_contact* p = &w->contacts[k];
+        if (c->in_a && !((c->in_a[p->a] && c->in_b[p->b]) || (c->in_a[p->b] && c->in_b[p->a]))) continue;
+        keep(r, p->phi, t, p->phi < r->measured);
+      }
+      for (int k = 0; k < w->nfem_contact; k++)
+        if (fem_contact_in_pair(c, &w->fem_contacts[k]))
+          keep(r, w->fem_contacts[k].phi, t, w->fem_contacts[k].phi < r->measured);
+      break;
+    case KN_CHECK_CONTACT_FORCE: {
+      /* f is the force on b and n points from a into b: f . n is the normal (pushing) force */
+      double F = 0;
+      for (int k = 0; k < w->ncontact && c->fem_side[0] < 0 && c->fem_side[1] < 0; k++) {
+        const kn_world_contact* p = &w->contacts[k];
+        if ((c->in_a[p->a] && c->in_b[p->b]) || (c->in_a[p->b] && c->in_b[p->a]))
+          F += p->f[0] * p->n[0] + p->f[1] * p->n[1] + p->f[2] * p->n[2];
+      }
+      for (int k = 0; k < w->nfem_contact; k++) {
+        const kn_world_fem_contact* p = &w->fem_contacts[k];
+        if (fem_contact_in_pair(c, p)) F += p->f[0] * p->n[0] + p->f[1] * p->n[1] + p->f[2] * p->n[2];
+      }
+      double lo = c->def->min ? *c->def->min : -INFINITY, hi = c->def->max ? *c->def->max : INFINITY;
+      /* worst = smallest margin to the band (negative outside it) */
+      double margin = fmin(F - lo, hi - F);
+      double cur = isnan(r->measured) ? INFINITY : fmin(r->measured - lo, hi - r->measured);
+      keep(r, F, t, margin < cur);
+      if (F < r->lo) r->lo = F;
+      if (F > r->hi) r->hi = F;
+      break;
+    }
+    case KN_CHECK_SOLVER_CONVERGED:
+      if (w->step > 0) keep(r, (double)w->last.iterations, t, w->last.iterations > r->measured);
+      break;
+  }
+}
+
+void kn_sim_checks_observe(kn_world* w) {
+  struct kn_checks* ks = w->checks;
+  if (!ks) return;
+  const double eps = 1e-9 + 1e-6 * w->scene->time_step;
+  for (int i = 0; i < ks->n; i++) {
+    check_state* c = &ks->c[i];
+    if (w->t < c->after - eps || w->t > c->before + eps) continue;
+    ks->r[i].samples++;
+    sample(w, c, &ks->r[i]);
+  }
+}
+
+void kn_sim_checks_step_failed(kn_world* w, const char* message) {
+  struct kn_checks* ks = w->checks;
+  if (!ks || ks->failed) return;
+  ks->failed = 1;
+  ks->t_failed = w->t + w->scene->time_step;
+  snprintf(ks->fail_msg, sizeof ks->fail_msg, "%s", message ? message : "step failed");
+}
+
+//---- results ----
+
+static void window_text(const check_state* c, char* out, size_t cap) {
+  snprintf(out, cap, "[%g, %g] s", c->after, c->before);
+}
+
+// (accumulated samples) => passed and message
+static void finalize(const kn_world* w, const check_state* c, kn_check_result* r) {
+  const struct kn_checks* ks = w->checks;
+  char win[64];
+  window_text(c, win, sizeof win);
+  const double L = c->limit;
+  int t = c->def->type;
+  if (t == KN_CHECK_SOLVER_CONVERGED && ks->failed && ks->t_failed >= c->after - 1e-9 && ks->t_failed <= c->before + 1e-9) {
+    r->passed = 0;
+    snprintf(r->message, sizeof r->message, "the step to t = %g s failed: %s", ks->t_failed, ks->fail_msg);
+    return;
+  }
+  if (r->samples == 0 && t != KN_CHECK_NO_PENETRATION) {
+    r->passed = 0;
+    snprintf(r->message, sizeof r->message, "no sample in the window %s (the run reached t = %g s%s)", win, w->t,
+             ks->failed ? " and then failed" : "");
+    return;
+  }
+  switch (t) {
+    case KN_CHECK_HEIGHT_ABOVE:
+      r->passed = r->measured > L;
+      snprintf(r->message, sizeof r->message, "min z = %.6g m at t = %g s; needs > %g m in %s", r->measured, r->t, L,
+               win);
+      break;
+    case KN_CHECK_HEIGHT_BELOW:
+      r->passed = r->measured < L;
+      snprintf(r->message, sizeof r->message, "max z = %.6g m at t = %g s; needs < %g m in %s", r->measured, r->t, L,
+               win);
+      break;
+    case KN_CHECK_DISTANCE_BELOW:
+      r->passed = r->measured < L;
+      snprintf(r->message, sizeof r->message, "max distance = %.6g m at t = %g s; needs < %g m in %s", r->measured,
+               r->t, L, win);
+      break;
+    case KN_CHECK_GRASP_HELD: {
+      r->passed = r->measured < L;
+      int n = snprintf(r->message, sizeof r->message, "max drift = %.6g mm at t = %g s (needs < %g mm)", r->measured,
+                       r->t, L);
+      if (!isnan(r->measured2) && n > 0 && (size_t)n < sizeof r->message) {
+        if (c->def->rotation) r->passed = r->passed && r->measured2 < *c->def->rotation;
+        n += snprintf(r->message + n, sizeof r->message - (size_t)n, ", max rotation = %.4g deg at t = %g s",
+                      r->measured2, r->t2);
+        if (c->def->rotation && (size_t)n < sizeof r->message)
+          n += snprintf(r->message + n, sizeof r->message - (size_t)n, " (needs < %g deg)", *c->def->rotation);
+      }
+      if (n > 0 && (size_t)n < sizeof r->message)
+        snprintf(r->message + n, sizeof r->message - (size_t)n, " in %s from its start", win);
+      break;
+    }
+    case KN_CHECK_NO_PENETRATION:
+      if (isnan(r->measured)) {
+        r->passed = 1;
+        snprintf(r->message, sizeof r->message, "no contact in %s", win);
+      } else {
+        r->passed = -r->measured < L;
+        snprintf(r->message, sizeof r->message, "deepest contact phi = %.6g m at t = %g s; needs depth < %g m in %s",
+                 r->measured, r->t, L, win);
+      }
+      break;
+    case KN_CHECK_CONTACT_FORCE: {
+      double lo = c->def->min ? *c->def->min : -INFINITY, hi = c->def->max ? *c->def->max : INFINITY;
+      r->passed = r->lo >= lo && r->hi <= hi;
+      snprintf(r->message, sizeof r->message, "normal force %.6g N at t = %g s (range [%.6g, %.6g] N); needs [%g, %g] "
+               "N in %s", r->measured, r->t, r->lo, r->hi, lo, hi, win);
+      break;
+    }
+    case KN_CHECK_SOLVER_CONVERGED:
+      if (isnan(r->measured)) {
+        r->passed = 1;
+        snprintf(r->message, sizeof r->message, "no step in %s", win);
+      } else {
+        r->passed = r->measured < L;
+        snprintf(r->message, sizeof r->message, "max %g iterations at t = %g s; needs < %g in %s", r->measured, r->t,
+                 L, win);
+      }
+      break;
+  }
+}
+
+const kn_check_result* kn_world_checks(const kn_world* w, int* n) {
+  struct kn_checks* ks = w->checks;
+  if (!ks) {
+    if (n) *n = 0;
+    return NULL;
+  }
+  for (int i = 0; i < ks->n; i++) finalize(w, &ks->c[i], &ks->r[i]);
+  if (n) *n = ks->n;
+  return ks->r;
+}
+
+static void json_text(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_number(FILE* f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.10g", v);
+  else
+    fputs("null", f);
+}
+
+void kn_sim_checks_write_json(const kn_world* w, FILE* f) {
+  int n = 0;
+  const kn_check_result* r = kn_world_checks(w, &n);
+  if (!r) return;
+  fputs(",\n  \"checks\": [", f);
+  for (int i = 0; i < n; i++) {
+    fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+    json_text(f, r[i].name);
+    fprintf(f, ", \"type\": \"%s\", \"passed\": %s, \"expect\": \"%s\", \"samples\": %ld, \"measured\": ",
+            kn_check_type_name(r[i].type), r[i].passed ? "true" : "false", r[i].expect_fail ? "fail" : "pass",
+            r[i].samples);
+    json_number(f, r[i].measured);
+    fputs(", \"t\": ", f);
+    json_number(f, r[i].t >= 0 ? r[i].t : NAN);
+    if (r[i].type == KN_CHECK_GRASP_HELD) {
+      fputs(", \"rotation_deg\": ", f);
+      json_number(f, r[i].measured2);
+      fputs(", \"rotation_t\": ", f);
+      json_number(f, r[i].t2 >= 0 ? r[i].t2 : NAN);
+    }
+    if (r[i].type == KN_CHECK_CONTACT_FORCE) {
+      fputs(", \"range\": [", f);
+      json_number(f, r[i].lo);
+      fputs(", ", f);
+      json_number(f, r[i].hi);
+      fputs("]", f);
+    }
+    fputs(", \"message\": ", f);
+    json_text(f, r[i].message);
+    fputs("}", f);
+  }
+  fputs(n ? "\n  ]" : "]", f);
+}

@@ -1,0 +1,22 @@
+/* knead/sim internal: the scene's checks (checks.c) as the world builds, steps and reports them. */
+#ifndef KNEAD_SIM_CHECKS_INTERNAL_H
+#define KNEAD_SIM_CHECKS_INTERNAL_H
+
+#include <stdio.h>
+
+#include "sim/sim.h"
+
+/* (scene with defaults) => KN_OK, or the first checks[i].key that is missing or out of range */
+kn_status kn_sim_checks_validate(const kn_scene* s, kn_error* err);
+/* (built world) => w->checks with every name resolved (errors name checks[i].body ...), and the
+ * t = 0 state observed; w->checks stays NULL when the scene has no checks */
+kn_status kn_sim_checks_create(kn_world* w, kn_error* err);
+void kn_sim_checks_free(kn_world* w);
+/* after a successful step: every check whose window holds w->t takes its sample */
+void kn_sim_checks_observe(kn_world* w);
+/* a failed step at time t (solver_converged fails with the message) */
+void kn_sim_checks_step_failed(kn_world* w, const char* message);
+/* ,\n  "checks": [...] for summary.json (nothing when the world has no checks) */
+void kn_sim_checks_write_json(const kn_world* w, FILE* f);
+
+#endif

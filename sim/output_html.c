@@ -1,0 +1,212 @@
+/* replay.html: a self-contained animation of a run. The minified three.js that CMake installed
+ * from the npm registry at build time (tools/html/) is inlined, so the page opens from disk with
+ * no network. The data: every shape tessellated once (output_mesh.c) and attached to its body,
+ * per frame the pose of every body and the positions of every FEM surface vertex. The viewer code
+ * is tools/html/replay.js, embedded at build time as KNEAD_REPLAY_JS. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/output_internal.h"
+
+#include "replay_js.h" /* generated from tools/html/replay.js: static const char kn_replay_js[] */
+
+struct kn_html_recorder {
+  int nrigid;               /* bodies of the trees (body_id 0 .. nrigid - 1) */
+  long frame_size;          /* floats per frame: t, 7 per rigid body, 3 per FEM surface vertex */
+  long nframe, cap;
+  float* data;
+};
+
+const char* kn_html_three_js_path(void) {
+  const char* env = getenv("KNEAD_THREE_JS");
+  if (env && *env) return access(env, R_OK) == 0 ? env : NULL;
+#ifdef KNEAD_THREE_JS_BUILD
+  if (access(KNEAD_THREE_JS_BUILD, R_OK) == 0) return KNEAD_THREE_JS_BUILD;
+#endif
+#ifdef KNEAD_THREE_JS_INSTALLED
+  if (access(KNEAD_THREE_JS_INSTALLED, R_OK) == 0) return KNEAD_THREE_JS_INSTALLED;
+#endif
+  return NULL;
+}
+
+kn_status kn_html_begin(const kn_world* w, const kn_out_scene* g, kn_html_recorder** out, kn_error* err) {
+  if (!kn_html_three_js_path())
+    return kn_fail(err, KN_ERR_UNSUPPORTED,
+                   "output.html: three.js is not installed (the build runs `npm ci` in tools/html/ and needs npm "
+                   "and the npm registry; install npm and rebuild, or set KNEAD_THREE_JS to a three.min.js)");
+  kn_html_recorder* h = kn_calloc(1, sizeof *h);
+  if (!h) return kn_fail(err, KN_ERR_NOMEM, "output.html: out of memory");
+  h->nrigid = g->fem_first_id;
+  h->frame_size = 1 + 7L * h->nrigid;
+  for (int i = 0; i < w->nfem; i++) h->frame_size += 3L * w->fems[i].nsurf_vert;
+  *out = h;
+  return KN_OK;
+}
+
+kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_scene* g, kn_error* err) {
+  if (h->nframe == h->cap) {
+    long cap = h->cap ? 2 * h->cap : 64;
+    float* d = realloc(h->data, sizeof(float) * (size_t)(cap * h->frame_size));
+    if (!d) return kn_fail(err, KN_ERR_NOMEM, "output.html: out of memory recording frame %ld", h->nframe);
+    h->data = d, h->cap = cap;
+  }
+  float* f = h->data + h->nframe * h->frame_size;
+  *f++ = (float)w->t;
+  for (int k = 0; k < w->ntree; k++)
+    for (int b = 0; b < w->trees[k].robot->model->nbody; b++) {
+      const kn_pose* X = &g->data[k]->X_wb[b];
+      double q[4];
+      kn_quat_from_mat3(X->R, q);
+      /* three.js order: position, then quaternion (x, y, z, w) */
+      f[0] = (float)X->p[0], f[1] = (float)X->p[1], f[2] = (float)X->p[2];
+      f[3] = (float)q[1], f[4] = (float)q[2], f[5] = (float)q[3], f[6] = (float)q[0];
+      f += 7;
+    }
+  for (int i = 0; i < w->nfem; i++)
+    for (int j = 0; j < w->fems[i].nsurf_vert; j++)
+      for (int a = 0; a < 3; a++) *f++ = (float)w->fems[i].body->x[3 * w->fems[i].surf_vert[j] + a];
+  /* MPM particle positions will follow here, once mpm/ adds them to kn_world. */
+  h->nframe++;
+  return KN_OK;
+}
+
+static void json_string(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '<') /* never "</script>" inside the data */
+      fputs("\\u003c", f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+// the data object: shapes, FEM surfaces, frames
+static void write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, const kn_out_scene* g) {
+  fputs("const KNEAD = {\"name\": ", f);
+  json_string(f, w->scene->name);
+  fprintf(f, ", \"nbody\": %d, \"bodies\": [", h->nrigid);
+  for (int i = 0; i < h->nrigid; i++) {
+    if (i) fputs(", ", f);
+    json_string(f, g->body_names[i]);
+  }
+  fputs("],\n\"shapes\": [\n", f);
+  for (int i = 0; i < g->nshape; i++) {
+    const kn_out_shape* s = &g->shapes[i];
+    double q[4];
+    kn_quat_from_mat3(s->X_bg.R, q);
+    fprintf(f, "%s{\"b\": %d, \"flat\": %d, \"plane\": %d, \"c\": [%.3g, %.3g, %.3g, %.3g], "
+            "\"X\": [%.7g, %.7g, %.7g, %.7g, %.7g, %.7g, %.7g],\n \"v\": [", i ? ",\n" : "", s->body_id, s->flat,
+            s->nt == 2 && s->nv == 4, s->rgba[0], s->rgba[1], s->rgba[2], s->rgba[3], s->X_bg.p[0], s->X_bg.p[1],
+            s->X_bg.p[2], q[1], q[2], q[3], q[0]);
+    for (int j = 0; j < 3 * s->nv; j++) fprintf(f, "%s%.6g", j ? "," : "", s->v[j]);
+    fputs("],\n \"i\": [", f);
+    for (int j = 0; j < 3 * s->nt; j++) fprintf(f, "%s%d", j ? "," : "", s->tri[j]);
+    fputs("]}", f);
+  }
+  fputs("],\n\"fems\": [", f);
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_world_fem* fe = &w->fems[i];
+    int* inv = kn_calloc((size_t)fe->body->mesh.nvert, sizeof(int));
+    fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", f);
+    json_string(f, fe->name);
+    fprintf(f, ", \"n\": %d, \"i\": [", fe->nsurf_vert);
+    if (inv) {
+      for (int j = 0; j < fe->nsurf_vert; j++) inv[fe->surf_vert[j]] = j;
+      for (int t = 0; t < 3 * fe->body->mesh.nsurf; t++) fprintf(f, "%s%d", t ? "," : "", inv[fe->body->mesh.surf[t]]);
+    }
+    fputs("]}", f);
+    free(inv);
+  }
+  fprintf(f, "],\n\"frame_size\": %ld, \"frames\": [\n", h->frame_size);
+  for (long k = 0; k < h->nframe; k++) {
+    const float* d = h->data + k * h->frame_size;
+    fputs(k ? ",\n[" : "[", f);
+    for (long j = 0; j < h->frame_size; j++) fprintf(f, "%s%.6g", j ? "," : "", (double)d[j]);
+    fputc(']', f);
+  }
+  fputs("]};\n", f);
+}
+
+// (file) => its bytes, NUL-terminated, malloc'd
+static char* read_all(const char* path, size_t* len) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  char* buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (n < cap - 1) break;
+    char* b = realloc(buf, cap *= 2);
+    if (!b) free(buf);
+    buf = b;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene* g, const char* out_dir,
+                      kn_error* err) {
+  if (!out_dir) {
+    free(h->data), free(h);
+    return KN_OK;
+  }
+  kn_status st = KN_OK;
+  const char* three = kn_html_three_js_path();
+  size_t nthree = 0;
+  char* js = three ? read_all(three, &nthree) : NULL;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/replay.html", out_dir);
+  FILE* f = NULL;
+  if (!js)
+    st = kn_fail(err, KN_ERR_IO, "output.html: cannot read three.js (%s)", three ? three : "not installed");
+  else if (strstr(js, "</script"))
+    st = kn_fail(err, KN_ERR_INVALID, "output.html: %s contains \"</script\" and cannot be inlined", three);
+  else if (!(f = fopen(path, "w")))
+    st = kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+  if (f) {
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>knead replay: ", f);
+    for (const char* c = w->scene->name; *c; c++) {
+      if (*c == '<')
+        fputs("&lt;", f);
+      else if (*c == '&')
+        fputs("&amp;", f);
+      else
+        fputc(*c, f);
+    }
+    fputs("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>\n"
+          "html, body { margin: 0; height: 100%; overflow: hidden; background: #eef2f6; font: 13px sans-serif; }\n"
+          "#bar { position: fixed; left: 0; right: 0; bottom: 0; display: flex; gap: 10px; align-items: center;\n"
+          "       padding: 8px 12px; background: rgba(255,255,255,0.85); }\n"
+          "#slider { flex: 1; }\n#info { position: fixed; left: 12px; top: 10px; color: #234; }\n"
+          "</style>\n</head>\n<body>\n<div id=\"info\"></div>\n<div id=\"bar\"><button id=\"play\">pause</button>"
+          "<input id=\"slider\" type=\"range\" min=\"0\" max=\"0\" value=\"0\"><span id=\"time\"></span></div>\n", f);
+    fprintf(f, "<script>/* three.js r158 (MIT license, https://threejs.org), from the npm package three */\n");
+    fwrite(js, 1, nthree, f);
+    fputs("\n</script>\n<script>\n", f);
+    write_data(f, h, w, g);
+    fputs("</script>\n<script>\n", f);
+    fputs(kn_replay_js, f);
+    fputs("</script>\n</body>\n</html>\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
+  }
+  free(js);
+  free(h->data), free(h);
+  return st;
+}
