@@ -14,6 +14,9 @@ packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuites
 # (tools/html/package-lock.json); chromium runs the replay's headless-browser test.
 missing=()
 for p in "${packages[@]}"; do
+  # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and
+  # Debian's npm package would conflict with that nodejs)
+  if [ "$p" = npm ] && command -v npm > /dev/null; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
