@@ -1,0 +1,277 @@
+/* MPM free motion as a minimization (seed eqs. 11–16, digest §7.3): Newton on the incremental
+ * energy over the active grid velocities; its Hessian at v* is the clique's dynamics matrix A_MPM
+ * (digest §6.3), kept with its CHOLMOD factor for the Schur complement and SAP. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deformable/deformable.h"
+#include "mpm/mpm_internal.h"
+
+kn_mpm_newton_options kn_mpm_newton_options_default(void) {
+  return (kn_mpm_newton_options){.max_iterations = 50, .rel_tolerance = 1e-10};
+}
+
+const struct cholmod_sparse_struct* kn_mpm_dynamics_matrix(const kn_mpm_body* b) {
+  return b->solver && b->solver->A ? (const struct cholmod_sparse_struct*)b->solver->A : NULL;
+}
+
+kn_status kn_mpm_dynamics_factor(kn_mpm_body* b, const struct cholmod_factor_struct** L, kn_error* err) {
+  *L = NULL;
+  if (!b->solver || !b->solver->L || !b->solver->have_factor)
+    return kn_fail(err, KN_ERR_INVALID, "%s: no dynamics factor (call kn_mpm_free_motion first)", b->name);
+  *L = (const struct cholmod_factor_struct*)b->solver->L;
+  return KN_OK;
+}
+
+/* particle p => its active stencil nodes (idx) and g = F_E^nT grad w (3 each); returns how many */
+static int particle_stencil(const kn_mpm_body* b, int p, int idx[27], double g[81]) {
+  const kn_mpm_grid* gr = &b->grid;
+  int k = 0;
+  for (int a = 0; a < 27; a++) {
+    int i = gr->p_node[27 * p + a];
+    if (i < 0) continue;
+    idx[k] = i;
+    kn_mat3_tvec(b->FE + 9 * p, gr->p_dw + 81 * p + 3 * a, g + 3 * k);
+    k++;
+  }
+  return k;
+}
+
+/* eq. 14: F_E(v) = F_E^n + dt sum_i v_i g_i^T */
+static void particle_F(const kn_mpm_body* b, int p, double dt, const double* v, int k, const int idx[27],
+                       const double g[81], double F[9]) {
+  memcpy(F, b->FE + 9 * p, 9 * sizeof(double));
+  for (int a = 0; a < k; a++)
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) F[3 * r + c] += dt * v[3 * idx[a] + r] * g[3 * a + c];
+}
+
+static const double kIdentity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+static double energy_at(const kn_mpm_body* b, double dt, const double grav[3], const double* v, double* grad) {
+  const kn_mpm_grid* gr = &b->grid;
+  const kn_mpm_solver* s = b->solver;
+  int n = gr->n;
+  double E = 0;
+  for (int i = 0; i < n; i++) {
+    double m = gr->mass[i];
+    for (int d = 0; d < 3; d++) {
+      double dv = v[3 * i + d] - gr->v[3 * i + d];
+      E += 0.5 * m * dv * dv - dt * m * grav[d] * v[3 * i + d];
+      if (grad) grad[3 * i + d] = m * dv - dt * m * grav[d];
+    }
+  }
+  for (int p = 0; p < b->np; p++) {
+    int idx[27];
+    double g[81], F[9], P[9];
+    int k = particle_stencil(b, p, idx, g);
+    particle_F(b, p, dt, v, k, idx, g, F);
+    const double* R0 = s->R0 ? s->R0 + 9 * p : kIdentity;
+    E += b->volume0[p] * kn_mpm_energy_density(&b->material, b->mu, b->lambda, F, R0, grad ? P : NULL, NULL);
+    if (grad) /* dt V P g_i: the grid force of eqs. 12–13 with the sign of the residual */
+      for (int a = 0; a < k; a++)
+        for (int r = 0; r < 3; r++)
+          grad[3 * idx[a] + r] += dt * b->volume0[p] *
+                                  (P[3 * r] * g[3 * a] + P[3 * r + 1] * g[3 * a + 1] + P[3 * r + 2] * g[3 * a + 2]);
+  }
+  return E;
+}
+
+double kn_mpm_energy(const kn_mpm_body* b, const double* v, double* grad) {
+  if (!b->solver || !b->grid.p_node) return NAN;
+  return energy_at(b, b->solver->dt, b->solver->gravity, v, grad);
+}
+
+static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
+
+/* pattern of A: node pairs within the 5^3 stencil (digest §7.3), lower triangle, 3x3 blocks */
+static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
+  kn_mpm_solver* s = b->solver;
+  const kn_mpm_grid* gr = &b->grid;
+  int n = gr->n;
+  free(s->col_start), free(s->nbr);
+  s->col_start = kn_calloc((size_t)n + 1, sizeof(int));
+  s->nbr = kn_calloc(62 * (size_t)n + 1, sizeof(int)); /* at most 62 of the 124 neighbours are after j */
+  if (!s->col_start || !s->nbr) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the grid pattern", b->name);
+  int at = 0;
+  for (int j = 0; j < n; j++) {
+    s->col_start[j] = at;
+    const int* I = gr->index + 3 * j;
+    for (int dx = -2; dx <= 2; dx++)
+      for (int dy = -2; dy <= 2; dy++)
+        for (int dz = -2; dz <= 2; dz++) {
+          int k = kn_mpm_hash_find(s, kn_mpm_key(I[0] + dx, I[1] + dy, I[2] + dz));
+          if (k > j) s->nbr[at++] = k;
+        }
+    qsort(s->nbr + s->col_start[j], (size_t)(at - s->col_start[j]), sizeof(int), cmp_int);
+  }
+  s->col_start[n] = at;
+  if (s->A) cholmod_free_sparse(&s->A, &s->cc);
+  if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  s->have_factor = 0;
+  size_t N = 3 * (size_t)n, nnz = 6 * (size_t)n + 9 * (size_t)at;
+  s->A = cholmod_allocate_sparse(N, N, nnz, 1, 1, -1, CHOLMOD_REAL, &s->cc);
+  if (!s->A) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for a %zu x %zu matrix", b->name, N, N);
+  int *Ap = s->A->p, *Ai = s->A->i;
+  int q = 0;
+  for (int j = 0; j < n; j++)
+    for (int c = 0; c < 3; c++) {
+      Ap[3 * j + c] = q;
+      for (int r = c; r < 3; r++) Ai[q++] = 3 * j + r;
+      for (int t = s->col_start[j]; t < s->col_start[j + 1]; t++)
+        for (int r = 0; r < 3; r++) Ai[q++] = 3 * s->nbr[t] + r;
+    }
+  Ap[N] = q;
+  s->L = cholmod_analyze(s->A, &s->cc);
+  if (!s->L || s->cc.status < CHOLMOD_OK)
+    return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD analysis failed (status %d) on %zu DoFs", b->name, s->cc.status, N);
+  return KN_OK;
+}
+
+/* position in A->x of entry (row 3i + r, column 3j + c), i >= j, r >= c when i == j */
+static size_t entry(const kn_mpm_solver* s, int j, int c, int i, int r) {
+  const int* Ap = s->A->p;
+  if (i == j) return (size_t)Ap[3 * j + c] + (size_t)(r - c);
+  int lo = s->col_start[j], hi = s->col_start[j + 1] - 1;
+  while (lo < hi) { /* binary search for i among j's neighbours (always present: they share a particle) */
+    int mid = (lo + hi) / 2;
+    if (s->nbr[mid] < i) lo = mid + 1;
+    else hi = mid;
+  }
+  int rank = lo - s->col_start[j];
+  return (size_t)Ap[3 * j + c] + (size_t)(3 - c + 3 * rank + r);
+}
+
+/* A(v) = M + dt^2 sum_p V_p G_p^T dP/dF G_p (digest §7.3 Hessian) */
+static void assemble(kn_mpm_body* b, double dt, const double* v) {
+  kn_mpm_solver* s = b->solver;
+  const kn_mpm_grid* gr = &b->grid;
+  double* Ax = s->A->x;
+  memset(Ax, 0, (size_t)((int*)s->A->p)[s->A->ncol] * sizeof(double));
+  for (int i = 0; i < gr->n; i++)
+    for (int c = 0; c < 3; c++) Ax[entry(s, i, c, i, c)] += gr->mass[i];
+  for (int p = 0; p < b->np; p++) {
+    int idx[27];
+    double g[81], F[9], D[81], T[27 * 27];
+    int k = particle_stencil(b, p, idx, g);
+    particle_F(b, p, dt, v, k, idx, g, F);
+    const double* R0 = s->R0 ? s->R0 + 9 * p : kIdentity;
+    kn_mpm_energy_density(&b->material, b->mu, b->lambda, F, R0, NULL, D);
+    double cs = dt * dt * b->volume0[p];
+    /* T_b[alpha gamma][beta] = sum_eps D[alpha gamma][beta eps] g_b,eps */
+    for (int bb = 0; bb < k; bb++)
+      for (int ag = 0; ag < 9; ag++)
+        for (int be = 0; be < 3; be++) {
+          const double* Dr = D + 9 * ag + 3 * be;
+          T[27 * bb + 3 * ag + be] = Dr[0] * g[3 * bb] + Dr[1] * g[3 * bb + 1] + Dr[2] * g[3 * bb + 2];
+        }
+    for (int a = 0; a < k; a++)
+      for (int bb = 0; bb < k; bb++) {
+        int i = idx[a], j = idx[bb];
+        if (i < j) continue;
+        for (int c = 0; c < 3; c++) {     /* beta: column within node j */
+          for (int r = (i == j ? c : 0); r < 3; r++) { /* alpha: row within node i */
+            const double* Tb = T + 27 * bb + 9 * r;    /* [alpha = r][gamma][beta] */
+            double h = g[3 * a] * Tb[c] + g[3 * a + 1] * Tb[3 + c] + g[3 * a + 2] * Tb[6 + c];
+            Ax[entry(s, j, c, i, r)] += cs * h;
+          }
+        }
+      }
+  }
+}
+
+kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3], const kn_mpm_newton_options* opt,
+                             kn_error* err) {
+  kn_mpm_newton_options o = opt ? *opt : kn_mpm_newton_options_default();
+  if (!(dt > 0) || !isfinite(dt)) return kn_fail(err, KN_ERR_INVALID, "%s: time step %g must be positive", b->name, dt);
+  kn_status st = kn_mpm_p2g(b, err);
+  if (st != KN_OK) return st;
+  kn_mpm_solver* s = b->solver;
+  kn_mpm_grid* gr = &b->grid;
+  s->dt = dt;
+  memcpy(s->gravity, gravity, 3 * sizeof(double));
+  if (b->material.model == KN_MPM_LINEAR_COROTATED) {
+    if (!s->R0) s->R0 = kn_calloc(9 * (size_t)b->np, sizeof(double));
+    if (!s->R0) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", b->name);
+    for (int p = 0; p < b->np; p++) kn_fem_polar_rotation(b->FE + 9 * p, s->R0 + 9 * p);
+  }
+  st = build_pattern(b, err);
+  if (st != KN_OK) return st;
+  int n3 = 3 * gr->n;
+  double* v = gr->v_star;
+  double* grad = kn_calloc((size_t)n3, sizeof(double));
+  double* vt = kn_calloc((size_t)n3, sizeof(double));
+  if (!grad || !vt) {
+    free(grad), free(vt);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", b->name);
+  }
+  memcpy(v, gr->v, (size_t)n3 * sizeof(double));
+  double Mg = 0, thresh = 0;
+  for (int i = 0; i < gr->n; i++) Mg += gr->mass[i] * gr->mass[i] * kn_vec3_dot(gravity, gravity);
+  Mg = dt * sqrt(Mg);
+  int assembled = 0, converged = 0;
+  for (int it = 0; it <= o.max_iterations && !converged; it++) {
+    double E = energy_at(b, dt, gravity, v, grad), gn = 0;
+    for (int k = 0; k < n3; k++) gn += grad[k] * grad[k];
+    gn = sqrt(gn);
+    if (!isfinite(E) || !isfinite(gn)) {
+      st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: non-finite energy or gradient at Newton iteration %d", b->name, it);
+      break;
+    }
+    if (it == 0) thresh = o.rel_tolerance * fmax(gn, Mg);
+    if (!assembled) {
+      assemble(b, dt, v);
+      cholmod_factorize(s->A, s->L, &s->cc);
+      if (s->cc.status != CHOLMOD_OK || s->L->minor < s->L->n) {
+        st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: the dynamics matrix (%d DoFs) is not positive definite",
+                     b->name, n3);
+        break;
+      }
+      s->have_factor = 1;
+      assembled = 1;
+    }
+    if (gn <= thresh) {
+      converged = 1;
+      break;
+    }
+    if (it == o.max_iterations) break;
+    cholmod_dense G = {.nrow = (size_t)n3, .ncol = 1, .nzmax = (size_t)n3, .d = (size_t)n3, .x = grad,
+                       .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE};
+    cholmod_dense* X = cholmod_solve(CHOLMOD_A, s->L, &G, &s->cc);
+    if (!X) {
+      st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: CHOLMOD solve failed", b->name);
+      break;
+    }
+    const double* dx = X->x; /* the step is -A^-1 grad */
+    double slope = 0, vmax = 0, dmax = 0;
+    for (int k = 0; k < n3; k++) {
+      slope -= grad[k] * dx[k];
+      vmax = fmax(vmax, fabs(v[k]));
+      dmax = fmax(dmax, fabs(dx[k]));
+    }
+    double alpha = 1;
+    if (b->material.model == KN_MPM_LINEAR_COROTATED) {
+      for (int k = 0; k < n3; k++) v[k] -= dx[k]; /* quadratic: the Newton step is exact */
+    } else {
+      for (int ls = 0; ls < 40; ls++, alpha *= 0.5) { /* backtracking Armijo on E */
+        for (int k = 0; k < n3; k++) vt[k] = v[k] - alpha * dx[k];
+        double Et = energy_at(b, dt, gravity, vt, NULL);
+        if (isfinite(Et) && Et <= E + 1e-4 * alpha * slope) break;
+      }
+      memcpy(v, vt, (size_t)n3 * sizeof(double));
+      assembled = 0; /* the Hessian depends on v */
+    }
+    cholmod_free_dense(&X, &s->cc);
+    /* a step at roundoff level: the gradient cannot get smaller */
+    if (alpha * dmax <= 1e-15 * (1 + vmax) && b->material.model == KN_MPM_LINEAR_COROTATED) {
+      converged = 1;
+    }
+  }
+  free(grad), free(vt);
+  if (st == KN_OK && !converged)
+    st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: Newton did not converge in %d iterations", b->name,
+                 o.max_iterations);
+  if (st != KN_OK) s->have_factor = 0;
+  return st;
+}

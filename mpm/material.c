@@ -1,0 +1,184 @@
+/* MPM materials: validation, energy densities (linear corotated, EOS fluid) and the von Mises
+ * return mapping of the seed's Algorithm 1 (digest §7.6). */
+#include "mpm/mpm.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "deformable/deformable.h"
+
+kn_mpm_material kn_mpm_material_default(void) {
+  return (kn_mpm_material){.model = KN_MPM_LINEAR_COROTATED,
+                           .youngs_modulus = 1e5,
+                           .poisson_ratio = 0.4,
+                           .density = 1000.0,
+                           .yield_stress = 0.0,
+                           .bulk_modulus = 100.0,
+                           .gamma = 7.0};
+}
+
+kn_status kn_mpm_material_validate(const kn_mpm_material* m, const char* name, kn_error* err) {
+  const char* who = name ? name : "mpm body";
+  if (m->model != KN_MPM_LINEAR_COROTATED && m->model != KN_MPM_EOS_FLUID)
+    return kn_fail(err, KN_ERR_INVALID, "%s: unknown MPM material model %d", who, (int)m->model);
+  if (!(m->density > 0) || !isfinite(m->density))
+    return kn_fail(err, KN_ERR_INVALID, "%s: density %g must be positive (kg/m^3)", who, m->density);
+  if (m->model == KN_MPM_LINEAR_COROTATED) {
+    if (!(m->youngs_modulus > 0) || !isfinite(m->youngs_modulus))
+      return kn_fail(err, KN_ERR_INVALID, "%s: youngs_modulus %g must be positive (Pa)", who, m->youngs_modulus);
+    if (!(m->poisson_ratio > -1 && m->poisson_ratio < 0.5))
+      return kn_fail(err, KN_ERR_INVALID, "%s: poisson_ratio %g must be in (-1, 0.5)", who, m->poisson_ratio);
+    if (!(m->yield_stress >= 0) || !isfinite(m->yield_stress))
+      return kn_fail(err, KN_ERR_INVALID, "%s: yield_stress %g must be >= 0 (Pa; 0 = elastic)", who, m->yield_stress);
+  } else {
+    if (!(m->bulk_modulus > 0) || !isfinite(m->bulk_modulus))
+      return kn_fail(err, KN_ERR_INVALID, "%s: bulk_modulus %g must be positive (Pa)", who, m->bulk_modulus);
+    if (!(m->gamma > 1) || !isfinite(m->gamma))
+      return kn_fail(err, KN_ERR_INVALID, "%s: gamma %g must be > 1", who, m->gamma);
+  }
+  return KN_OK;
+}
+
+static double det3(const double F[9]) {
+  return F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) + F[2] * (F[3] * F[7] - F[4] * F[6]);
+}
+
+/* cof(F)_ij = dJ/dF_ij */
+static void cofactor(const double F[9], double c[9]) {
+  c[0] = F[4] * F[8] - F[5] * F[7];
+  c[1] = F[5] * F[6] - F[3] * F[8];
+  c[2] = F[3] * F[7] - F[4] * F[6];
+  c[3] = F[2] * F[7] - F[1] * F[8];
+  c[4] = F[0] * F[8] - F[2] * F[6];
+  c[5] = F[1] * F[6] - F[0] * F[7];
+  c[6] = F[1] * F[5] - F[2] * F[4];
+  c[7] = F[2] * F[3] - F[0] * F[5];
+  c[8] = F[0] * F[4] - F[1] * F[3];
+}
+
+static int levi(int i, int j, int k) { return (i - j) * (j - k) * (k - i) / 2; }
+
+double kn_mpm_energy_density(const kn_mpm_material* mat, double mu, double lambda, const double FE[9],
+                             const double R0[9], double P[9], double dPdF[81]) {
+  if (mat->model == KN_MPM_LINEAR_COROTATED) {
+    /* Psi = mu |E|^2 + lambda/2 tr(E)^2, E = sym(R0^T F) - I (digest §6.1), P = R0 (2 mu E + lambda tr E I) */
+    double RtF[9], E[9];
+    kn_mat3_mulT(R0, FE, RtF);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) E[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]) - (i == j);
+    double tr = E[0] + E[4] + E[8], ee = 0;
+    for (int k = 0; k < 9; k++) ee += E[k] * E[k];
+    if (P) {
+      double S[9];
+      for (int k = 0; k < 9; k++) S[k] = 2 * mu * E[k];
+      for (int i = 0; i < 3; i++) S[4 * i] += lambda * tr;
+      kn_mat3_mul(R0, S, P);
+    }
+    if (dPdF)
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+              dPdF[9 * (3 * i + j) + 3 * a + b] = mu * (i == a) * (j == b) + mu * R0[3 * i + b] * R0[3 * a + j] +
+                                                  lambda * R0[3 * i + j] * R0[3 * a + b];
+    return mu * ee + 0.5 * lambda * tr * tr;
+  }
+  /* EOS: Psi(J) = -kappa (J^(1-g)/(1-g) - J), Psi' = kappa (1 - J^-g), Psi'' = kappa g J^(-g-1) */
+  double k = mat->bulk_modulus, g = mat->gamma, J = det3(FE);
+  if (!(J > 0)) {
+    if (P) memset(P, 0, 9 * sizeof(double));
+    if (dPdF) memset(dPdF, 0, 81 * sizeof(double));
+    return INFINITY; /* inverted: outside the energy's domain (the line search backs off) */
+  }
+  double d1 = k * (1 - pow(J, -g)), d2 = k * g * pow(J, -g - 1), c[9];
+  cofactor(FE, c);
+  if (P)
+    for (int q = 0; q < 9; q++) P[q] = d1 * c[q];
+  if (dPdF) {
+    /* dP_ij/dF_kl = Psi'' c_ij c_kl + Psi' eps_ikm eps_jln F_mn, then PSD projection (digest §6.3) */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        for (int kk = 0; kk < 3; kk++)
+          for (int l = 0; l < 3; l++) {
+            double h2 = 0;
+            for (int m = 0; m < 3; m++)
+              for (int n = 0; n < 3; n++) h2 += levi(i, kk, m) * levi(j, l, n) * FE[3 * m + n];
+            dPdF[9 * (3 * i + j) + 3 * kk + l] = d2 * c[3 * i + j] * c[3 * kk + l] + d1 * h2;
+          }
+    kn_fem_project_psd(dPdF, 9);
+  }
+  return -k * (pow(J, 1 - g) / (1 - g) - J);
+}
+
+/* Solve the 6x6 system S~ = 1/2 (Q V + V Q^T) for symmetric V (eq. 26), Q = R0^T R. Returns 0 if singular. */
+static int solve_sym_v(const double Q[9], const double S[9], double V[9]) {
+  static const int I6[6] = {0, 1, 2, 0, 0, 1}, J6[6] = {0, 1, 2, 1, 2, 2};
+  double M[36], b[6];
+  for (int u = 0; u < 6; u++) { /* column u: the image of the symmetric basis matrix B_u */
+    double B[9] = {0}, QB[9], Y[9];
+    B[3 * I6[u] + J6[u]] = B[3 * J6[u] + I6[u]] = 1;
+    kn_mat3_mul(Q, B, QB);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Y[3 * i + j] = 0.5 * (QB[3 * i + j] + QB[3 * j + i]);
+    for (int r = 0; r < 6; r++) M[6 * r + u] = Y[3 * I6[r] + J6[r]];
+  }
+  for (int r = 0; r < 6; r++) b[r] = S[3 * I6[r] + J6[r]];
+  /* Gaussian elimination with partial pivoting */
+  for (int c = 0; c < 6; c++) {
+    int piv = c;
+    for (int r = c + 1; r < 6; r++)
+      if (fabs(M[6 * r + c]) > fabs(M[6 * piv + c])) piv = r;
+    if (fabs(M[6 * piv + c]) < 1e-12) return 0;
+    if (piv != c) {
+      for (int k = 0; k < 6; k++) { double t = M[6 * c + k]; M[6 * c + k] = M[6 * piv + k]; M[6 * piv + k] = t; }
+      double t = b[c]; b[c] = b[piv]; b[piv] = t;
+    }
+    for (int r = c + 1; r < 6; r++) {
+      double f = M[6 * r + c] / M[6 * c + c];
+      for (int k = c; k < 6; k++) M[6 * r + k] -= f * M[6 * c + k];
+      b[r] -= f * b[c];
+    }
+  }
+  double x[6];
+  for (int r = 5; r >= 0; r--) {
+    double s = b[r];
+    for (int k = r + 1; k < 6; k++) s -= M[6 * r + k] * x[k];
+    x[r] = s / M[6 * r + r];
+  }
+  for (int u = 0; u < 6; u++) V[3 * I6[u] + J6[u]] = V[3 * J6[u] + I6[u]] = x[u];
+  return 1;
+}
+
+int kn_mpm_return_mapping(double mu, double yield_stress, const double FE_n[9], const double FE_trial[9],
+                          double FE_out[9]) {
+  memcpy(FE_out, FE_trial, 9 * sizeof(double));
+  if (!(yield_stress > 0)) return 0;
+  double R0[9], R[9], RtF[9], S[9], w[3];
+  kn_fem_polar_rotation(FE_n, R0);
+  kn_fem_polar_rotation(FE_trial, R);
+  /* S = 1/2 (R0^T F + F^T R0) (eq. 22), eigenvalues sigma (eq. 24) */
+  kn_mat3_mulT(R0, FE_trial, RtF);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) S[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]);
+  double U[9];
+  memcpy(U, S, sizeof U);
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 3, U, 3, w) != 0) return 0;
+  double mean = (w[0] + w[1] + w[2]) / 3, dn = 0;
+  for (int k = 0; k < 3; k++) dn += (w[k] - mean) * (w[k] - mean);
+  dn = sqrt(dn);
+  double radius = yield_stress / (2 * mu);
+  if (dn <= radius) return 0;
+  /* eq. 25: radial projection onto the cylinder about (1,1,1) */
+  double st[3], Sn[9] = {0};
+  for (int k = 0; k < 3; k++) st[k] = mean + radius / dn * (w[k] - mean);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 3; k++) Sn[3 * i + j] += U[3 * i + k] * st[k] * U[3 * j + k];
+  /* eq. 26: S~ = 1/2 (Q V + V Q^T), Q = R0^T R, then F~ = R V */
+  double Q[9], V[9];
+  kn_mat3_mulT(R0, R, Q);
+  if (!solve_sym_v(Q, Sn, V)) memcpy(V, Sn, sizeof V);
+  kn_mat3_mul(R, V, FE_out);
+  return 1;
+}

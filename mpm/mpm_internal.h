@@ -1,0 +1,35 @@
+/* mpm/ internals shared by body.c, grid.c, free_motion.c and advance.c (not installed). */
+#ifndef KNEAD_MPM_INTERNAL_H
+#define KNEAD_MPM_INTERNAL_H
+
+#include <cholmod.h>
+
+#include "mpm/mpm.h"
+
+struct kn_mpm_solver {
+  cholmod_common cc;
+  cholmod_sparse* A;   /* lower triangle, stype -1, over the active nodes of the last free motion */
+  cholmod_factor* L;   /* factor of A at v* */
+  int have_factor;     /* L holds the numeric factor of the current A */
+  int* col_start;      /* n + 1: neighbour list of node j (nodes k > j within 5^3), CSR over nodes */
+  int* nbr;            /* neighbour node indices, ascending per node */
+  double dt, gravity[3]; /* of the last free motion (for kn_mpm_energy) */
+  double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated) */
+  /* hash of active node keys => node index (open addressing, power-of-two capacity) */
+  uint64_t* hkey;
+  int* hval;
+  size_t hcap;
+};
+
+/* packed node key; coordinates offset so that keys sort like (i, j, k) lexicographically */
+static inline uint64_t kn_mpm_key(int i, int j, int k) {
+  return ((uint64_t)(uint32_t)(i + (1 << 20)) << 42) | ((uint64_t)(uint32_t)(j + (1 << 20)) << 21) |
+         (uint64_t)(uint32_t)(k + (1 << 20));
+}
+/* node index of key in the solver's hash, -1 if not active */
+int kn_mpm_hash_find(const kn_mpm_solver* s, uint64_t key);
+/* create the solver scratch on first use (cholmod_start) */
+kn_status kn_mpm_solver_ensure(kn_mpm_body* b, kn_error* err);
+void kn_mpm_solver_free(kn_mpm_solver* s);
+
+#endif

@@ -1,0 +1,194 @@
+/* T15 (digest §9): MPM free motion. Free fall (v* = v + g dt on every node, F stays I), the
+ * gradient of E_MPM and its Hessian A against central differences on a 2x2x2-cell block with
+ * random F near identity, one Newton step for the linear corotated model, A symmetric PD; the
+ * EOS fluid converges by Newton; T14-style Schur complement of A (kn_fem_schur_*) against dense. */
+#include <suitesparse/cholmod.h>
+#include <criterion/criterion.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deformable/deformable.h"
+#include "mpm/mpm.h"
+
+static const double g3[3] = {0, 0, -9.81};
+
+static kn_mpm_body* make(kn_mpm_model model, double side, double h, int ppc) {
+  kn_mpm_material mat = kn_mpm_material_default();
+  mat.model = model;
+  kn_mpm_shape sh = {.type = KN_MPM_BOX, .size = {side, side, side}};
+  kn_pose X;
+  double xyz[3] = {0.0113, 0.0071, 0.5037}, rpy[3] = {0, 0, 0};
+  kn_pose_from_xyz_rpy(xyz, rpy, &X);
+  kn_mpm_body* b;
+  kn_error err;
+  cr_assert_eq(kn_mpm_body_create(&mat, &sh, &X, h, ppc, "block", &b, &err), KN_OK, "%s", err.msg);
+  return b;
+}
+
+static unsigned rs = 2024;
+static double rnd(void) { /* deterministic uniform in [-1, 1] */
+  rs = rs * 1103515245u + 12345u;
+  return ((rs >> 8) % 20001) / 10000.0 - 1;
+}
+
+/* dense symmetric copy of the lower-stored CHOLMOD A */
+static double* dense_A(const kn_mpm_body* b, int* n_out) {
+  const cholmod_sparse* A = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b);
+  cr_assert(A != NULL);
+  int n = (int)A->nrow;
+  const int *Ap = A->p, *Ai = A->i;
+  const double* Ax = A->x;
+  double* D = calloc((size_t)n * (size_t)n, sizeof(double));
+  for (int j = 0; j < n; j++)
+    for (int q = Ap[j]; q < Ap[j + 1]; q++) {
+      cr_assert(Ai[q] >= j, "upper entry stored");
+      D[(size_t)Ai[q] * n + j] = D[(size_t)j * n + Ai[q]] = Ax[q];
+    }
+  *n_out = n;
+  return D;
+}
+
+Test(mpm_free_motion, free_fall_exact) {
+  kn_mpm_body* b = make(KN_MPM_LINEAR_COROTATED, 0.1, 0.025, 8);
+  cr_assert_eq(b->np, 512);
+  kn_error err;
+  const double dt = 0.01;
+  double v0[3] = {0.3, -0.2, 0.1};
+  kn_mpm_body_set_velocity(b, v0);
+  for (int step = 1; step <= 3; step++) {
+    cr_assert_eq(kn_mpm_free_motion(b, dt, g3, NULL, &err), KN_OK, "%s", err.msg);
+    double e = 0;
+    for (int i = 0; i < b->grid.n; i++)
+      for (int d = 0; d < 3; d++) e = fmax(e, fabs(b->grid.v_star[3 * i + d] - (v0[d] + step * dt * g3[d])));
+    cr_assert(e < 1e-12, "step %d: max |v*_i - (v + k g dt)| = %g", step, e);
+    cr_assert_eq(kn_mpm_advance(b, b->grid.v_star, dt, &err), KN_OK, "%s", err.msg);
+    double ev = 0, eF = 0;
+    for (int p = 0; p < b->np; p++) {
+      for (int d = 0; d < 3; d++) ev = fmax(ev, fabs(b->v[3 * p + d] - (v0[d] + step * dt * g3[d])));
+      for (int k = 0; k < 9; k++) eF = fmax(eF, fabs(b->FE[9 * p + k] - (k % 4 == 0)));
+    }
+    cr_assert(ev < 1e-12 && eF < 1e-12, "step %d: v_p error %g, |F - I| %g", step, ev, eF);
+  }
+  kn_mpm_body_free(b);
+}
+
+/* random F near I, random v_p and C_p on a 2x2x2-cell block; FD of E and grad E */
+static void fd_check(kn_mpm_model model) {
+  kn_mpm_body* b = make(model, 0.05, 0.025, 8);
+  for (int p = 0; p < b->np; p++) {
+    for (int k = 0; k < 9; k++) b->FE[9 * p + k] = (k % 4 == 0) + 0.05 * rnd();
+    for (int d = 0; d < 3; d++) b->v[3 * p + d] = 0.2 * rnd();
+    for (int k = 0; k < 9; k++) b->C[9 * p + k] = rnd();
+  }
+  kn_error err;
+  const double dt = 0.01;
+  cr_assert_eq(kn_mpm_free_motion(b, dt, g3, NULL, &err), KN_OK, "%s", err.msg);
+  int n3 = 3 * b->grid.n;
+  double *v = calloc((size_t)n3, sizeof(double)), *gr = calloc((size_t)n3, sizeof(double));
+  double *gp = calloc((size_t)n3, sizeof(double)), *gm = calloc((size_t)n3, sizeof(double));
+  /* (b) optimality at v*: |grad E(v*)| tiny relative to |grad E(v^n)| */
+  kn_mpm_energy(b, b->grid.v, gr);
+  double g0 = 0, g1 = 0;
+  for (int k = 0; k < n3; k++) g0 += gr[k] * gr[k];
+  kn_mpm_energy(b, b->grid.v_star, gr);
+  for (int k = 0; k < n3; k++) g1 += gr[k] * gr[k];
+  cr_assert(sqrt(g1) <= 1e-10 * sqrt(g0), "|grad E(v*)| %g vs |grad E(v^n)| %g", sqrt(g1), sqrt(g0));
+  cr_log_info("model %d: %d nodes, |grad E(v^n)| %.3e, |grad E(v*)| %.3e", model, b->grid.n, sqrt(g0), sqrt(g1));
+  /* FD of the gradient at a point near v* */
+  for (int k = 0; k < n3; k++) v[k] = b->grid.v_star[k] + 1e-3 * rnd();
+  kn_mpm_energy(b, v, gr);
+  double gmax = 0, emax = 0;
+  for (int k = 0; k < n3; k++) gmax = fmax(gmax, fabs(gr[k]));
+  for (int k = 0; k < n3; k++) {
+    double e = 1e-6, s = v[k];
+    v[k] = s + e;
+    double Ep = kn_mpm_energy(b, v, NULL);
+    v[k] = s - e;
+    double Em = kn_mpm_energy(b, v, NULL);
+    v[k] = s;
+    emax = fmax(emax, fabs((Ep - Em) / (2 * e) - gr[k]));
+  }
+  cr_assert(emax <= 1e-6 * gmax, "gradient vs FD: max error %g, |grad| %g", emax, gmax);
+  cr_log_info("model %d: gradient FD relative error %.2e", model, emax / gmax);
+  if (model == KN_MPM_LINEAR_COROTATED) { /* A is the exact (constant) Hessian */
+    int n;
+    double* A = dense_A(b, &n);
+    cr_assert_eq(n, n3);
+    double amax = 0, hmax = 0;
+    for (int k = 0; k < n3 * n3; k++) amax = fmax(amax, fabs(A[k]));
+    for (int j = 0; j < n3; j++) {
+      double e = 1e-5, s = v[j];
+      v[j] = s + e;
+      kn_mpm_energy(b, v, gp);
+      v[j] = s - e;
+      kn_mpm_energy(b, v, gm);
+      v[j] = s;
+      for (int i = 0; i < n3; i++) hmax = fmax(hmax, fabs((gp[i] - gm[i]) / (2 * e) - A[(size_t)i * n3 + j]));
+    }
+    cr_assert(hmax <= 1e-6 * amax, "Hessian vs FD: max error %g, |A| %g", hmax, amax);
+    cr_log_info("Hessian FD relative error %.2e", hmax / amax);
+    /* symmetric by storage; positive definite: smallest eigenvalue >= the smallest node mass */
+    double* w = calloc((size_t)n3, sizeof(double));
+    cr_assert_eq(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', n3, A, n3, w), 0);
+    double mmin = INFINITY;
+    for (int i = 0; i < b->grid.n; i++) mmin = fmin(mmin, b->grid.mass[i]);
+    cr_assert(w[0] > 0 && w[0] >= mmin * (1 - 1e-9), "lambda_min(A) %g, min node mass %g", w[0], mmin);
+    cr_log_info("A: %d DoFs, lambda_min %.3e (min node mass %.3e), lambda_max %.3e", n3, w[0], mmin, w[n3 - 1]);
+    free(w);
+    free(A);
+  }
+  free(v), free(gr), free(gp), free(gm);
+  kn_mpm_body_free(b);
+}
+
+Test(mpm_free_motion, fd_linear_corotated) { fd_check(KN_MPM_LINEAR_COROTATED); }
+Test(mpm_free_motion, fd_eos_fluid) { fd_check(KN_MPM_EOS_FLUID); }
+
+/* Schur complement over a subset of nodes (the participating set of one particle) with the
+ * body's own factor equals A_PP - A_PN A_NN^-1 A_NP computed densely. */
+Test(mpm_free_motion, schur_complement_of_A) {
+  kn_mpm_body* b = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.025, 8);
+  for (int p = 0; p < b->np; p++)
+    for (int k = 0; k < 9; k++) b->FE[9 * p + k] = (k % 4 == 0) + 0.05 * rnd();
+  kn_error err;
+  cr_assert_eq(kn_mpm_free_motion(b, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
+  int nodes[27];
+  double w[27];
+  int k = kn_mpm_particle_weights(b, 3, nodes, w), P[81], np = 0;
+  /* strictly increasing DoF indices */
+  for (int a = 0; a < k; a++)
+    for (int c = a + 1; c < k; c++)
+      if (nodes[c] < nodes[a]) { int t = nodes[a]; nodes[a] = nodes[c]; nodes[c] = t; }
+  for (int a = 0; a < k; a++)
+    for (int d = 0; d < 3; d++) P[np++] = 3 * nodes[a] + d;
+  const struct cholmod_factor_struct* L;
+  cr_assert_eq(kn_mpm_dynamics_factor(b, &L, &err), KN_OK, "%s", err.msg);
+  kn_fem_schur* s = kn_fem_schur_create();
+  double* S = calloc((size_t)np * np, sizeof(double));
+  cr_assert_eq(kn_fem_schur_complement_factored(s, L, P, np, S, &err), KN_OK, "%s", err.msg);
+  /* dense: S^-1 = (A^-1)_PP */
+  int n;
+  double* A = dense_A(b, &n);
+  double* X = calloc((size_t)n * np, sizeof(double));
+  for (int j = 0; j < np; j++) X[(size_t)P[j] * np + j] = 1;
+  cr_assert_eq(kn_chol_factor(A, n, &err), KN_OK, "%s", err.msg);
+  kn_chol_solve(A, n, X, np);
+  double* Xpp = calloc((size_t)np * np, sizeof(double));
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < np; j++) Xpp[i * np + j] = X[(size_t)P[i] * np + j];
+  /* S Xpp = I */
+  double e = 0;
+  for (int i = 0; i < np; i++)
+    for (int j = 0; j < np; j++) {
+      double sum = 0;
+      for (int q = 0; q < np; q++) sum += S[i * np + q] * Xpp[q * np + j];
+      e = fmax(e, fabs(sum - (i == j)));
+    }
+  cr_assert(e < 1e-9, "S (A^-1)_PP - I: %g", e);
+  cr_log_info("Schur over %d of %d DoFs: |S (A^-1)_PP - I| = %.2e", np, n, e);
+  free(S), free(A), free(X), free(Xpp);
+  kn_fem_schur_free(s);
+  kn_mpm_body_free(b);
+}
