@@ -78,6 +78,11 @@ void kn_mat3_mulT(const double A[9], const double B[9], double C[9]);  /* C = A^
 void kn_mat3_vec(const double A[9], const double x[3], double y[3]);   /* y = A x */
 void kn_mat3_tvec(const double A[9], const double x[3], double y[3]);  /* y = A^T x */
 void kn_mat3_transpose(const double A[9], double At[9]);
+double kn_mat3_det(const double A[9]);
+/* cof(A) = det(A) A^-T = d det(A) / dA */
+void kn_mat3_cofactor(const double A[9], double C[9]);
+/* A^-1 by cofactors; returns 0 (Ai untouched) when det(A) is zero or not finite */
+int kn_mat3_inverse(const double A[9], double Ai[9]);
 /* R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention */
 void kn_mat3_from_rpy(const double rpy[3], double R[9]);
 /* rotation by angle about a unit axis (Rodrigues) */
@@ -90,6 +95,15 @@ void kn_quat_normalize(double q[4]);
 double kn_vec3_dot(const double a[3], const double b[3]);
 void kn_vec3_cross(const double a[3], const double b[3], double c[3]);
 double kn_vec3_norm(const double a[3]);
+
+/*---- the linear corotated law (shared by FEM and MPM) ----*/
+
+/* Psi = mu |eps|^2 + lambda/2 tr(eps)^2 with eps = sym(R0^T F) - I (digest §6.1, Drake's
+ * LinearCorotatedModel; R0 frozen from the previous step, so Psi is quadratic in F).
+ * P = R0 (2 mu eps + lambda tr(eps) I); dP_ij/dF_ab = mu d_ia d_jb + mu R0_ib R0_aj
+ * + lambda R0_ij R0_ab (constant). P and dPdF (9 x 9, row-major over (ij), (ab)) may be NULL. */
+double kn_linear_corotated_energy(double mu, double lambda, const double F[9], const double R0[9], double P[9],
+                                  double dPdF[81]);
 
 /*---- hashing (bitwise determinism checks) ----*/
 

@@ -45,6 +45,34 @@ void kn_mat3_transpose(const double A[9], double At[9]) {
   for (int k = 0; k < 9; k++) At[k] = T[k];
 }
 
+double kn_mat3_det(const double A[9]) {
+  return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) + A[2] * (A[3] * A[7] - A[4] * A[6]);
+}
+
+void kn_mat3_cofactor(const double A[9], double C[9]) {
+  double T[9];
+  T[0] = A[4] * A[8] - A[5] * A[7];
+  T[1] = A[5] * A[6] - A[3] * A[8];
+  T[2] = A[3] * A[7] - A[4] * A[6];
+  T[3] = A[2] * A[7] - A[1] * A[8];
+  T[4] = A[0] * A[8] - A[2] * A[6];
+  T[5] = A[1] * A[6] - A[0] * A[7];
+  T[6] = A[1] * A[5] - A[2] * A[4];
+  T[7] = A[2] * A[3] - A[0] * A[5];
+  T[8] = A[0] * A[4] - A[1] * A[3];
+  for (int k = 0; k < 9; k++) C[k] = T[k];
+}
+
+int kn_mat3_inverse(const double A[9], double Ai[9]) {
+  double C[9];
+  kn_mat3_cofactor(A, C);
+  double d = A[0] * C[0] + A[1] * C[1] + A[2] * C[2];
+  if (!(d != 0) || !isfinite(d)) return 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Ai[3 * i + j] = C[3 * j + i] / d;
+  return 1;
+}
+
 void kn_mat3_from_rpy(const double rpy[3], double R[9]) {
   double cr = cos(rpy[0]), sr = sin(rpy[0]), cp = cos(rpy[1]), sp = sin(rpy[1]);
   double cy = cos(rpy[2]), sy = sin(rpy[2]);

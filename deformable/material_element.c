@@ -10,21 +10,9 @@ kn_status kn_fem_element_rest(const double X[12], double Dm_inv[9], double* volu
   double Dm[9];
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < 3; k++) Dm[3 * i + k] = X[3 * (k + 1) + i] - X[i];
-  double C[9];
-  /* inverse by cofactors: Dm^-1 = adj(Dm) / det */
-  C[0] = Dm[4] * Dm[8] - Dm[5] * Dm[7];
-  C[1] = Dm[2] * Dm[7] - Dm[1] * Dm[8];
-  C[2] = Dm[1] * Dm[5] - Dm[2] * Dm[4];
-  C[3] = Dm[5] * Dm[6] - Dm[3] * Dm[8];
-  C[4] = Dm[0] * Dm[8] - Dm[2] * Dm[6];
-  C[5] = Dm[2] * Dm[3] - Dm[0] * Dm[5];
-  C[6] = Dm[3] * Dm[7] - Dm[4] * Dm[6];
-  C[7] = Dm[1] * Dm[6] - Dm[0] * Dm[7];
-  C[8] = Dm[0] * Dm[4] - Dm[1] * Dm[3];
-  double det = Dm[0] * C[0] + Dm[1] * C[3] + Dm[2] * C[6];
-  if (!(det > 0) || !isfinite(det))
+  double det = kn_mat3_det(Dm);
+  if (!(det > 0) || !isfinite(det) || !kn_mat3_inverse(Dm, Dm_inv))
     return kn_fail(err, KN_ERR_INVALID, "tet volume %g, expected > 0 (positively oriented)", det / 6.0);
-  for (int k = 0; k < 9; k++) Dm_inv[k] = C[k] / det;
   *volume = det / 6.0;
   return KN_OK;
 }

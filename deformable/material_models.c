@@ -9,9 +9,6 @@
 
 //---- 3x3 helpers (row-major; column j of F is (F[j], F[3+j], F[6+j])) ----
 
-static double det3(const double A[9]) {
-  return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) + A[2] * (A[3] * A[7] - A[4] * A[6]);
-}
 
 static void column(const double A[9], int j, double c[3]) {
   c[0] = A[j];
@@ -25,15 +22,6 @@ static void set_column(double A[9], int j, const double c[3]) {
   A[6 + j] = c[2];
 }
 
-/* cof(F) = J F^-T = dJ/dF; its columns are f1 x f2, f2 x f0, f0 x f1 (F^T cof = J I). */
-static void cofactor(const double F[9], double C[9]) {
-  double f[3][3], c[3];
-  for (int j = 0; j < 3; j++) column(F, j, f[j]);
-  for (int j = 0; j < 3; j++) {
-    kn_vec3_cross(f[(j + 1) % 3], f[(j + 2) % 3], c);
-    set_column(C, j, c);
-  }
-}
 
 /* directional derivative of cof(F) along dF (product rule on the cross products) */
 static void cofactor_diff(const double F[9], const double dF[9], double dC[9]) {
@@ -69,7 +57,7 @@ void kn_fem_polar_rotation(const double F[9], double R[9]) {
     for (int k = 0; k < 9; k++) R[k] = (k % 4 == 0) ? 1.0 : 0.0;
     return;
   }
-  double d = det3(U) * det3(Vt) < 0 ? -1.0 : 1.0;
+  double d = kn_mat3_det(U) * kn_mat3_det(Vt) < 0 ? -1.0 : 1.0;
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
       R[3 * i + j] = U[3 * i + 0] * Vt[j] + U[3 * i + 1] * Vt[3 + j] + d * U[3 * i + 2] * Vt[6 + j];
@@ -109,29 +97,6 @@ static double linear(double mu, double lambda, const double F[9], double P[9], d
   return mu * ddot9(eps, eps) + 0.5 * lambda * tr * tr;
 }
 
-/* digest 6.1: eps = sym(R0^T F) - I, P = R0 (2 mu eps + lambda tr(eps) I),
- * dP_ij/dF_ab = mu d_ia d_jb + mu R0_ib R0_aj + lambda R0_ij R0_ab (constant) */
-static double linear_corotated(double mu, double lambda, const double F[9], const double R0[9], double P[9],
-                               double dPdF[81]) {
-  double RtF[9], eps[9];
-  kn_mat3_mulT(R0, F, RtF);
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) eps[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]) - (i == j ? 1.0 : 0.0);
-  double tr = eps[0] + eps[4] + eps[8];
-  if (P) {
-    double S[9];
-    for (int k = 0; k < 9; k++) S[k] = 2.0 * mu * eps[k] + (k % 4 == 0 ? lambda * tr : 0.0);
-    kn_mat3_mul(R0, S, P);
-  }
-  if (dPdF)
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++)
-        for (int a = 0; a < 3; a++)
-          for (int b = 0; b < 3; b++)
-            dPdF[9 * (3 * i + j) + 3 * a + b] = mu * (i == a && j == b) + mu * R0[3 * i + b] * R0[3 * a + j] +
-                                                lambda * R0[3 * i + j] * R0[3 * a + b];
-  return mu * ddot9(eps, eps) + 0.5 * lambda * tr * tr;
-}
 
 /* dR along dF for F = R S: R^T dF - dF^T R = [(tr(S) I - S) w]x with dR = R [w]x (S symmetric). */
 static void rotation_diff(const double R[9], const double S[9], const double dF[9], double dR[9]) {
@@ -142,8 +107,8 @@ static void rotation_diff(const double R[9], const double S[9], const double dF[
   double A[9];
   for (int k = 0; k < 9; k++) A[k] = (k % 4 == 0 ? tr : 0.0) - S[k];
   double C[9];
-  cofactor(A, C); /* A^-1 = C^T / det A; A is symmetric so C is too */
-  double d = det3(A);
+  kn_mat3_cofactor(A, C); /* A^-1 = C^T / det A; A is symmetric so C is too */
+  double d = kn_mat3_det(A);
   /* det A = 0 only when two singular values sum to 0 (a flattened or inverted tet): the rotation
    * derivative is unbounded there; regularize so the Hessian stays finite */
   double scale = tr * tr * tr;
@@ -159,8 +124,8 @@ static void rotation_diff(const double R[9], const double S[9], const double dF[
 static double corotated(double mu, double lambda, const double F[9], double P[9], double dPdF[81]) {
   double R[9], C[9];
   kn_fem_polar_rotation(F, R);
-  cofactor(F, C);
-  double J = det3(F), FR[9];
+  kn_mat3_cofactor(F, C);
+  double J = kn_mat3_det(F), FR[9];
   for (int k = 0; k < 9; k++) FR[k] = F[k] - R[k];
   if (P)
     for (int k = 0; k < 9; k++) P[k] = 2.0 * mu * FR[k] + lambda * (J - 1.0) * C[k];
@@ -184,8 +149,8 @@ static double corotated(double mu, double lambda, const double F[9], double P[9]
  * Psi = mu/2 (|F|^2 - 3) - mu (J - 1) + lambda'/2 (J - 1)^2, P = mu F + (lambda' (J - 1) - mu) cof F */
 static double neohookean(double mu, double lambda, const double F[9], double P[9], double dPdF[81]) {
   double lam = lambda + mu, C[9];
-  cofactor(F, C);
-  double J = det3(F), c = lam * (J - 1.0) - mu;
+  kn_mat3_cofactor(F, C);
+  double J = kn_mat3_det(F), c = lam * (J - 1.0) - mu;
   if (P)
     for (int k = 0; k < 9; k++) P[k] = mu * F[k] + c * C[k];
   if (dPdF)
@@ -205,7 +170,7 @@ double kn_fem_energy_density(kn_fem_model model, double mu, double lambda, const
   double psi = 0;
   switch (model) {
     case KN_FEM_LINEAR: return linear(mu, lambda, F, P, dPdF);
-    case KN_FEM_LINEAR_COROTATED: return linear_corotated(mu, lambda, F, R0 ? R0 : I3, P, dPdF);
+    case KN_FEM_LINEAR_COROTATED: return kn_linear_corotated_energy(mu, lambda, F, R0 ? R0 : I3, P, dPdF);
     case KN_FEM_COROTATED: psi = corotated(mu, lambda, F, P, dPdF); break;
     case KN_FEM_NEOHOOKEAN: psi = neohookean(mu, lambda, F, P, dPdF); break;
   }

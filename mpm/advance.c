@@ -6,25 +6,6 @@
 
 #include "mpm/mpm_internal.h"
 
-static double det3(const double F[9]) {
-  return F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) + F[2] * (F[3] * F[7] - F[4] * F[6]);
-}
-
-static int inv3(const double F[9], double Fi[9]) {
-  double d = det3(F);
-  if (!(fabs(d) > 0) || !isfinite(d)) return 0;
-  Fi[0] = (F[4] * F[8] - F[5] * F[7]) / d;
-  Fi[1] = (F[2] * F[7] - F[1] * F[8]) / d;
-  Fi[2] = (F[1] * F[5] - F[2] * F[4]) / d;
-  Fi[3] = (F[5] * F[6] - F[3] * F[8]) / d;
-  Fi[4] = (F[0] * F[8] - F[2] * F[6]) / d;
-  Fi[5] = (F[2] * F[3] - F[0] * F[5]) / d;
-  Fi[6] = (F[3] * F[7] - F[4] * F[6]) / d;
-  Fi[7] = (F[1] * F[6] - F[0] * F[7]) / d;
-  Fi[8] = (F[0] * F[4] - F[1] * F[3]) / d;
-  return 1;
-}
-
 kn_status kn_mpm_advance(kn_mpm_body* b, const double* v_grid, double dt, kn_error* err) {
   const kn_mpm_grid* g = &b->grid;
   if (!g->p_node) return kn_fail(err, KN_ERR_INVALID, "%s: advance before P2G / free motion", b->name);
@@ -81,7 +62,7 @@ kn_status kn_mpm_advance(kn_mpm_body* b, const double* v_grid, double dt, kn_err
         break;
       }
     if (st != KN_OK) break;
-    double J = det3(FEt);
+    double J = kn_mat3_det(FEt);
     if (!(J > 0) || !isfinite(J)) {
       st = kn_fail(err, KN_ERR_NUMERIC, "%s: particle %zu: inverted deformation gradient (det %g)", b->name, p, J);
       break;
@@ -95,7 +76,7 @@ kn_status kn_mpm_advance(kn_mpm_body* b, const double* v_grid, double dt, kn_err
       /* Algorithm 1 step 5: F_P^{n+1} = (F~_E)^-1 F^{n+1}, F^{n+1} = F_E,trial F_P^n */
       double Fi[9], F1[9];
       kn_mat3_mul(FEt, b->FP + 9 * p, F1);
-      if (!inv3(FE1, Fi)) {
+      if (!kn_mat3_inverse(FE1, Fi)) {
         st = kn_fail(err, KN_ERR_NUMERIC, "%s: particle %zu: singular projected elastic gradient", b->name, p);
         break;
       }

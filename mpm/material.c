@@ -40,59 +40,24 @@ kn_status kn_mpm_material_validate(const kn_mpm_material* m, const char* name, k
   return KN_OK;
 }
 
-static double det3(const double F[9]) {
-  return F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) + F[2] * (F[3] * F[7] - F[4] * F[6]);
-}
 
-/* cof(F)_ij = dJ/dF_ij */
-static void cofactor(const double F[9], double c[9]) {
-  c[0] = F[4] * F[8] - F[5] * F[7];
-  c[1] = F[5] * F[6] - F[3] * F[8];
-  c[2] = F[3] * F[7] - F[4] * F[6];
-  c[3] = F[2] * F[7] - F[1] * F[8];
-  c[4] = F[0] * F[8] - F[2] * F[6];
-  c[5] = F[1] * F[6] - F[0] * F[7];
-  c[6] = F[1] * F[5] - F[2] * F[4];
-  c[7] = F[2] * F[3] - F[0] * F[5];
-  c[8] = F[0] * F[4] - F[1] * F[3];
-}
 
 static int levi(int i, int j, int k) { return (i - j) * (j - k) * (k - i) / 2; }
 
 double kn_mpm_energy_density(const kn_mpm_material* mat, double mu, double lambda, const double FE[9],
                              const double R0[9], double P[9], double dPdF[81]) {
   if (mat->model == KN_MPM_LINEAR_COROTATED) {
-    /* Psi = mu |E|^2 + lambda/2 tr(E)^2, E = sym(R0^T F) - I (digest §6.1), P = R0 (2 mu E + lambda tr E I) */
-    double RtF[9], E[9];
-    kn_mat3_mulT(R0, FE, RtF);
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) E[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]) - (i == j);
-    double tr = E[0] + E[4] + E[8], ee = 0;
-    for (int k = 0; k < 9; k++) ee += E[k] * E[k];
-    if (P) {
-      double S[9];
-      for (int k = 0; k < 9; k++) S[k] = 2 * mu * E[k];
-      for (int i = 0; i < 3; i++) S[4 * i] += lambda * tr;
-      kn_mat3_mul(R0, S, P);
-    }
-    if (dPdF)
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-          for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-              dPdF[9 * (3 * i + j) + 3 * a + b] = mu * (i == a) * (j == b) + mu * R0[3 * i + b] * R0[3 * a + j] +
-                                                  lambda * R0[3 * i + j] * R0[3 * a + b];
-    return mu * ee + 0.5 * lambda * tr * tr;
+    return kn_linear_corotated_energy(mu, lambda, FE, R0, P, dPdF); /* digest §6.1 */
   }
   /* EOS: Psi(J) = -kappa (J^(1-g)/(1-g) - J), Psi' = kappa (1 - J^-g), Psi'' = kappa g J^(-g-1) */
-  double k = mat->bulk_modulus, g = mat->gamma, J = det3(FE);
+  double k = mat->bulk_modulus, g = mat->gamma, J = kn_mat3_det(FE);
   if (!(J > 0)) {
     if (P) memset(P, 0, 9 * sizeof(double));
     if (dPdF) memset(dPdF, 0, 81 * sizeof(double));
     return INFINITY; /* inverted: outside the energy's domain (the line search backs off) */
   }
   double d1 = k * (1 - pow(J, -g)), d2 = k * g * pow(J, -g - 1), c[9];
-  cofactor(FE, c);
+  kn_mat3_cofactor(FE, c);
   if (P)
     for (int q = 0; q < 9; q++) P[q] = d1 * c[q];
   if (dPdF) {

@@ -27,6 +27,9 @@
 struct fem_all;
 static void fem_all_free(struct fem_all* A, int nfem);
 static struct fem_all* fem_all_create(const kn_world* w);
+struct mpm_all;
+static void mpm_all_free(struct mpm_all* A, int nmpm);
+static struct mpm_all* mpm_all_create(kn_world* w);
 
 /* what a SAP constraint is, for messages */
 typedef struct {
@@ -68,6 +71,8 @@ typedef struct {
   int total_tree_nv;
   size_t vcap;           /* doubles in v_guess and v_next */
   int nfem;
+  struct mpm_all* mpm;   /* MPM bodies' scratch (NULL without them) */
+  int nmpm;
 } sap_state;
 
 static void sap_free(void* p) {
@@ -93,6 +98,7 @@ static void sap_free(void* p) {
   free(s->Jw);
   free(s->welds);
   fem_all_free(s->fem, s->nfem);
+  mpm_all_free(s->mpm, s->nmpm);
   free(s);
 }
 
@@ -222,6 +228,15 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
     s->nfem = w->nfem;
     s->fem_full = so && so->fem_schur && !*so->fem_schur;
     if (!s->fem) {
+      sap_free(s);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
+  }
+  if (w->nmpm > 0) {
+    s->mpm = mpm_all_create(w);
+    s->nmpm = w->nmpm;
+    s->fem_full = so && so->fem_schur && !*so->fem_schur;
+    if (!s->mpm) {
       sap_free(s);
       return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
     }
@@ -649,6 +664,310 @@ static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constrain
   }
 }
 
+//---- MPM bodies (digest 7.4, 7.5): particle contacts, Schur cliques over grid nodes, recovery ----
+
+/* one contact per particle inside a rigid collider: A = the particle, B = the collider (§0) */
+typedef struct {
+  int mpm, particle, collider;
+  double phi, p[3], R[9]; /* R_WC columns t1, t2, n; n = -grad phi, from the particle into the rigid body */
+  kn_contact_material mat;
+} mpm_contact;
+
+typedef struct {
+  kn_fem_schur* schur;
+  int *col, *P;             /* per active node: first clique column (-1 absent); participating DoFs */
+  unsigned char* mark;      /* per active node */
+  int np, ncol, clique;
+  double *S, *vs, *dv, *dvall, *vnext, *diagS, *diagA;
+  size_t ncap, scap;        /* nodes and S doubles allocated */
+} mpm_state;
+
+struct mpm_all {
+  mpm_state* m;
+  mpm_contact* c;
+  int nc, ccap, first;
+  double* Jm;
+  size_t jcap;
+};
+
+static void mpm_all_free(struct mpm_all* A, int nmpm) {
+  if (!A) return;
+  for (int i = 0; A->m && i < nmpm; i++) {
+    mpm_state* m = &A->m[i];
+    kn_fem_schur_free(m->schur);
+    free(m->col), free(m->P), free(m->mark), free(m->S), free(m->vs), free(m->dv), free(m->dvall), free(m->vnext);
+    free(m->diagS), free(m->diagA);
+  }
+  free(A->m), free(A->c), free(A->Jm);
+  free(A);
+}
+
+static struct mpm_all* mpm_all_create(kn_world* w) {
+  struct mpm_all* A = kn_calloc(1, sizeof *A);
+  if (!A) return NULL;
+  A->m = kn_calloc((size_t)w->nmpm, sizeof *A->m);
+  if (!A->m) return mpm_all_free(A, 0), NULL;
+  for (int i = 0; i < w->nmpm; i++) {
+    A->m[i].schur = kn_fem_schur_create();
+    w->mpms[i].collider_force = kn_calloc(3 * (size_t)w->ncollider + 3, sizeof(double));
+    if (!A->m[i].schur || !w->mpms[i].collider_force) return mpm_all_free(A, w->nmpm), NULL;
+  }
+  return A;
+}
+
+// per-node arrays for n active nodes
+static kn_status mpm_reserve(mpm_state* m, size_t n, kn_error* err) {
+  if (n <= m->ncap) return KN_OK;
+  size_t c = n + n / 2 + 16;
+  free(m->col), free(m->P), free(m->mark), free(m->vs), free(m->dv), free(m->dvall), free(m->vnext);
+  free(m->diagS), free(m->diagA);
+  m->col = kn_calloc(c, sizeof *m->col);
+  m->P = kn_calloc(3 * c, sizeof *m->P);
+  m->mark = kn_calloc(c, 1);
+  m->vs = kn_calloc(3 * c, sizeof(double));
+  m->dv = kn_calloc(3 * c, sizeof(double));
+  m->dvall = kn_calloc(3 * c, sizeof(double));
+  m->vnext = kn_calloc(3 * c, sizeof(double));
+  m->diagS = kn_calloc(3 * c, sizeof(double));
+  m->diagA = kn_calloc(3 * c, sizeof(double));
+  m->ncap = c;
+  if (!m->col || !m->P || !m->mark || !m->vs || !m->dv || !m->dvall || !m->vnext || !m->diagS || !m->diagA) {
+    m->ncap = 0;
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  }
+  return KN_OK;
+}
+
+/* (particles at x_n, collider poses) => A->c: particle p of body i against collider k when
+ * phi = kn_collider_signed_distance(x_p) < margin; normal -grad phi (into the rigid body, §7.4) */
+static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
+  struct mpm_all* A = s->mpm;
+  A->nc = 0;
+  if (!w->collision) return KN_OK;
+  const double margin = w->scene->margin;
+  for (int i = 0; i < w->nmpm; i++) {
+    const kn_mpm_body* b = w->mpms[i].body;
+    for (int k = 0; k < w->ncollider; k++) {
+      const kn_world_collider* wc = &w->colliders[k];
+      kn_contact_material mat = kn_contact_material_combine(&wc->c.material, &w->mpms[i].material);
+      for (int p = 0; p < b->np; p++) {
+        double g[3];
+        double phi = kn_collider_signed_distance(w->collision, k, &s->X_WG[k], b->x + 3 * p, g);
+        if (!(phi < margin)) continue;
+        if (A->nc == A->ccap) {
+          int cap = A->ccap ? 2 * A->ccap : 256;
+          mpm_contact* c = realloc(A->c, (size_t)cap * sizeof *c);
+          if (!c) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+          A->c = c, A->ccap = cap;
+        }
+        mpm_contact* c = &A->c[A->nc++];
+        c->mpm = i, c->particle = p, c->collider = k, c->phi = phi, c->mat = mat;
+        memcpy(c->p, b->x + 3 * p, sizeof c->p);
+        double n[3] = {-g[0], -g[1], -g[2]}, t1[3], t2[3];
+        double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int a = 0; a < 3; a++) n[a] /= nn;
+        /* t1: n x the least-aligned axis, t2 = n x t1 */
+        int ax = fabs(n[0]) <= fabs(n[1]) && fabs(n[0]) <= fabs(n[2]) ? 0 : fabs(n[1]) <= fabs(n[2]) ? 1 : 2;
+        double e[3] = {0, 0, 0};
+        e[ax] = 1;
+        t1[0] = n[1] * e[2] - n[2] * e[1], t1[1] = n[2] * e[0] - n[0] * e[2], t1[2] = n[0] * e[1] - n[1] * e[0];
+        double tn = sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2]);
+        for (int a = 0; a < 3; a++) t1[a] /= tn;
+        t2[0] = n[1] * t1[2] - n[2] * t1[1], t2[1] = n[2] * t1[0] - n[0] * t1[2], t2[2] = n[0] * t1[1] - n[1] * t1[0];
+        for (int a = 0; a < 3; a++) c->R[3 * a] = t1[a], c->R[3 * a + 1] = t2[a], c->R[3 * a + 2] = n[a];
+      }
+    }
+  }
+  return KN_OK;
+}
+
+/* MPM stage 1: each body's clique, the Schur complement of A_MPM on the DoFs of the grid nodes
+ * supporting a contact particle (digest 6.2, 7.5 step 6), or the full A (fem_schur: false) */
+static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
+  struct mpm_all* A = s->mpm;
+  for (int i = 0; i < w->nmpm; i++) {
+    mpm_state* m = &A->m[i];
+    kn_mpm_body* b = w->mpms[i].body;
+    int n = b->grid.n;
+    kn_status st = mpm_reserve(m, (size_t)n, err);
+    if (st) return st;
+    m->clique = -1, m->np = 0, m->ncol = 0;
+    memset(m->mark, 0, (size_t)n);
+    for (int c = 0; c < A->nc; c++) {
+      if (A->c[c].mpm != i) continue;
+      int nodes[27];
+      double wt[27];
+      int k = kn_mpm_particle_weights(b, A->c[c].particle, nodes, wt);
+      for (int j = 0; j < k; j++) m->mark[nodes[j]] = 1;
+    }
+    for (int a = 0; a < n; a++) {
+      m->col[a] = -1;
+      if (m->mark[a])
+        for (int k = 0; k < 3; k++) m->P[m->np++] = 3 * a + k;
+    }
+    if (m->np == 0 && !s->fem_full) continue;
+    const struct cholmod_factor_struct* L = NULL;
+    if (m->np > 0) {
+      st = grow(&m->S, &m->scap, (size_t)m->np * (size_t)m->np, err);
+      if (!st) st = kn_mpm_dynamics_factor(b, &L, err);
+      if (!st) st = kn_fem_schur_complement_factored(m->schur, L, m->P, m->np, m->S, err);
+      if (st) return kn_error_prefix(err, "stage 2 (Schur complement of MPM body '%s'): ", w->mpms[i].name);
+      for (int a = 0; a < m->np; a++) m->diagS[m->P[a]] = m->S[(size_t)a * m->np + a];
+    }
+    if (!s->fem_full) {
+      for (int a = 0, j = 0; a < n; a++)
+        if (m->mark[a]) {
+          m->col[a] = 3 * j;
+          memcpy(m->vs + 3 * j, b->grid.v_star + 3 * a, 3 * sizeof(double));
+          j++;
+        }
+      m->ncol = m->np;
+      st = kn_sap_add_clique(s->prob, m->np, m->S, m->vs, &m->clique, err);
+    } else {
+      /* the full A_MPM as one dense clique (the elimination check, T14) */
+      const cholmod_sparse* Asp = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b);
+      int nd = 3 * n;
+      double* D = kn_calloc((size_t)nd * (size_t)nd, sizeof *D);
+      if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+      const int *Ap = Asp->p, *Ai = Asp->i;
+      const double* Ax = Asp->x;
+      for (int j = 0; j < nd; j++)
+        for (int k = Ap[j]; k < Ap[j + 1]; k++) D[(size_t)Ai[k] * nd + j] = D[(size_t)j * nd + Ai[k]] = Ax[k];
+      for (int a = 0; a < n; a++) {
+        m->col[a] = 3 * a;
+        for (int k = 0; k < 3; k++) m->diagA[3 * a + k] = D[(size_t)(3 * a + k) * nd + 3 * a + k];
+      }
+      memcpy(m->vs, b->grid.v_star, (size_t)nd * sizeof(double));
+      m->ncol = nd;
+      st = kn_sap_add_clique(s->prob, nd, D, m->vs, &m->clique, err);
+      free(D);
+    }
+    if (st) return kn_error_prefix(err, "stage 2 (clique of MPM body '%s'): ", w->mpms[i].name);
+  }
+  return KN_OK;
+}
+
+/* MPM stage 2: one SAP contact per particle contact, J = R_WC^T [-J_MPM  J_rigid] (§0, §7.4):
+ * J_MPM's blocks w_ip I3 over the particle's support nodes */
+static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
+  struct mpm_all* A = s->mpm;
+  size_t need = 0;
+  for (int i = 0; i < w->nmpm; i++) need = need > (size_t)A->m[i].ncol ? need : (size_t)A->m[i].ncol;
+  kn_status st = grow(&A->Jm, &A->jcap, 3 * need + 3, err);
+  if (st) return st;
+  A->first = kn_sap_problem_num_constraints(s->prob);
+  for (int c = 0; c < A->nc; c++) {
+    const mpm_contact* mc = &A->c[c];
+    const mpm_state* m = &A->m[mc->mpm];
+    const kn_mpm_body* b = w->mpms[mc->mpm].body;
+    kn_sap_contact_params par = kn_sap_contact_params_default();
+    par.phi0 = mc->phi;
+    par.mu = mc->mat.mu;
+    par.stiffness = mc->mat.stiffness;
+    par.dissipation_time = mc->mat.dissipation_time;
+    double* Ja = A->Jm;
+    memset(Ja, 0, 3 * (size_t)m->ncol * sizeof *Ja);
+    int nodes[27];
+    double wt[27], WS[9] = {0}, WA[9] = {0};
+    int nn = kn_mpm_particle_weights(b, mc->particle, nodes, wt);
+    for (int j = 0; j < nn; j++) {
+      int col = m->col[nodes[j]];
+      for (int r = 0; r < 3; r++)
+        for (int a = 0; a < 3; a++) Ja[r * m->ncol + col + a] -= wt[j] * mc->R[3 * a + r];
+      if (s->fem_full)
+        for (int r = 0; r < 3; r++)
+          for (int q = 0; q < 3; q++)
+            for (int a = 0; a < 3; a++) {
+              double rr = wt[j] * wt[j] * mc->R[3 * a + r] * mc->R[3 * a + q];
+              WS[3 * r + q] += rr / m->diagS[3 * nodes[j] + a];
+              WA[3 * r + q] += rr / m->diagA[3 * nodes[j] + a];
+            }
+    }
+    int tree = w->colliders[mc->collider].c.clique, index;
+    if (tree >= 0) {
+      kn_contact_point cp;
+      memcpy(cp.p, mc->p, sizeof cp.p);
+      memcpy(cp.R_WC, mc->R, sizeof cp.R_WC);
+      int nv = w->trees[tree].robot->model->nv;
+      memset(s->J, 0, 3 * (size_t)nv * sizeof *s->J);
+      contact_block(w, s, mc->collider, &cp, +1.0, s->J);
+      if (s->fem_full)
+        for (int r = 0; r < 3; r++)
+          for (int q = 0; q < 3; q++)
+            for (int j = 0; j < nv; j++) {
+              double x = s->J[r * nv + j] * s->J[q * nv + j] / s->A[tree][j * nv + j];
+              WS[3 * r + q] += x, WA[3 * r + q] += x;
+            }
+    }
+    if (s->fem_full) {
+      /* same R as with elimination: SAP's Delassus estimate comes from diag(S) there (cf. FEM) */
+      double ratio = frob(WS) / frob(WA);
+      par.sigma *= ratio;
+      par.beta *= sqrt(ratio);
+    }
+    if (tree >= 0)
+      st = kn_sap_add_contact(s->prob, m->clique, Ja, s->clique_of_tree[tree], s->J, &par, &index, err);
+    else
+      st = kn_sap_add_contact(s->prob, m->clique, Ja, -1, NULL, &par, &index, err);
+    if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -4, mc->mpm, mc->collider, -1, mc->particle}, err);
+    if (st) return kn_error_prefix(err, "stage 2 (contact of MPM body '%s' particle %d with '%s'): ",
+                                   w->mpms[mc->mpm].name, mc->particle, w->colliders[mc->collider].name);
+  }
+  return KN_OK;
+}
+
+// warm start of the MPM cliques: v_n of the grid (P2G)
+static void mpm_warm_start(kn_world* w, sap_state* s) {
+  for (int i = 0; i < w->nmpm; i++) {
+    const mpm_state* m = &s->mpm->m[i];
+    const kn_mpm_body* b = w->mpms[i].body;
+    if (m->clique < 0) continue;
+    double* g = s->v_guess + kn_sap_clique_offset(s->prob, m->clique);
+    for (int a = 0; a < b->grid.n; a++)
+      if (m->col[a] >= 0) memcpy(g + m->col[a], b->grid.v + 3 * a, 3 * sizeof(double));
+  }
+}
+
+/* MPM after SAP: every node's v_n+1 (recovery Dv = A^-1 E_P S Dv_P), G2P + plasticity
+ * (kn_mpm_advance), contact forces */
+static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err) {
+  struct mpm_all* A = s->mpm;
+  for (int i = 0; i < w->nmpm; i++) {
+    mpm_state* m = &A->m[i];
+    kn_mpm_body* b = w->mpms[i].body;
+    int n = b->grid.n;
+    memcpy(m->vnext, b->grid.v_star, 3 * (size_t)n * sizeof(double));
+    if (m->clique >= 0) {
+      const double* v = s->v_next + kn_sap_clique_offset(s->prob, m->clique);
+      if (s->fem_full) {
+        memcpy(m->vnext, v, 3 * (size_t)n * sizeof(double));
+      } else {
+        for (int a = 0; a < m->np; a++) m->dv[a] = v[a] - m->vs[a];
+        kn_fem_schur_recover(m->schur, m->dv, m->dvall);
+        for (int k = 0; k < 3 * n; k++) m->vnext[k] += m->dvall[k];
+      }
+    }
+    kn_status st = kn_mpm_advance(b, m->vnext, dt, err);
+    if (st) return kn_error_prefix(err, "stage 3 (G2P of MPM body '%s'): ", w->mpms[i].name);
+    memset(w->mpms[i].force, 0, sizeof w->mpms[i].force);
+    memset(w->mpms[i].collider_force, 0, 3 * (size_t)w->ncollider * sizeof(double));
+    w->mpms[i].ncontact = 0;
+  }
+  for (int c = 0; c < A->nc; c++) {
+    const mpm_contact* mc = &A->c[c];
+    const double* g = s->gamma + kn_sap_constraint_offset(s->prob, A->first + c);
+    kn_world_mpm* M = &w->mpms[mc->mpm];
+    M->ncontact++;
+    for (int a = 0; a < 3; a++) {
+      /* gamma acts on B (the collider); the particle gets the opposite */
+      double f = (mc->R[3 * a] * g[0] + mc->R[3 * a + 1] * g[1] + mc->R[3 * a + 2] * g[2]) / dt;
+      M->collider_force[3 * mc->collider + a] += f;
+      M->force[a] -= f;
+    }
+  }
+  return KN_OK;
+}
+
 // (constraint index) => "contact 'a'-'b'", "joint limit of 'j' (robot)", ...
 static void describe(const kn_world* w, const sap_state* s, int i, char* buf, size_t cap) {
   if (i < 0 || i >= kn_sap_problem_num_constraints(s->prob)) {
@@ -656,6 +975,11 @@ static void describe(const kn_world* w, const sap_state* s, int i, char* buf, si
     return;
   }
   const constraint_info* ci = &s->info[i];
+  if (ci->kind == KN_SAP_CONTACT && ci->tree == -4) {
+    snprintf(buf, cap, "constraint #%d: contact of MPM body '%s' particle %d with '%s'", i, w->mpms[ci->body].name,
+             ci->point, w->colliders[ci->a].name);
+    return;
+  }
   if (ci->kind == KN_SAP_CONTACT && ci->tree == -2) {
     snprintf(buf, cap, "constraint #%d: contact of deformable '%s' vertex %d with '%s'", i, w->fems[ci->body].name,
              ci->point, ci->a >= 0 ? w->colliders[ci->a].name : w->fems[ci->b].name);
@@ -748,6 +1072,11 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     st = kn_fem_free_motion(w->fems[i].body, dt, NULL, err);
     if (st) return kn_error_prefix(err, "stage 1 (free motion) of deformable '%s': ", w->fems[i].name);
   }
+  /* MPM bodies: P2G and free motion (v*, A_MPM and its factor, digest 7.5 steps 1, 5) */
+  for (int i = 0; i < w->nmpm; i++) {
+    st = kn_mpm_free_motion(w->mpms[i].body, dt, w->scene->gravity, NULL, err);
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of MPM body '%s': ", w->mpms[i].name);
+  }
   double t_free_end = kn_wall_time();
   double t_free = t_free_end - t_start - t_detect; /* trees' and FEM free motion, without detection */
   if (w->nfem > 0) {
@@ -757,6 +1086,13 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     t_detect += dt_fem_detect;
     t_free_end += dt_fem_detect; /* the SAP stage starts after the FEM detection */
     if ((st = fem_cliques(w, s, err))) return st;
+  }
+  if (w->nmpm > 0) {
+    t_mark = kn_wall_time();
+    if ((st = mpm_detect(w, s, err))) return kn_error_prefix(err, "contact detection (MPM): ");
+    double d = kn_wall_time() - t_mark;
+    t_detect += d, t_free_end += d;
+    if ((st = mpm_cliques(w, s, err))) return st;
   }
   if ((st = kn_world_reserve_contacts(w, npts, err))) return st;
 
@@ -803,6 +1139,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   }
   int first_fem = kn_sap_problem_num_constraints(s->prob);
   if (w->nfem > 0 && (st = fem_contacts(w, s, err))) return st;
+  if (w->nmpm > 0 && (st = mpm_contacts(w, s, err))) return st;
 
   /* d2. joint limits, only when a limit is within 2 dt max(|v_n|, |v*|) (Drake's window, §5.2) */
   for (int k = 0; k < w->ntree; k++) {
@@ -913,8 +1250,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       memcpy(s->v_guess + kn_sap_clique_offset(s->prob, cq), w->trees[k].v,
              (size_t)w->trees[k].robot->model->nv * sizeof(double));
   }
-  if (w->nfem > 0) {
-    /* FEM cliques come after the trees': grow the vectors, warm-start from the vertices' v_n */
+  if (w->nfem + w->nmpm > 0) {
+    /* FEM and MPM cliques come after the trees': grow the vectors, warm-start from the vertices' v_n */
     size_t nvp = (size_t)kn_sap_problem_nv(s->prob), need = (size_t)s->total_tree_nv;
     if (nvp > s->vcap) {
       double *g = realloc(s->v_guess, nvp * sizeof *g);
@@ -933,6 +1270,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
       for (int u = 0; u < b->mesh.nvert; u++)
         if (f->col[u] >= 0) memcpy(g + f->col[u], b->v + 3 * u, 3 * sizeof(double));
     }
+    mpm_warm_start(w, s);
   }
   kn_sap_stats stats;
   memset(&stats, 0, sizeof stats);
@@ -967,6 +1305,11 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   double t_recovery = 0;
   if (w->nfem > 0) fem_finish(w, s, dt, first_fem, &t_recovery);
   if (w->nfem > 0) fem_attach_forces(w, s, dt);
+  if (w->nmpm > 0) {
+    double t0 = kn_wall_time();
+    if ((st = mpm_finish(w, s, dt, err))) return st;
+    t_recovery += kn_wall_time() - t0;
+  }
   w->nfem_contact = 0;
   if (w->nfem > 0 && (st = kn_fem_contacts_record(w, s->fem->c, s->fem->nc, s->prob, s->gamma, first_fem, dt, err)))
     return st;
@@ -982,7 +1325,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
   w->last.residual = stats.residual;
-  w->last.contacts = ncontact + (s->fem ? s->fem->nc : 0);
+  w->last.contacts = ncontact + (s->fem ? s->fem->nc : 0) + (s->mpm ? s->mpm->nc : 0);
   w->last.constraints = kn_sap_problem_num_constraints(s->prob);
   w->last.time_free_motion = t_free;
   w->last.time_detect = t_detect;

@@ -16,6 +16,7 @@
 typedef struct {
   int tree, body; /* rigid: tree >= 0 (tree -1 with fem < 0: the world) */
   int fem;        /* FEM body index, -1 */
+  int mpm;        /* MPM body index (its particles' centroid), -1 */
 } ref;
 
 typedef struct {
@@ -124,9 +125,11 @@ kn_status kn_sim_checks_validate(const kn_scene* s, kn_error* err) {
 
 // (name) => an FEM body, or a rigid body by kn_sim_find_body; 0 when nothing matches
 static int resolve_ref(const kn_world* w, const char* name, ref* r) {
-  r->tree = r->body = r->fem = -1;
+  r->tree = r->body = r->fem = r->mpm = -1;
   for (int i = 0; i < w->nfem; i++)
     if (strcmp(w->fems[i].name, name) == 0) return (r->fem = i), 1;
+  for (int i = 0; i < w->nmpm; i++)
+    if (strcmp(w->mpms[i].name, name) == 0) return (r->mpm = i), 1;
   if (strcmp(name, "world") == 0) return 0; /* the world has no height or pose to check */
   return kn_sim_find_body(w, name, &r->tree, &r->body);
 }
@@ -162,7 +165,7 @@ static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error
   }
   if (d->link) {
     snprintf(k, sizeof k, "checks[%u].link", i);
-    if (!resolve_ref(w, d->link, &c->b) || c->b.fem >= 0)
+    if (!resolve_ref(w, d->link, &c->b) || c->b.fem >= 0 || c->b.mpm >= 0)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no rigid \"robot/link\" or object named '%s'",
                            d->name, d->link);
     if (c->a.fem >= 0 && d->rotation) {
@@ -235,7 +238,7 @@ kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
     c->after = c->def->after ? *c->def->after : 0;
     c->before = c->def->before ? *c->def->before : s->duration;
     c->limit = c->def->value ? *c->def->value : (c->def->type == KN_CHECK_SOLVER_CONVERGED ? sap_limit : 0);
-    c->a.tree = c->b.tree = c->a.fem = c->b.fem = -1;
+    c->a.tree = c->b.tree = c->a.fem = c->b.fem = c->a.mpm = c->b.mpm = -1;
     c->fem_side[0] = c->fem_side[1] = -1;
     kn_status st = resolve_check(w, c, (unsigned)i, err);
     if (st) return st;
@@ -259,6 +262,10 @@ static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
   kn_pose_identity(X);
   if (r->fem >= 0) {
     kn_sim_deformable_centroid(&w->fems[r->fem], X->p);
+    return;
+  }
+  if (r->mpm >= 0) {
+    kn_sim_mpm_centroid(&w->mpms[r->mpm], X->p);
     return;
   }
   if (r->tree < 0) return;

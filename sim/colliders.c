@@ -227,7 +227,7 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
     }
   }
   /* FEM bodies query the collision scene (signed distances) even when there is one collider */
-  if (w->ncollider < 2 && !(w->nfem > 0 && w->ncollider > 0)) return KN_OK;
+  if (w->ncollider < 2 && !(w->nfem + w->nmpm > 0 && w->ncollider > 0)) return KN_OK;
   kn_collider* cs = kn_calloc((size_t)w->ncollider, sizeof *cs);
   if (!cs) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
   for (int i = 0; i < w->ncollider; i++) cs[i] = w->colliders[i].c;

@@ -53,10 +53,10 @@ static kn_status make_mesh(const kn_scene* s, unsigned i, kn_tet_mesh* m, kn_err
  * f->attach_point: each selected vertex's position in the rigid body's frame at t = 0 (kinematics
  * at q0), or in the world for "world". Fixed
  * vertices are left out; an empty selection or an unknown body is an error naming the key. */
-static kn_status attach_all(kn_world* w, unsigned i, kn_error* err) {
+static kn_status attach_all(kn_world* w, unsigned i, int fi, kn_error* err) {
   const kn_scene* s = w->scene;
   const kn_scene_deformable* d = &s->doc->deformables[i];
-  kn_world_fem* f = &w->fems[i];
+  kn_world_fem* f = &w->fems[fi];
   kn_fem_body* b = f->body;
   int nv = b->mesh.nvert;
   char key[96];
@@ -131,10 +131,10 @@ static kn_status attach_all(kn_world* w, unsigned i, kn_error* err) {
 }
 
 // (deformables[i]) => w->fems[i] with its body placed, moving and fixed
-static kn_status build_one(kn_world* w, unsigned i, kn_error* err) {
+static kn_status build_one(kn_world* w, unsigned i, int fi, kn_error* err) {
   const kn_scene* s = w->scene;
   const kn_scene_deformable* d = &s->doc->deformables[i];
-  kn_world_fem* f = &w->fems[i];
+  kn_world_fem* f = &w->fems[fi];
   char key[96];
   f->name = kn_strdup(d->name);
   kn_tet_mesh m;
@@ -173,7 +173,7 @@ static kn_status build_one(kn_world* w, unsigned i, kn_error* err) {
   kn_pose X;
   kn_pose_from_xyz_rpy(d->pose.xyz, d->pose.rpy, &X);
   kn_fem_body_place(b, &X);
-  if (d->nattach > 0 && (st = attach_all(w, i, err))) return st;
+  if (d->nattach > 0 && (st = attach_all(w, i, fi, err))) return st;
   if (d->velocity)
     for (int v = 0; v < b->mesh.nvert; v++)
       if (!b->fixed[v]) memcpy(b->v + 3 * v, d->velocity, 3 * sizeof(double));
@@ -206,16 +206,20 @@ static kn_status build_one(kn_world* w, unsigned i, kn_error* err) {
 }
 
 kn_status kn_sim_deformables_build(kn_world* w, kn_error* err) {
-  unsigned n = w->scene->doc->ndeformables;
-  if (n == 0) return KN_OK;
-  w->fems = kn_calloc(n, sizeof *w->fems);
-  if (!w->fems) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
-  w->nfem = (int)n;
-  for (unsigned i = 0; i < n; i++) {
-    kn_status st = build_one(w, i, err);
+  /* FEM bodies here, MPM bodies (model: mpm) in mpm_world.c */
+  unsigned n = w->scene->doc->ndeformables, nf = 0;
+  for (unsigned i = 0; i < n; i++) nf += w->scene->doc->deformables[i].model != KN_DEFORMABLE_MPM;
+  if (nf > 0) {
+    w->fems = kn_calloc(nf, sizeof *w->fems);
+    if (!w->fems) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
+    w->nfem = (int)nf;
+  }
+  for (unsigned i = 0, fi = 0; i < n; i++) {
+    if (w->scene->doc->deformables[i].model == KN_DEFORMABLE_MPM) continue;
+    kn_status st = build_one(w, i, (int)fi++, err);
     if (st) return st;
   }
-  return KN_OK;
+  return kn_sim_mpm_build(w, err);
 }
 
 void kn_sim_deformables_free(kn_world* w) {
@@ -234,9 +238,11 @@ void kn_sim_deformables_free(kn_world* w) {
   free(w->fems);
   w->fems = NULL;
   w->nfem = 0;
+  kn_sim_mpm_free(w);
 }
 
 void kn_sim_deformables_backup(kn_world* w, int restore) {
+  kn_sim_mpm_backup(w, restore);
   for (int i = 0; i < w->nfem; i++) {
     kn_world_fem* f = &w->fems[i];
     kn_fem_body* b = f->body;

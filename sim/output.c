@@ -65,6 +65,11 @@ static void write_row(FILE* f, const kn_world* w) {
     kn_sim_deformable_centroid(&w->fems[i], c);
     fprintf(f, ",%.10g,%.10g,%.10g", c[0], c[1], c[2]);
   }
+  for (int i = 0; i < w->nmpm; i++) {
+    double c[3];
+    kn_sim_mpm_centroid(&w->mpms[i], c);
+    fprintf(f, ",%.10g,%.10g,%.10g", c[0], c[1], c[2]);
+  }
   fputc('\n', f);
 }
 
@@ -108,6 +113,16 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
     json_string(f, w->fems[i].name);
     fprintf(f, ", \"vertices\": %d, \"tets\": %d, \"mass\": %.10g, \"centroid\": [%.10g, %.10g, %.10g]}",
             b->mesh.nvert, b->mesh.ntet, kn_fem_body_mass(b), c[0], c[1], c[2]);
+  }
+  fprintf(f, "]");
+  fprintf(f, ",\n  \"mpm\": [");
+  for (int i = 0; i < w->nmpm; i++) {
+    double c[3];
+    kn_sim_mpm_centroid(&w->mpms[i], c);
+    fprintf(f, "%s{\"name\": ", i ? ", " : "");
+    json_string(f, w->mpms[i].name);
+    fprintf(f, ", \"particles\": %d, \"mass\": %.10g, \"centroid\": [%.10g, %.10g, %.10g]}", w->mpms[i].body->np,
+            kn_mpm_body_mass(w->mpms[i].body, NULL, NULL), c[0], c[1], c[2]);
   }
   fprintf(f, "]");
   kn_sim_checks_write_json(w, f);
@@ -159,6 +174,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   for (int i = 0; i < w->nobject; i++)
     for (int k = 0; k < w->objects[i].ncolumn; k++) fprintf(f, ",%s", w->objects[i].columns[k]);
   for (int i = 0; i < w->nfem; i++) fprintf(f, ",%s/cx,%s/cy,%s/cz", w->fems[i].name, w->fems[i].name, w->fems[i].name);
+  for (int i = 0; i < w->nmpm; i++) fprintf(f, ",%s/cx,%s/cy,%s/cz", w->mpms[i].name, w->mpms[i].name, w->mpms[i].name);
   fputc('\n', f);
   FILE* fs = NULL;
   FILE* fc = NULL;

@@ -3,6 +3,7 @@
  * particles, with point data "velocity" and cell data "body_id"; frames.pvd indexes them by time.
  * Format: "VTK File Formats", XML section (VTK User's Guide, ch. 19). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,22 @@ static void write_points(FILE* f, const kn_world* w, const kn_out_scene* g, int 
       fprintf(f, "%.7g %.7g %.7g\n", p[0], p[1], p[2]);
     }
   }
-  /* MPM particles go here (x, then v), one VTK_VERTEX cell each, once mpm/ adds them to kn_world. */
+  /* MPM particles (x, then v), one VTK_VERTEX cell each */
+  for (int i = 0; i < w->nmpm; i++) {
+    const kn_mpm_body* b = w->mpms[i].body;
+    const double* a = velocity ? b->v : b->x;
+    for (int p = 0; p < b->np; p++) fprintf(f, "%.7g %.7g %.7g\n", a[3 * p], a[3 * p + 1], a[3 * p + 2]);
+  }
+}
+
+// plastic strain of a particle: |F_P - I|_F (0 for elastic bodies and fluids, whose F_P stays I)
+static double plastic_strain(const double FP[9]) {
+  double t = 0;
+  for (int k = 0; k < 9; k++) {
+    double d = FP[k] - (k % 4 == 0 ? 1.0 : 0.0);
+    t += d * d;
+  }
+  return sqrt(t);
 }
 
 kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene* g, kn_error* err) {
@@ -79,6 +95,9 @@ kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene*
   int** inv = kn_calloc((size_t)(w->nfem ? w->nfem : 1), sizeof(int*));
   int nomem = !inv;
   long fem_base = npt;
+  long ntri = ncell;
+  for (int i = 0; i < w->nfem; i++) ntri += w->fems[i].body->mesh.nsurf;
+  for (int i = 0; i < w->nmpm; i++) npt += w->mpms[i].body->np, ncell += w->mpms[i].body->np;
   for (int i = 0; !nomem && i < w->nfem; i++) {
     const kn_world_fem* fe = &w->fems[i];
     npt += fe->nsurf_vert, ncell += fe->body->mesh.nsurf;
@@ -111,17 +130,25 @@ kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene*
   fputs("<PointData Vectors=\"velocity\">\n<DataArray type=\"Float64\" Name=\"velocity\" NumberOfComponents=\"3\" "
         "format=\"ascii\">\n", f);
   write_points(f, w, g, 1);
+  fputs("</DataArray>\n<DataArray type=\"Float64\" Name=\"plastic_strain\" format=\"ascii\">\n", f);
+  for (long k = 0; k < npt - (ncell - ntri); k++) fputs("0\n", f);
+  for (int i = 0; i < w->nmpm; i++)
+    for (int p = 0; p < w->mpms[i].body->np; p++) fprintf(f, "%.7g\n", plastic_strain(w->mpms[i].body->FP + 9 * p));
   fputs("</DataArray>\n</PointData>\n<CellData Scalars=\"body_id\">\n"
         "<DataArray type=\"Int32\" Name=\"body_id\" format=\"ascii\">\n", f);
   for (int i = 0; i < g->nshape; i++)
     for (int t = 0; t < g->shapes[i].nt; t++) fprintf(f, "%d\n", g->shapes[i].body_id);
   for (int i = 0; i < w->nfem; i++)
     for (int t = 0; t < w->fems[i].body->mesh.nsurf; t++) fprintf(f, "%d\n", g->fem_first_id + i);
+  for (int i = 0; i < w->nmpm; i++)
+    for (int p = 0; p < w->mpms[i].body->np; p++) fprintf(f, "%d\n", g->fem_first_id + w->nfem + i);
   fputs("</DataArray>\n<DataArray type=\"Int32\" Name=\"kind\" format=\"ascii\">\n", f); /* 0 rigid, 1 FEM, 2 MPM */
   for (int i = 0; i < g->nshape; i++)
     for (int t = 0; t < g->shapes[i].nt; t++) fputs("0\n", f);
   for (int i = 0; i < w->nfem; i++)
     for (int t = 0; t < w->fems[i].body->mesh.nsurf; t++) fputs("1\n", f);
+  for (int i = 0; i < w->nmpm; i++)
+    for (int p = 0; p < w->mpms[i].body->np; p++) fputs("2\n", f);
   fputs("</DataArray>\n</CellData>\n<Points>\n<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n",
         f);
   write_points(f, w, g, 0);
@@ -141,11 +168,14 @@ kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene*
       fprintf(f, "%ld %ld %ld\n", base + inv[i][sf[3 * t]], base + inv[i][sf[3 * t + 1]], base + inv[i][sf[3 * t + 2]]);
     base += fe->nsurf_vert;
   }
+  for (int i = 0; i < w->nmpm; i++)
+    for (int p = 0; p < w->mpms[i].body->np; p++) fprintf(f, "%ld\n", base++);
   fputs("</DataArray>\n<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n", f);
-  for (long c = 1; c <= ncell; c++) fprintf(f, "%ld\n", 3 * c);
+  for (long c = 1; c <= ntri; c++) fprintf(f, "%ld\n", 3 * c);
+  /* MPM particles: VTK_VERTEX cells (offsets +1 each) after the triangles */
+  for (long c = 1; c <= ncell - ntri; c++) fprintf(f, "%ld\n", 3 * ntri + c);
   fputs("</DataArray>\n<DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n", f);
-  for (long c = 0; c < ncell; c++) fprintf(f, "%d\n", VTK_TRIANGLE);
-  /* MPM particles: VTK_VERTEX cells (offsets +1 each) after the triangles. */
+  for (long c = 0; c < ncell; c++) fprintf(f, "%d\n", c < ntri ? VTK_TRIANGLE : VTK_VERTEX);
   fputs("</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n", f);
   for (int i = 0; i < w->nfem; i++) free(inv[i]);
   free(inv);

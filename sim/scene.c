@@ -196,15 +196,19 @@ static const cyaml_schema_field_t fem_damping_fields[] = {
 static const cyaml_strval_t fem_model_strings[] = {{"linear", KN_FEM_LINEAR},
                                                    {"linear_corotated", KN_FEM_LINEAR_COROTATED},
                                                    {"corotated", KN_FEM_COROTATED},
-                                                   {"neohookean", KN_FEM_NEOHOOKEAN}};
+                                                   {"neohookean", KN_FEM_NEOHOOKEAN},
+                                                   {"eos_fluid", KN_SCENE_MPM_EOS_FLUID}};
 static const cyaml_schema_field_t fem_material_fields[] = {
     CYAML_FIELD_ENUM("type", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_fem_material, type, fem_model_strings,
-                     4),
+                     5),
     DBL_OPT("youngs_modulus", kn_scene_fem_material, youngs_modulus),
     DBL_OPT("poisson_ratio", kn_scene_fem_material, poisson_ratio),
     DBL_OPT("density", kn_scene_fem_material, density),
     CYAML_FIELD_MAPPING_PTR("damping", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_fem_material, damping,
                             fem_damping_fields),
+    DBL_OPT("yield_stress", kn_scene_fem_material, yield_stress),
+    DBL_OPT("bulk_modulus", kn_scene_fem_material, bulk_modulus),
+    DBL_OPT("gamma", kn_scene_fem_material, gamma),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t box_region_fields[] = {
     CYAML_FIELD_SEQUENCE_FIXED("min", CYAML_FLAG_FLOW, kn_scene_box_region, min, &schema_double, 3),
@@ -242,6 +246,10 @@ static const cyaml_schema_field_t deformable_fields[] = {
     DBL_OPT("friction", kn_scene_deformable, friction),
     DBL_OPT("stiffness", kn_scene_deformable, stiffness),
     DBL_OPT("dissipation_time", kn_scene_deformable, dissipation_time),
+    CYAML_FIELD_INT_PTR("particles_per_cell", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable,
+                        particles_per_cell),
+    CYAML_FIELD_MAPPING_PTR("region", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, region,
+                            box_region_fields),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_deformable = {
     CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_deformable, deformable_fields)};
@@ -698,6 +706,39 @@ static kn_status check_object(const kn_scene* s, unsigned i, kn_error* err) {
   return KN_OK;
 }
 
+// (an MPM deformable) => no torus, no fixed/attach, sane particles_per_cell and region
+static kn_status check_mpm(const kn_scene* s, const kn_scene_deformable* o, const char* key, kn_error* err) {
+  char k[128];
+  snprintf(k, sizeof k, "%s.shape.torus", key);
+  if (o->shape && o->shape->torus)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': MPM shapes are box, sphere, cylinder or mesh",
+                         o->name);
+  snprintf(k, sizeof k, "%s.%s", key, o->fixed ? "fixed" : "attach");
+  if (o->fixed || o->nattach)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': MPM bodies take no fixed or attached vertices",
+                         o->name);
+  snprintf(k, sizeof k, "%s.particles_per_cell", key);
+  if (o->particles_per_cell) {
+    int n = 1, p = *o->particles_per_cell;
+    while (n * n * n < p) n++;
+    if (p < 1 || n * n * n != p)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': must be a cube 1, 8, 27, ... (got %d)",
+                           o->name, p);
+  }
+  snprintf(k, sizeof k, "%s.region", key);
+  if (o->region)
+    for (int a = 0; a < 3; a++)
+      if (!(isfinite(o->region->min[a]) && isfinite(o->region->max[a]) && o->region->min[a] < o->region->max[a]))
+        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': needs finite min < max on every axis",
+                             o->name);
+  snprintf(k, sizeof k, "%s.material.type", key);
+  if (o->material && o->material->type != KN_FEM_LINEAR_COROTATED && o->material->type != KN_SCENE_MPM_EOS_FLUID &&
+      o->material->type != 0)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': MPM materials are linear_corotated or eos_fluid",
+                         o->name);
+  return KN_OK;
+}
+
 // (deformables[i]) => unique name, fem model, one shape with positive sizes, sane material numbers
 static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) {
   const kn_scene_doc* d = s->doc;
@@ -715,12 +756,18 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     if (strcmp(d->robots[j].name, o->name) == 0)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by robots[%u]", o->name, j);
   snprintf(k, sizeof k, "%s.model", key);
-  if (o->model == KN_DEFORMABLE_MPM)
-    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, k, "deformable '%s': model mpm is not supported yet (use fem)",
-                         o->name);
   if (s->backend != KN_BACKEND_SAP)
-    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': FEM bodies need contact.backend sap",
-                         o->name);
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': %s bodies need contact.backend sap",
+                         o->name, o->model == KN_DEFORMABLE_MPM ? "MPM" : "FEM");
+  if (o->model == KN_DEFORMABLE_MPM && check_mpm(s, o, key, err)) return err->status;
+  if (o->model != KN_DEFORMABLE_MPM) {
+    const char* mpm_only = o->particles_per_cell ? "particles_per_cell" : o->region ? "region" : NULL;
+    if (o->material && (o->material->type == KN_SCENE_MPM_EOS_FLUID || o->material->yield_stress ||
+                        o->material->bulk_modulus || o->material->gamma))
+      mpm_only = "material (eos_fluid, yield_stress, bulk_modulus, gamma)";
+    if (mpm_only)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': %s needs model mpm", o->name, mpm_only);
+  }
   if (check_pose(s, &o->pose, key, err)) return err->status;
   const kn_scene_fem_shape* sh = o->shape;
   snprintf(k, sizeof k, "%s.shape", key);

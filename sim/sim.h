@@ -77,7 +77,7 @@
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
  *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
  *     - name: text                 (required, unique among objects, robots and deformables)
- *       model: fem | mpm           [fem]; mpm is rejected as not supported yet
+ *       model: fem | mpm           [fem]; mpm: material point method (below)
  *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, l]} | {torus: [R, r]} |
  *              {mesh: file}        .msh / .vtk tets, or a closed OBJ/STL tetrahedralized by tetgen
  *       resolution: h              target edge length of the generators [smallest size / 4]
@@ -97,6 +97,13 @@
  *     contact.margin) and against the other FEM bodies' deformed surfaces; SAP gets the Schur
  *     complement of A on the contact vertices (contact.solver.fem_schur: false hands it the
  *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid).
+ *     model: mpm (digest §7): shape box | sphere | cylinder | mesh (closed OBJ/STL); resolution =
+ *       grid spacing h [min size / 8]; particles_per_cell: 1, 8, 27, ... [8]; material: {type:
+ *       linear_corotated | eos_fluid, youngs_modulus, poisson_ratio, density, yield_stress (von
+ *       Mises, 0 = elastic), bulk_modulus, gamma} [kn_mpm_material_default]; region: {min, max}
+ *       allowed grid region [+-1e3 m]; pose, velocity, friction, stiffness, dissipation_time.
+ *       One contact per particle inside a rigid collider (signed distance < contact.margin); SAP
+ *       gets the Schur complement of A_MPM on the grid nodes supporting those particles.
  *
  *   checks:                        scenario checks, evaluated after every step (sim/checks.c);
  *                                  results in kn_world_checks and summary.json "checks"
@@ -139,6 +146,7 @@
 #include "contact/contact.h"
 #include "controllers/controllers.h"
 #include "deformable/deformable.h"
+#include "mpm/mpm.h"
 #include "multibody/multibody.h"
 #include "urdf/urdf.h"
 
@@ -292,7 +300,13 @@ typedef struct {
   double* poisson_ratio;
   double* density;
   kn_scene_fem_damping* damping;
+  double* yield_stress;     /* MPM: von Mises eta [Pa] [0: elastic] */
+  double* bulk_modulus;     /* MPM eos_fluid: kappa [Pa] */
+  double* gamma;            /* MPM eos_fluid: exponent > 1 */
 } kn_scene_fem_material;
+
+/* material.type eos_fluid (MPM only), after the kn_fem_model values */
+#define KN_SCENE_MPM_EOS_FLUID 100
 
 typedef struct {
   double min[3], max[3];
@@ -330,6 +344,8 @@ typedef struct {
   double* friction;         /* contact material of its surface (kn_contact_material_default) */
   double* stiffness;
   double* dissipation_time;
+  int* particles_per_cell;  /* MPM: n^3 particles per grid cell [8] */
+  kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
 } kn_scene_deformable;
 
 /* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of
@@ -551,6 +567,18 @@ typedef struct {
   double *x_backup, *v_backup, *R0_backup;
 } kn_world_fem;
 
+/* One MPM body of the scene (deformables[i] with model: mpm, sim/mpm_world.c). */
+typedef struct {
+  char* name;
+  int scene_index;          /* its deformables[] index */
+  kn_mpm_body* body;
+  kn_contact_material material; /* of its particles */
+  double force[3];          /* total contact force on it in the last step [N] */
+  double* collider_force;   /* 3 * ncollider: force of its contacts on each collider in the last step [N] */
+  int ncontact;             /* its particle contacts in the last step */
+  void* backup;             /* kn_mpm_state for transactional steps */
+} kn_world_mpm;
+
 /* One kinematic tree: a root robot with everything attached to it, or an object. */
 typedef struct {
   kn_robot* robot;          /* merged model and geometry; robot->model->name is the root's */
@@ -580,7 +608,9 @@ typedef struct {
   kn_world_collider* colliders;
   kn_collision_scene* collision; /* NULL when fewer than 2 colliders and no FEM body */
   int nfem;
-  kn_world_fem* fems;       /* deformables, in scene order */
+  kn_world_fem* fems;       /* FEM deformables, in scene order */
+  int nmpm;
+  kn_world_mpm* mpms;       /* MPM deformables, in scene order */
   const struct kn_backend* backend;
   void* backend_state;
   /* outputs of the last step, filled by the backend */
@@ -614,6 +644,9 @@ kn_status kn_world_step(kn_world* w, kn_error* err);
 
 /* mass-weighted centroid of an FEM body's current positions */
 void kn_sim_deformable_centroid(const kn_world_fem* f, double c[3]);
+
+/* mass-weighted centroid of an MPM body's particles */
+void kn_sim_mpm_centroid(const kn_world_mpm* m, double c[3]);
 
 /* signed distance from x to the closed surface of FEM body b at its current positions (negative
  * inside; winding-number sign), the query of the FEM-FEM contacts */

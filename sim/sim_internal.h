@@ -52,5 +52,11 @@ void kn_sim_deformables_free(kn_world* w);
 int kn_sim_find_body(const kn_world* w, const char* name, int* tree, int* body);
 /* copy every FEM body's (x, v, R0) to its backup (restore = 0) or back (restore = 1) */
 void kn_sim_deformables_backup(kn_world* w, int restore);
+/* The scene's MPM deformables => w->mpms (mpm_world.c); backup/restore of their particle state;
+ * their state chained into h */
+kn_status kn_sim_mpm_build(kn_world* w, kn_error* err);
+void kn_sim_mpm_free(kn_world* w);
+void kn_sim_mpm_backup(kn_world* w, int restore);
+uint64_t kn_sim_mpm_hash(const kn_world* w, uint64_t h);
 
 #endif

@@ -58,7 +58,7 @@ uint64_t kn_world_state_hash(const kn_world* w) {
     h = kn_hash_doubles(h, b->v, 3 * (size_t)b->mesh.nvert);
     h = kn_hash_doubles(h, b->R0, 9 * (size_t)b->mesh.ntet);
   }
-  return h;
+  return kn_sim_mpm_hash(w, h);
 }
 
 long kn_world_total_steps(const kn_world* w) {
