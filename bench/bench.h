@@ -125,4 +125,11 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
  * stage and one CHOLMOD factorization of the cube's A, printed; 0 on a failure. */
 int kb_fem_run(int quick);
 
+/*---- MPM benchmark (mpm.c) ----*/
+
+/* Table I scenes (ball on slope, dough rolling): s/step, SAP iterations, contacts, beside the paper
+ * and P2G + one A_MPM factorization + G2P of the same body (--quick: 1 particle per cell, 2 steps);
+ * printed; 0 on a failure. */
+int kb_mpm_run(int quick);
+
 #endif

@@ -3,7 +3,7 @@
  * both engines compute the same mass matrix, torques and accelerations.
  *
  *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
- *               [--only multibody|contact|fem] [--contact] [--scene FILE]... [--steps N] [--runs N]
+ *               [--only multibody|contact|fem|mpm] [--contact] [--scene FILE]... [--steps N] [--runs N]
  *               [--mjcf DIR] [robot.urdf]
  *
  * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
@@ -275,7 +275,7 @@ static int write_json(const char* path, const char* urdf, const char* cpu, const
 static void usage(FILE* f) {
   fprintf(f,
           "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]\n"
-          "                   [--only multibody|contact|fem] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
+          "                   [--only multibody|contact|fem|mpm] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
           "                   [--mjcf DIR] [robot.urdf]\n"
           "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot,\n"
           "  then whole contact time steps (kn_world_step vs mj_step) on scenes, then the FEM soft-cube\n"
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
   const char* json = NULL;
   const char* body_name = NULL;
   kb_plan plan = {.warmup_calls = 2000, .reps = 21, .calls = 4000};
-  int do_multibody = 1, do_contact = 1, do_fem = 1, quick = 0, runs = 0;
+  int do_mpm = 1, do_multibody = 1, do_contact = 1, do_fem = 1, quick = 0, runs = 0;
   long steps = -1;
   const char* scenes[8];
   int nscene = 0;
@@ -357,14 +357,15 @@ int main(int argc, char** argv) {
       plan = (kb_plan){.warmup_calls = 20, .reps = 3, .calls = 50};
       quick = 1;
     } else if (strcmp(a, "--contact") == 0) {
-      do_multibody = 0, do_contact = 1, do_fem = 0;
+      do_multibody = 0, do_contact = 1, do_fem = 0, do_mpm = 0;
     } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
       const char* what = argv[++i];
       do_multibody = strcmp(what, "multibody") == 0;
       do_contact = strcmp(what, "contact") == 0;
       do_fem = strcmp(what, "fem") == 0;
-      if (!do_multibody && !do_contact && !do_fem) {
-        fprintf(stderr, "knead-bench: --only takes multibody, contact or fem, not '%s'\n", what);
+      do_mpm = strcmp(what, "mpm") == 0;
+      if (!do_multibody && !do_contact && !do_fem && !do_mpm) {
+        fprintf(stderr, "knead-bench: --only takes multibody, contact, fem or mpm, not '%s'\n", what);
         return 1;
       }
     } else if (strcmp(a, "--scene") == 0 && i + 1 < argc) {
@@ -410,6 +411,7 @@ int main(int argc, char** argv) {
     int ok = 1;
     if (do_contact) ok = run_contact(scenes, nscene, steps, runs, mjcf_dir);
     if (do_fem) ok = kb_fem_run(quick) && ok;
+    if (do_mpm) ok = kb_mpm_run(quick) && ok;
     return ok ? 0 : 1;
   }
 
@@ -538,6 +540,7 @@ int main(int argc, char** argv) {
 
   if (do_contact && !run_contact(scenes, nscene, steps, runs, mjcf_dir)) status = 1;
   if (do_fem && !kb_fem_run(quick)) status = 1;
+  if (do_mpm && !kb_mpm_run(quick)) status = 1;
 
   kb_mujoco_free(mj);
   configs_free(&cfg);

@@ -747,11 +747,16 @@ static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
   const double margin = w->scene->margin;
   for (int i = 0; i < w->nmpm; i++) {
     const kn_mpm_body* b = w->mpms[i].body;
+    double blo[3], bhi[3]; /* broad phase (mpm_world.c): skips only particles with phi >= margin */
+    kn_sim_mpm_aabb(b, blo, bhi);
     for (int k = 0; k < w->ncollider; k++) {
       const kn_world_collider* wc = &w->colliders[k];
       kn_contact_material mat = kn_contact_material_combine(&wc->c.material, &w->mpms[i].material);
+      kn_sim_mpm_bound bd;
+      if (!kn_sim_mpm_bound_init(w, k, &s->X_WG[k], margin, blo, bhi, &bd)) continue;
       for (int p = 0; p < b->np; p++) {
         double g[3];
+        if (!kn_sim_mpm_bound_test(&bd, b->x + 3 * p)) continue;
         double phi = kn_collider_signed_distance(w->collision, k, &s->X_WG[k], b->x + 3 * p, g);
         if (!(phi < margin)) continue;
         if (A->nc == A->ccap) {

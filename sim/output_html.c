@@ -1,9 +1,17 @@
 /* replay.html: a self-contained animation of a run. The minified three.js that CMake installed
  * from the npm registry at build time (tools/html/) is inlined, so the page opens from disk with
  * no network. The data: every shape tessellated once (output_mesh.c) and attached to its body,
- * per frame the pose of every body and the positions of every FEM surface vertex. The viewer code
- * is tools/html/replay.js, embedded at build time as KNEAD_REPLAY_JS. */
+ * per frame the pose of every body and the positions of every FEM surface vertex, and the MPM
+ * particles (positions and a colour value: plastic strain |F_P - I|_F for bodies with a yield
+ * stress, speed otherwise). The viewer code is tools/html/replay.js, embedded at build time as
+ * KNEAD_REPLAY_JS.
+ * Size caps (the file must stay openable): at most KN_HTML_MAX_PARTICLES particles are kept per
+ * frame (every s-th particle of each body, s = ceil(total / cap), the same s for all bodies), and
+ * when the particle data of all frames would exceed KN_HTML_MAX_PARTICLE_VALUES numbers, only
+ * every k-th frame carries particles (k = ceil(values / budget), "mpm_stride"); rigid bodies and
+ * FEM surfaces keep every frame. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +21,35 @@
 
 #include "replay_js.h" /* generated from tools/html/replay.js: static const char kn_replay_js[] */
 
+#define KN_HTML_MAX_PARTICLES 4000
+#define KN_HTML_MAX_PARTICLE_VALUES 2000000L
+
 struct kn_html_recorder {
   int nrigid;               /* bodies of the trees (body_id 0 .. nrigid - 1) */
   long frame_size;          /* floats per frame: t, 7 per rigid body, 3 per FEM surface vertex */
   long nframe, cap;
   float* data;
+  int pstride;              /* every pstride-th particle of each MPM body */
+  long mpm_size;            /* floats per frame of particle data: 4 per kept particle */
+  float* mpm;               /* nframe * mpm_size: per body 3 n positions, then n colour values */
 };
+
+// particles of an MPM body kept in the replay (every s-th)
+static int kept(int np, int s) { return (np + s - 1) / s; }
+
+// colour value of particle p: plastic strain for plastic bodies, else speed
+static float colour_value(const kn_mpm_body* b, int p) {
+  double t = 0;
+  if (b->material.yield_stress > 0) {
+    for (int k = 0; k < 9; k++) {
+      double d = b->FP[9 * p + k] - (k % 4 == 0 ? 1.0 : 0.0);
+      t += d * d;
+    }
+  } else {
+    for (int k = 0; k < 3; k++) t += b->v[3 * p + k] * b->v[3 * p + k];
+  }
+  return (float)sqrt(t);
+}
 
 const char* kn_html_three_js_path(void) {
   const char* env = getenv("KNEAD_THREE_JS");
@@ -42,6 +73,11 @@ kn_status kn_html_begin(const kn_world* w, const kn_out_scene* g, kn_html_record
   h->nrigid = g->fem_first_id;
   h->frame_size = 1 + 7L * h->nrigid;
   for (int i = 0; i < w->nfem; i++) h->frame_size += 3L * w->fems[i].nsurf_vert;
+  long total = 0;
+  for (int i = 0; i < w->nmpm; i++) total += w->mpms[i].body->np;
+  h->pstride = (int)((total + KN_HTML_MAX_PARTICLES - 1) / KN_HTML_MAX_PARTICLES);
+  if (h->pstride < 1) h->pstride = 1;
+  for (int i = 0; i < w->nmpm; i++) h->mpm_size += 4L * kept(w->mpms[i].body->np, h->pstride);
   *out = h;
   return KN_OK;
 }
@@ -50,8 +86,12 @@ kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_sce
   if (h->nframe == h->cap) {
     long cap = h->cap ? 2 * h->cap : 64;
     float* d = realloc(h->data, sizeof(float) * (size_t)(cap * h->frame_size));
-    if (!d) return kn_fail(err, KN_ERR_NOMEM, "output.html: out of memory recording frame %ld", h->nframe);
-    h->data = d, h->cap = cap;
+    if (d) h->data = d;
+    float* m = d && h->mpm_size ? realloc(h->mpm, sizeof(float) * (size_t)(cap * h->mpm_size)) : NULL;
+    if (m) h->mpm = m;
+    if (!d || (h->mpm_size && !m))
+      return kn_fail(err, KN_ERR_NOMEM, "output.html: out of memory recording frame %ld", h->nframe);
+    h->cap = cap;
   }
   float* f = h->data + h->nframe * h->frame_size;
   *f++ = (float)w->t;
@@ -68,7 +108,13 @@ kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_sce
   for (int i = 0; i < w->nfem; i++)
     for (int j = 0; j < w->fems[i].nsurf_vert; j++)
       for (int a = 0; a < 3; a++) *f++ = (float)w->fems[i].body->x[3 * w->fems[i].surf_vert[j] + a];
-  /* MPM particle positions will follow here, once mpm/ adds them to kn_world. */
+  float* m = h->mpm + h->nframe * h->mpm_size;
+  for (int i = 0; i < w->nmpm; i++) {
+    const kn_mpm_body* b = w->mpms[i].body;
+    for (int p = 0; p < b->np; p += h->pstride)
+      for (int a = 0; a < 3; a++) *m++ = (float)b->x[3 * p + a];
+    for (int p = 0; p < b->np; p += h->pstride) *m++ = colour_value(b, p);
+  }
   h->nframe++;
   return KN_OK;
 }
@@ -126,6 +172,33 @@ static void write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, co
     fputs("]}", f);
     free(inv);
   }
+  /* MPM: per body its kept particle count, the colour quantity and its maximum over the run
+   * (the viewer maps value / max to a blue-to-red ramp), and a point size of about the spacing */
+  long kstride = h->nframe * h->mpm_size > KN_HTML_MAX_PARTICLE_VALUES
+                     ? (h->nframe * h->mpm_size + KN_HTML_MAX_PARTICLE_VALUES - 1) / KN_HTML_MAX_PARTICLE_VALUES
+                     : 1;
+  fputs("],\n\"mpm\": [", f);
+  long off = 0;
+  for (int i = 0; i < w->nmpm; i++) {
+    const kn_mpm_body* b = w->mpms[i].body;
+    int n = kept(b->np, h->pstride);
+    double vmax = 0;
+    for (long k = 0; k < h->nframe; k++)
+      for (int j = 0; j < n; j++) vmax = fmax(vmax, (double)h->mpm[k * h->mpm_size + off + 3 * n + j]);
+    off += 4L * n;
+    fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", f);
+    json_string(f, w->mpms[i].name);
+    fprintf(f, ", \"n\": %d, \"np\": %d, \"color\": \"%s\", \"max\": %.6g, \"size\": %.6g}", n, b->np,
+            b->material.yield_stress > 0 ? "plastic_strain" : "speed", vmax,
+            b->h / cbrt((double)b->ppc) * cbrt((double)h->pstride));
+  }
+  fprintf(f, "],\n\"particle_stride\": %d, \"mpm_stride\": %ld, \"mpm_frames\": [\n", h->pstride, kstride);
+  for (long k = 0; h->mpm_size && k < h->nframe; k += kstride) {
+    const float* d = h->mpm + k * h->mpm_size;
+    fputs(k ? ",\n[" : "[", f);
+    for (long j = 0; j < h->mpm_size; j++) fprintf(f, "%s%.5g", j ? "," : "", (double)d[j]);
+    fputc(']', f);
+  }
   fprintf(f, "],\n\"frame_size\": %ld, \"frames\": [\n", h->frame_size);
   for (long k = 0; k < h->nframe; k++) {
     const float* d = h->data + k * h->frame_size;
@@ -163,7 +236,7 @@ static char* read_all(const char* path, size_t* len) {
 kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene* g, const char* out_dir,
                       kn_error* err) {
   if (!out_dir) {
-    free(h->data), free(h);
+    free(h->data), free(h->mpm), free(h);
     return KN_OK;
   }
   kn_status st = KN_OK;
@@ -207,6 +280,6 @@ kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene
     if (fclose(f) != 0 || bad) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
   }
   free(js);
-  free(h->data), free(h);
+  free(h->data), free(h->mpm), free(h);
   return st;
 }

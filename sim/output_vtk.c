@@ -1,6 +1,7 @@
 /* Frames for ParaView: one VTK XML UnstructuredGrid (.vtu, ASCII) per frame holding the rigid
- * geometry tessellated at its world pose, the FEM surfaces and (once mpm/ exists) the MPM
- * particles, with point data "velocity" and cell data "body_id"; frames.pvd indexes them by time.
+ * geometry tessellated at its world pose, the FEM surfaces and the MPM particles (one VTK_VERTEX
+ * cell each), with point data "velocity" and "plastic_strain" (|F_P - I|_F, 0 off MPM bodies) and
+ * cell data "body_id" and "kind" (0 rigid, 1 FEM, 2 MPM); frames.pvd indexes them by time.
  * Format: "VTK File Formats", XML section (VTK User's Guide, ch. 19). */
 #include <errno.h>
 #include <math.h>

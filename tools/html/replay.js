@@ -1,6 +1,7 @@
 // knead replay viewer: reads the KNEAD object written by sim/output_html.c (shapes in their body
-// frames, per frame [t, body poses (x y z qx qy qz qw), FEM surface positions]) and animates it
-// with three.js. Embedded into libknead at build time; z is up, as in the simulation.
+// frames, per frame [t, body poses (x y z qx qy qz qw), FEM surface positions]; MPM particles in
+// mpm_frames, one every mpm_stride frames, per body [3 n positions, n colour values]) and animates
+// it with three.js. Embedded into libknead at build time; z is up, as in the simulation.
 (function () {
   'use strict';
   const D = KNEAD;
@@ -64,7 +65,41 @@
     scene.add(mesh);
     fems.push({ geom: geom, n: f.n });
   }
-  // MPM particles (THREE.Points, positions per frame) belong here once the simulation has them.
+  // MPM particles: THREE.Points, positions and colours rewritten every frame; the colour ramps
+  // from blue (0) to red (the run's maximum of the body's quantity: plastic strain or speed)
+  const mpms = [];
+  const mpmBodies = D.mpm || [];
+  for (const m of mpmBodies) {
+    const geom = new THREE.BufferGeometry();
+    geom.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * m.n), 3));
+    geom.setAttribute('color', new THREE.BufferAttribute(new Float32Array(3 * m.n), 3));
+    const mat = new THREE.PointsMaterial({ size: m.size, sizeAttenuation: true, vertexColors: true });
+    const pts = new THREE.Points(geom, mat);
+    pts.name = m.name;
+    pts.frustumCulled = false;
+    scene.add(pts);
+    mpms.push({ geom: geom, n: m.n, max: m.max > 0 ? m.max : 1 });
+  }
+  const rampColor = new THREE.Color();
+  function setParticles(k) {
+    if (!mpms.length || !D.mpm_frames.length) return;
+    const d = D.mpm_frames[Math.min(D.mpm_frames.length - 1, Math.floor(k / D.mpm_stride))];
+    let o = 0;
+    for (const m of mpms) {
+      const a = m.geom.attributes.position.array, c = m.geom.attributes.color.array;
+      for (let j = 0; j < 3 * m.n; j++) a[j] = d[o + j];
+      o += 3 * m.n;
+      for (let j = 0; j < m.n; j++) {
+        const u = Math.max(0, Math.min(1, d[o + j] / m.max));
+        rampColor.setHSL(0.66 * (1 - u), 0.85, 0.5);
+        c[3 * j] = rampColor.r, c[3 * j + 1] = rampColor.g, c[3 * j + 2] = rampColor.b;
+      }
+      o += m.n;
+      m.geom.attributes.position.needsUpdate = true;
+      m.geom.attributes.color.needsUpdate = true;
+      m.geom.computeBoundingSphere();
+    }
+  }
 
   const nframe = D.frames.length;
   slider.max = String(Math.max(0, nframe - 1));
@@ -84,6 +119,7 @@
       f.geom.computeVertexNormals();
       f.geom.computeBoundingSphere();
     }
+    setParticles(k);
     slider.value = String(k);
     timeLabel.textContent = 't = ' + d[0].toFixed(3) + ' s  (' + (k + 1) + ' / ' + nframe + ')';
   }
@@ -100,6 +136,10 @@
   for (const f of fems) {
     f.geom.computeBoundingBox();
     box.union(f.geom.boundingBox);
+  }
+  for (const m of mpms) {
+    m.geom.computeBoundingBox();
+    box.union(m.geom.boundingBox);
   }
   if (box.isEmpty()) box.set(new THREE.Vector3(-1, -1, 0), new THREE.Vector3(1, 1, 1));
   const target = box.getCenter(new THREE.Vector3());
@@ -149,7 +189,8 @@
     clock = D.frames[frame][0] - t0;
     setFrame(frame);
   });
-  info.textContent = D.name + ': ' + D.bodies.length + ' bodies, ' + D.fems.length + ' FEM bodies, ' + nframe +
+  info.textContent = D.name + ': ' + D.bodies.length + ' bodies, ' + D.fems.length + ' FEM bodies, ' +
+    (mpmBodies.length ? mpmBodies.length + ' MPM bodies, ' : '') + nframe +
     ' frames, ' + (t1 - t0).toFixed(2) + ' s';
 
   let ready = false;
