@@ -26,4 +26,7 @@ void knead_progress_finish(knead_progress* p);
 /* "knead: " + message on stderr */
 void knead_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* (DIR) => DIR prepended to KNEAD_PACKAGE_PATH, which the scene and URDF loaders search; 0 on success */
+int kn_cli_add_package_path(const char* dir);
+
 #endif

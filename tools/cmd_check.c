@@ -320,17 +320,6 @@ static void report_scene(const scene_job* job, int status, FILE* junit, counts* 
 
 //---- the command ----
 
-static int add_package_path(const char* dir) {
-  const char* old = getenv("KNEAD_PACKAGE_PATH");
-  size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
-  char* v = malloc(n);
-  if (!v) return -1;
-  snprintf(v, n, "%s%s%s", dir, old && *old ? ":" : "", old && *old ? old : "");
-  int r = setenv("KNEAD_PACKAGE_PATH", v, 1);
-  free(v);
-  return r;
-}
-
 // (job) => a child running it; its pid, or -1
 static pid_t start_job(scene_job* job, const check_opts* o) {
   snprintf(job->result, sizeof job->result, "/tmp/knead_check_XXXXXX");
@@ -387,7 +376,7 @@ int knead_cmd_check(int argc, char** argv) {
         return 2;
       }
     } else if (!strcmp(a, "--package-path")) {
-      if (add_package_path(val) != 0) return 1;
+      if (kn_cli_add_package_path(val) != 0) return 1;
     } else if (!strcmp(a, "--update-golden")) {
       o.update_golden = 1;
     } else if (!strcmp(a, "--no-golden")) {

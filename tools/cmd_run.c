@@ -7,7 +7,7 @@
 #include "tools/cli.h"
 
 // (DIR) => DIR prepended to KNEAD_PACKAGE_PATH, which the scene and URDF loaders search
-static int add_package_path(const char* dir) {
+int kn_cli_add_package_path(const char* dir) {
   const char* old = getenv("KNEAD_PACKAGE_PATH");
   size_t n = strlen(dir) + (old ? strlen(old) : 0) + 2;
   char* v = malloc(n);
@@ -30,7 +30,7 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
       }
       if (!strcmp(a, "--out"))
         out_dir = argv[++i];
-      else if (add_package_path(argv[++i]) != 0) {
+      else if (kn_cli_add_package_path(argv[++i]) != 0) {
         knead_error("run: cannot set KNEAD_PACKAGE_PATH");
         return 1;
       }
