@@ -19,28 +19,11 @@
 
 #include "sim/output_internal.h"
 #include "sim/sim.h"
+#include "../support/files.h"
 
 #define G 9.81
 #define DT 0.01
 #define NSTEP 10
-
-static int rm_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
-static char* slurp(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = 0;
-  fclose(f);
-  return s;
-}
 
 static const double plastic0 = 0.13514607952107735; /* sqrt(0.1^2 + (1/1.1 - 1)^2) */
 

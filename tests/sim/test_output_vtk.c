@@ -12,24 +12,7 @@
 
 #include "sim/output_internal.h"
 #include "sim/sim.h"
-
-static int rm_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-  (void)st, (void)flag, (void)ftw;
-  return remove(path);
-}
-
-static char* slurp(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = 0;
-  fclose(f);
-  return s;
-}
+#include "../support/files.h"
 
 /* XML well-formedness at the tag level: every element closed in order, comments and the
  * declaration skipped. Returns the number of elements, -1 when malformed. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "../support/files.h"
 
 static char tmpdir[256];
 
@@ -22,19 +23,6 @@ static void remove_tmpdir(void) {
 }
 
 TestSuite(plots, .init = make_tmpdir, .fini = remove_tmpdir);
-
-static char* slurp(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = 0;
-  fclose(f);
-  return s;
-}
 
 // the default scene, 2 s long, with output.plots
 static void write_scene(void) {
