@@ -128,6 +128,12 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs);
 /* monotonic wall clock in seconds */
 double kn_wall_time(void);
 
+/* Make BLAS (OpenBLAS, used by LAPACKE and CHOLMOD) single-threaded, process-wide. Its threaded
+ * kernels split sums by thread count, so results would change with OPENBLAS_NUM_THREADS (measured:
+ * another state hash on the liquid scene with 1 and 2 threads); knead promises bitwise identical
+ * results whatever the thread count. kn_world_create calls it. */
+void kn_blas_deterministic(void);
+
 #ifdef __cplusplus
 }
 #endif

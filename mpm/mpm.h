@@ -94,6 +94,8 @@ typedef struct {
   int ntri;
   const char* mesh_path;    /* ... or read with assimp (OBJ, STL, ...) when vertices is NULL */
   double scale;             /* MESH: uniform scale of the vertices (0 is taken as 1) */
+  double jitter;            /* sampling: each lattice point moves by up to +-jitter/2 of the spacing per axis,
+                               a deterministic hash of its index; in [0, 1), 0 = the regular lattice */
 } kn_mpm_shape;
 
 /* (shape, h, ppc = n^3 particles per cell) => the sample points in the body frame: the regular
@@ -173,8 +175,10 @@ double kn_mpm_body_mass(const kn_mpm_body* b, double P[3], double L[3]);
 kn_status kn_mpm_p2g(kn_mpm_body* b, kn_error* err);
 
 typedef struct {
-  int max_iterations;    /* Newton iterations (default 50; the linear corotated model needs 1) */
-  double rel_tolerance;  /* |grad E| <= rel * max(|grad E(v^n)|, dt |M g|) (default 1e-10) */
+  int max_iterations;    /* Newton iterations (default 100; the linear corotated model needs 1) */
+  double rel_tolerance;  /* |grad E| <= rel * max(|grad E(v^n)|, dt |M g|, |M v^n|) (default 1e-6, the
+                            seed's tolerance for eq. 15; the linear corotated model's one solve
+                            lands at roundoff anyway) */
 } kn_mpm_newton_options;
 kn_mpm_newton_options kn_mpm_newton_options_default(void);
 

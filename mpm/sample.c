@@ -97,6 +97,21 @@ static double winding_number(const tri_soup* m, const double x[3]) {
   return sum / (4 * M_PI);
 }
 
+/* Lattice point (i, j, k) moved by up to +-amp/2 per axis; the offsets come from a hash of the
+ * index (SplitMix64), so a sample is the same on every machine and run, like Drake's per-cell
+ * random sampling but reproducible. Points stay in their own lattice cell (boxes keep their count). */
+static void jitter_point(long i, long j, long k, double amp, double p[3]) {
+  uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ULL ^ (uint64_t)j * 0xC2B2AE3D27D4EB4FULL ^ (uint64_t)k * 0x165667B19E3779F9ULL;
+  for (int d = 0; d < 3; d++) {
+    z += 0x9E3779B97F4A7C15ULL;
+    uint64_t r = z;
+    r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    r = (r ^ (r >> 27)) * 0x94D049BB133111EBULL;
+    r ^= r >> 31;
+    p[d] += amp * ((double)(r >> 11) / 9007199254740992.0 - 0.5);
+  }
+}
+
 static int inside(const kn_mpm_shape* sh, const tri_soup* m, const double x[3]) {
   switch (sh->type) {
     case KN_MPM_BOX:
@@ -174,6 +189,7 @@ kn_status kn_mpm_sample_shape(const kn_mpm_shape* sh, double h, int ppc, const c
       for (long j = k0[1]; j <= k1[1]; j++)
         for (long k = k0[2]; k <= k1[2]; k++) {
           double p[3] = {lo[0] + ((double)i + 0.5) * s, lo[1] + ((double)j + 0.5) * s, lo[2] + ((double)k + 0.5) * s};
+          if (sh->jitter > 0) jitter_point(i, j, k, sh->jitter * s, p);
           if (inside(sh, &m, p)) memcpy(x + 3 * np++, p, sizeof p);
         }
     if (np == 0) free(x);

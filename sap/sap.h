@@ -157,7 +157,8 @@ kn_sap_contact_mode kn_sap_cone_project(double mu, double Rt, double Rn, const d
 /*---- the solver ----*/
 
 typedef enum {
-  KN_SAP_LINEAR_AUTO = 0, /* dense when nv (participating) <= dense_max_nv, else sparse */
+  KN_SAP_LINEAR_AUTO = 0, /* dense when nv (participating) <= dense_max_nv or when the clique blocks fill a
+                             quarter of H or more (one big deformable clique), else sparse */
   KN_SAP_LINEAR_DENSE,    /* dense Cholesky (LAPACKE) */
   KN_SAP_LINEAR_SPARSE    /* CHOLMOD supernodal, symbolic analysis kept while the pattern holds */
 } kn_sap_linear_solver;

@@ -297,8 +297,52 @@ static inline void JtGJ_rows(const double* Ja, int na, const double* G, const do
   }
 }
 
+/* The nonzero columns of a rows x n block J (up to cap of them, in order): their count, or -1 if more. */
+static int nonzero_columns(const double* J, int n, int rows, int* col, int cap) {
+  int k = 0;
+  for (int t = 0; t < n; t++) {
+    int any = 0;
+    for (int r = 0; r < rows; r++) any |= J[r * n + t] != 0;
+    if (!any) continue;
+    if (k == cap) return -1;
+    col[k++] = t;
+  }
+  return k;
+}
+
+/* out += Ja^T G Jb over the nonzero columns only: a particle's or a vertex's Jacobian touches a few
+ * dozen of a deformable clique's thousands of DoFs. Each entry gets the same sum as the dense loop. */
+static int JtGJ_sparse(const double* Ja, int na, const double* G, const double* Jb, int nb, int rows, int lower,
+                       double* out) {
+  enum { CAP = 96 };
+  int ca[CAP], cb[CAP];
+  int ka = nonzero_columns(Ja, na, rows, ca, CAP), kb = Jb == Ja ? ka : nonzero_columns(Jb, nb, rows, cb, CAP);
+  if (ka < 0 || kb < 0) return 0;
+  const int* cbb = Jb == Ja ? ca : cb;
+  double GJ[KN_SAP_MAX_ROWS * CAP];
+  for (int r = 0; r < rows; r++)
+    for (int t = 0; t < kb; t++) {
+      double sum = 0;
+      for (int q = 0; q < rows; q++) sum += G[r * rows + q] * Jb[q * nb + cbb[t]];
+      GJ[r * CAP + t] = sum;
+    }
+  for (int i = 0; i < ka; i++) {
+    int a = ca[i];
+    double ja[KN_SAP_MAX_ROWS];
+    for (int r = 0; r < rows; r++) ja[r] = Ja[r * na + a];
+    double* o = out + (size_t)a * nb;
+    for (int t = 0; t < kb && (!lower || cbb[t] <= a); t++) {
+      double sum = 0;
+      for (int r = 0; r < rows; r++) sum += ja[r] * GJ[r * CAP + t];
+      o[cbb[t]] += sum;
+    }
+  }
+  return 1;
+}
+
 static void add_JtGJ(const double* Ja, int na, const double* G, const double* Jb, int nb, int rows, int lower,
                      double* out) {
+  if ((na > 192 || nb > 192) && JtGJ_sparse(Ja, na, G, Jb, nb, rows, lower, out)) return;
   if (rows == 3)
     JtGJ_rows(Ja, na, G, Jb, nb, 3, lower, out);
   else
@@ -619,7 +663,14 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     }
   }
   //---- the linear solver ----
-  int sparse = o.linear_solver == KN_SAP_LINEAR_SPARSE || (o.linear_solver == KN_SAP_LINEAR_AUTO && n > o.dense_max_nv);
+  /* AUTO: sparse only for a large H that is mostly zeros. One big dense clique (a deformable's Schur
+   * complement) makes H dense anyway, and CHOLMOD would then only add its transposes and analysis. */
+  double block_nnz = 0;
+  for (int k = 0; k < np; k++) block_nnz += 0.5 * (double)s->psize[k] * s->psize[k];
+  for (int k = 0; k < npairs; k++) block_nnz += (double)s->psize[s->pairs[2 * k]] * s->psize[s->pairs[2 * k + 1]];
+  int mostly_dense = block_nnz >= 0.25 * 0.5 * (double)n * n;
+  int sparse = o.linear_solver == KN_SAP_LINEAR_SPARSE ||
+               (o.linear_solver == KN_SAP_LINEAR_AUTO && n > o.dense_max_nv && !mostly_dense);
   kn_sap_layout lay = {.num_blocks = np, .n = n, .size = s->psize, .offset = s->poff, .num_pairs = npairs,
                        .pair = s->pairs};
   int analysed = 0;

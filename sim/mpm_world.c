@@ -64,6 +64,7 @@ static kn_status build_one(kn_world* w, unsigned i, int j, kn_error* err) {
   }
   kn_mpm_shape sh;
   mpm_shape(s, d, &sh, path, sizeof path);
+  sh.jitter = d->particle_jitter ? *d->particle_jitter : 0;
   double h = d->resolution ? *d->resolution : min_size(d->shape) / 8;
   int ppc = d->particles_per_cell ? *d->particles_per_cell : 8;
   kn_pose X;

@@ -250,6 +250,7 @@ static const cyaml_schema_field_t deformable_fields[] = {
                         particles_per_cell),
     CYAML_FIELD_MAPPING_PTR("region", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, region,
                             box_region_fields),
+    DBL_OPT("particle_jitter", kn_scene_deformable, particle_jitter),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_deformable = {
     CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_deformable, deformable_fields)};
@@ -725,6 +726,10 @@ static kn_status check_mpm(const kn_scene* s, const kn_scene_deformable* o, cons
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': must be a cube 1, 8, 27, ... (got %d)",
                            o->name, p);
   }
+  snprintf(k, sizeof k, "%s.particle_jitter", key);
+  if (o->particle_jitter && !(*o->particle_jitter >= 0 && *o->particle_jitter < 1))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': must be in [0, 1) (got %g)", o->name,
+                         *o->particle_jitter);
   snprintf(k, sizeof k, "%s.region", key);
   if (o->region)
     for (int a = 0; a < 3; a++)
@@ -761,7 +766,10 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
                          o->name, o->model == KN_DEFORMABLE_MPM ? "MPM" : "FEM");
   if (o->model == KN_DEFORMABLE_MPM && check_mpm(s, o, key, err)) return err->status;
   if (o->model != KN_DEFORMABLE_MPM) {
-    const char* mpm_only = o->particles_per_cell ? "particles_per_cell" : o->region ? "region" : NULL;
+    const char* mpm_only = o->particles_per_cell ? "particles_per_cell"
+                           : o->region           ? "region"
+                           : o->particle_jitter  ? "particle_jitter"
+                                                 : NULL;
     if (o->material && (o->material->type == KN_SCENE_MPM_EOS_FLUID || o->material->yield_stress ||
                         o->material->bulk_modulus || o->material->gamma))
       mpm_only = "material (eos_fluid, yield_stress, bulk_modulus, gamma)";

@@ -101,7 +101,10 @@
  *       grid spacing h [min size / 8]; particles_per_cell: 1, 8, 27, ... [8]; material: {type:
  *       linear_corotated | eos_fluid, youngs_modulus, poisson_ratio, density, yield_stress (von
  *       Mises, 0 = elastic), bulk_modulus, gamma} [kn_mpm_material_default]; region: {min, max}
- *       allowed grid region [+-1e3 m]; pose, velocity, friction, stiffness, dissipation_time.
+ *       allowed grid region [+-1e3 m]; particle_jitter: 0..1 (fraction of the particle spacing by
+ *       which each lattice point is moved, deterministically; breaks the lattice's flat faces,
+ *       which make a round body roll like a polyhedron) [0]; pose, velocity, friction, stiffness,
+ *       dissipation_time.
  *       One contact per particle inside a rigid collider (signed distance < contact.margin); SAP
  *       gets the Schur complement of A_MPM on the grid nodes supporting those particles.
  *
@@ -345,6 +348,7 @@ typedef struct {
   double* stiffness;
   double* dissipation_time;
   int* particles_per_cell;  /* MPM: n^3 particles per grid cell [8] */
+  double* particle_jitter;  /* MPM: random offset of each lattice point, fraction of its spacing [0, 1) [0] */
   kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
 } kn_scene_deformable;
 

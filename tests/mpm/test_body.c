@@ -34,6 +34,32 @@ Test(mpm_body, box_count_and_mass_exact) {
   kn_mpm_body_free(b);
 }
 
+/* particle_jitter: each lattice point moves by at most jitter/2 of the spacing per axis and stays
+ * in its own lattice cell (a box keeps its count and exact mass); the sample is reproducible, and
+ * the offsets are spread over the whole allowed range (not all zero, mean ~0). */
+Test(mpm_body, jittered_lattice) {
+  kn_mpm_shape sh = {.type = KN_MPM_BOX, .size = {0.1, 0.05, 0.075}};
+  kn_mpm_body* b0 = make(&sh, 0.025, 8);
+  sh.jitter = 0.9;
+  kn_mpm_body* b1 = make(&sh, 0.025, 8);
+  kn_mpm_body* b2 = make(&sh, 0.025, 8);
+  cr_assert_eq(b1->np, b0->np);
+  const double s = 0.0125;
+  double maxd = 0, mean = 0;
+  for (int k = 0; k < 3 * b0->np; k++) {
+    double d = b1->x[k] - b0->x[k];
+    cr_assert(fabs(d) <= 0.45 * s + 1e-15, "offset %g beyond 0.45 s", d);
+    cr_assert_eq(b1->x[k], b2->x[k], "not reproducible at %d", k);
+    maxd = fmax(maxd, fabs(d));
+    mean += d / (3 * b0->np);
+  }
+  cr_assert_gt(maxd, 0.4 * s, "offsets should fill the range (max %g)", maxd);
+  cr_assert_lt(fabs(mean), 0.05 * s, "offsets should be centred (mean %g)", mean);
+  double m = kn_mpm_body_mass(b1, NULL, NULL), want = 1000 * 0.1 * 0.05 * 0.075;
+  cr_assert(fabs(m - want) < 1e-12 * want);
+  kn_mpm_body_free(b0), kn_mpm_body_free(b1), kn_mpm_body_free(b2);
+}
+
 Test(mpm_body, sphere_cylinder_mesh_mass) {
   kn_mpm_shape sp = {.type = KN_MPM_SPHERE, .radius = 0.1};
   kn_mpm_body* b = make(&sp, 0.02, 8);
