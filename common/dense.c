@@ -55,7 +55,7 @@ kn_status kn_chol_factor(double* A, int n, kn_error* err) {
   if (n <= KN_CHOL_SMALL) return small_factor(A, n, err);
   /* a row-major lower triangle is the column-major upper one: same factor, and LAPACKE's
    * row-major wrapper would transpose the whole matrix in and out (8 % of an MPM liquid step) */
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, A, n);
+  lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n); /* _work: no O(n^2) NaN scan */
   if (info != 0)
     return kn_fail(err, KN_ERR_NUMERIC, "Cholesky factorization failed (info %d): matrix of size %d is not positive definite",
                    (int)info, n);
@@ -68,7 +68,7 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs) {
     return;
   }
   if (nrhs == 1) {
-    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'U', n, 1, (double*)L, n, b, n); /* as in kn_chol_factor */
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'U', n, 1, (double*)L, n, b, n); /* as in kn_chol_factor */
     return;
   }
   LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, nrhs, (double*)L, n, b, nrhs);

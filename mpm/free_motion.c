@@ -291,6 +291,7 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
   }
   Mg = fmax(dt * sqrt(Mg), sqrt(Mv));
   int assembled = 0, converged = 0;
+  double gn_prev = INFINITY;
   for (int it = 0; it <= o.max_iterations && !converged; it++) {
     double E = energy_at(b, dt, gravity, v, grad), gn = 0;
     for (int k = 0; k < n3; k++) gn += grad[k] * grad[k];
@@ -330,6 +331,15 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
       vmax = fmax(vmax, fabs(v[k]));
       dmax = fmax(dmax, fabs(dx[k]));
     }
+    /* stalled at roundoff: the gradient stopped shrinking and the Newton decrement -slope/2 (the
+     * energy still to gain) is below what E can resolve. A PSD-projected Hessian (EOS) stalls so
+     * just above the tolerance; v is the minimizer to working precision. */
+    if (gn > 0.5 * gn_prev && -0.5 * slope <= 1e-12 * fabs(E)) {
+      cholmod_free_dense(&X, &s->cc);
+      converged = 1;
+      break;
+    }
+    gn_prev = gn;
     double alpha = 1;
     if (b->material.model == KN_MPM_LINEAR_COROTATED) {
       for (int k = 0; k < n3; k++) v[k] -= dx[k]; /* quadratic: the Newton step is exact */
