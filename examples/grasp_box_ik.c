@@ -28,76 +28,11 @@ static const char* scene_yaml =
     "    urdf: knead://models/knead_gripper.urdf\n"
     "    attach_to: {robot: arm, link: arm_link_7, pose: {xyz: [0, 0, 0.045]}}\n";
 
-/* solve the n x n system A x = b in place (Gaussian elimination, partial pivoting) */
-static void solve(int n, double* A, double* b) {
-  for (int c = 0; c < n; c++) {
-    int p = c;
-    for (int r = c + 1; r < n; r++)
-      if (fabs(A[r * n + c]) > fabs(A[p * n + c])) p = r;
-    for (int k = 0; k < n; k++) {
-      double t = A[c * n + k];
-      A[c * n + k] = A[p * n + k], A[p * n + k] = t;
-    }
-    double t = b[c];
-    b[c] = b[p], b[p] = t;
-    for (int r = c + 1; r < n; r++) {
-      double f = A[r * n + c] / A[c * n + c];
-      for (int k = c; k < n; k++) A[r * n + k] -= f * A[c * n + k];
-      b[r] -= f * b[c];
-    }
-  }
-  for (int c = n - 1; c >= 0; c--) {
-    for (int k = c + 1; k < n; k++) b[c] -= A[c * n + k] * b[k];
-    b[c] /= A[c * n + c];
-  }
-}
-
-/* (target palm origin p_t, fingers down) => q[0..6] of the arm, starting from q; returns the
- * final pose error norm */
+/* (target palm origin p_t, fingers down: palm x = -x_W, y = y_W (finger closing), z = -z_W) =>
+ * q[0..6] of the arm, starting from q (kn_mb_ik_pose); returns the final pose error norm */
 static double ik(const kn_mb_model* m, kn_mb_data* d, int palm, const double p_t[3], double* q) {
-  /* palm axes in the world: x = -x_W, y = y_W (finger closing), z = -z_W (fingers down) */
   const double R_t[9] = {-1, 0, 0, 0, 1, 0, 0, 0, -1};
-  double Jv[3 * 16], Jw[3 * 16], e[6] = {0};
-  const double zero[3] = {0, 0, 0};
-  int nv = m->nv;
-  for (int it = 0; it < 200; it++) {
-    kn_mb_kinematics(m, q, NULL, d);
-    const kn_pose* X = &d->X_wb[palm];
-    for (int a = 0; a < 3; a++) e[a] = p_t[a] - X->p[a];
-    /* orientation error 1/2 sum_i r_i x r_t,i over the columns (small-angle rotation vector) */
-    memset(e + 3, 0, 3 * sizeof(double));
-    for (int i = 0; i < 3; i++) {
-      double r[3] = {X->R[i], X->R[3 + i], X->R[6 + i]}, s[3] = {R_t[i], R_t[3 + i], R_t[6 + i]};
-      e[3] += 0.5 * (r[1] * s[2] - r[2] * s[1]);
-      e[4] += 0.5 * (r[2] * s[0] - r[0] * s[2]);
-      e[5] += 0.5 * (r[0] * s[1] - r[1] * s[0]);
-    }
-    double norm = 0;
-    for (int a = 0; a < 6; a++) norm += e[a] * e[a];
-    if (sqrt(norm) < 1e-12) break;
-    kn_mb_point_jacobian(m, d, palm, zero, Jv, Jw);
-    double J[6][7], A[36], b[6];
-    for (int j = 0; j < 7; j++)
-      for (int a = 0; a < 3; a++) J[a][j] = Jv[a * nv + j], J[3 + a][j] = Jw[a * nv + j];
-    /* dq = J^T (J J^T + lambda^2 I)^-1 e */
-    for (int r = 0; r < 6; r++) {
-      for (int c = 0; c < 6; c++) {
-        double s = 0;
-        for (int j = 0; j < 7; j++) s += J[r][j] * J[c][j];
-        A[r * 6 + c] = s + (r == c ? 1e-6 : 0);
-      }
-      b[r] = e[r];
-    }
-    solve(6, A, b);
-    for (int j = 0; j < 7; j++) {
-      double s = 0;
-      for (int r = 0; r < 6; r++) s += J[r][j] * b[r];
-      q[j] += s;
-    }
-  }
-  double n2 = 0;
-  for (int a = 0; a < 6; a++) n2 += e[a] * e[a];
-  return sqrt(n2);
+  return kn_mb_ik_pose(m, d, palm, p_t, R_t, 7, NULL, q);
 }
 
 int main(void) {

@@ -141,6 +141,28 @@ void kn_mb_point_velocity(const kn_mb_model* m, const kn_mb_data* d, int body, c
 void kn_mb_point_jacobian(const kn_mb_model* m, const kn_mb_data* d, int body, const double p_b[3], double* Jv,
                           double* Jw);
 
+/*---- inverse kinematics (ik.c) ----*/
+
+typedef struct {
+  int max_iterations;    /* 200 */
+  double damping;        /* lambda^2 of the damped least squares step, 1e-6 */
+  double tolerance;      /* |pose error| (m and rad, 6-vector) to stop at, 1e-12 */
+  const double* q_rest;  /* NULL, or a posture (first ndof coordinates) that the redundant
+                            directions are pulled toward during the first rest_iterations */
+  double rest_gain;      /* 0.1: the pull g = rest_gain (q_rest - q), projected by I - J^+ J */
+  int rest_iterations;   /* 1000 (with q_rest): then it converges without the pull */
+  double max_step;       /* 0 = none; else each iteration's |dq_j| is capped (scaled) to it, rad */
+} kn_mb_ik_options;
+kn_mb_ik_options kn_mb_ik_options_default(void);
+
+/* (model, the origin of body reaching the world pose (p_t, R_t row-major), q to start from) =>
+ * q, by damped least squares dq = J^T (J J^T + damping I)^-1 e on the first ndof coordinates
+ * (revolute or prismatic joints at the root of the tree: q and v indices coincide), e = (p_t - p,
+ * 1/2 sum_i r_i x r_t,i); the other coordinates are held. Returns the final |e|. d is scratch
+ * (kinematics at the returned q). opt may be NULL (defaults). ndof <= 16. */
+double kn_mb_ik_pose(const kn_mb_model* m, kn_mb_data* d, int body, const double p_t[3], const double R_t[9],
+                     int ndof, const kn_mb_ik_options* opt, double* q);
+
 /*---- dynamics ----*/
 
 /* (kinematics) => M (nv x nv, row-major, full symmetric), by the composite rigid body algorithm. */
