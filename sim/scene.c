@@ -773,8 +773,11 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     if (o->material && (o->material->type == KN_SCENE_MPM_EOS_FLUID || o->material->yield_stress ||
                         o->material->bulk_modulus || o->material->gamma))
       mpm_only = "material (eos_fluid, yield_stress, bulk_modulus, gamma)";
-    if (mpm_only)
+    if (mpm_only) {
+      /* name the offending key (it has a line), not the absent model key */
+      snprintf(k, sizeof k, "%s.%s", key, strncmp(mpm_only, "material", 8) == 0 ? "material" : mpm_only);
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': %s needs model mpm", o->name, mpm_only);
+    }
   }
   if (check_pose(s, &o->pose, key, err)) return err->status;
   const kn_scene_fem_shape* sh = o->shape;
