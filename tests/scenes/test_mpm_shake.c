@@ -17,7 +17,11 @@
  * and each MPM body has its own grid, so the two jellies then pass through each other. With a
  * 0.05 m red cube and the margin the jellies compress by the expected 10 % before the lift, but at
  * h 0.025 (two cells per jelly) the lift shears them and the red cube slides out. The paper's h
- * is 0.01. The grasp asserted here still holds. */
+ * is 0.01. The grasp asserted here still holds, but it leans on (1): with the margin at h 0.0125
+ * the red cube (0.03 m) is lifted to 0.105 m and then lost in the shake as the jellies squeeze out
+ * past it, and a 0.05 m red cube (1.9 kg) is not lifted (5.8 N of friction per side where the cone
+ * allows 16 N: the interface slips; not understood yet). So this test does not yet show the
+ * paper's result. */
 #include "scene_util.h"
 
 #define SHAKER KNEAD_SOURCE_DIR "/examples/models/mpm_shaker.urdf"
