@@ -734,6 +734,11 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     k++;
     cost_ok = fabs(ell_prev - ell) < o.cost_abs_tolerance + o.cost_rel_tolerance * 0.5 * (fabs(ell) + fabs(ell_prev)) &&
               alpha > 0.5;
+    /* a stall at roundoff: the line search finds (almost) nothing (alpha < 1e-3) and the Newton
+     * decrement -l'(0) is below the slop the monotonicity check allows the cost. Seen: two PD
+     * panels saturated at their effort limits with nothing to push, residual 1.10e-14 against a
+     * tolerance of 1.00e-14 for 100 iterations, which failed the step. */
+    if (alpha < 1e-3 && -dl0 < o.relative_slop * fmax(1.0, 0.5 * (fabs(ell) + fabs(ell_prev)))) cost_ok = 1;
     if (o.monitor) {
       kn_sap_iteration it = {.iteration = k, .cost = ell, .cost_prev = ell_prev, .alpha = alpha, .dl0 = dl0,
                              .dl_alpha = dot(s->grad, s->dv, n), .line_search_iterations = ls_iters};

@@ -22,8 +22,8 @@ static int collider(const kn_world* w, const char* name) {
   return -1;
 }
 
-Test(mpm_squeeze, panel_forces_match_statics, .timeout = 300) {
-  const double dt = 0.01, T = 1.5;
+// (time step, duration, cube density) => the squeeze scene (h 1/30 m, 8 particles per cell)
+static test_world squeeze(double dt, double T, double density) {
   char yaml[4096];
   snprintf(yaml, sizeof yaml,
            "time_step: %g\nduration: %g\ngravity: [0, 0, -9.81]\n"
@@ -36,10 +36,15 @@ Test(mpm_squeeze, panel_forces_match_statics, .timeout = 300) {
            "    controller: {kp: 1e4, kd: 0, gravity_compensation: false, effort_limits: [10], setpoint: [0.9]}\n"
            "deformables:\n  - name: cube\n    model: mpm\n    shape: {box: [0.1, 0.1, 0.1]}\n    resolution: 0.0333333333\n"
            "    particles_per_cell: 8\n"
-           "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.4, density: 400}\n"
+           "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.4, density: %g}\n"
            "    friction: 0.8\n    stiffness: 1e5\n    dissipation_time: 0.01\n",
-           dt, T, PANEL, PANEL);
-  test_world t = tw_create(yaml);
+           dt, T, PANEL, PANEL, density);
+  return tw_create(yaml);
+}
+
+Test(mpm_squeeze, panel_forces_match_statics, .timeout = 300) {
+  const double dt = 0.01, T = 1.5;
+  test_world t = squeeze(dt, T, 400);
   kn_world* w = t.world;
   int kl = collider(w, "left/panel");
   long n = kn_world_total_steps(w), n1 = n - (long)(1.0 / dt + 0.5);
@@ -60,4 +65,30 @@ Test(mpm_squeeze, panel_forces_match_statics, .timeout = 300) {
   cr_expect_lt(fabs(sum[1]), 0.02 * fz, "lateral friction %g N", sum[1]);
   cr_expect_lt(ymax - ymin, 0.05, "lateral peak-to-peak %g N", ymax - ymin);
   tw_free(&t);
+}
+
+/* Friction capacity: the two panels' stiction holds at most 2 mu f = 16 N. A cube of density 1200
+ * (11.77 N, 74 % of it) must stay held (its centroid sags by the elastic and contact compliance
+ * only: measured 1.1 mm in 1 s); one of density 1800 (17.66 N, 110 %) must slide (measured 4.5 cm
+ * in 1 s here; Coulomb sliding of a rigid block would give a = g - 16 N / m = 0.92 m/s^2, 0.46 m:
+ * the soft cube slides slower because it bulges around the panels' lower edges, whose contact
+ * normals then carry part of its weight). At h 0.025 and dt 5 ms it slides out and falls 1.9 m;
+ * the steps after that, with only the two saturated panels left in SAP, failed on a roundoff stall
+ * before SAP accepted it (sap/solver.c). */
+Test(mpm_squeeze, friction_capacity_holds_below_and_slips_above, .timeout = 300) {
+  const double dens[2] = {1200, 1800};
+  double drop[2];
+  for (int k = 0; k < 2; k++) {
+    test_world t = squeeze(0.01, 1.0, dens[k]);
+    double c0[3], c1[3];
+    kn_sim_mpm_centroid(&t.world->mpms[0], c0);
+    tw_step(&t, kn_world_total_steps(t.world));
+    kn_sim_mpm_centroid(&t.world->mpms[0], c1);
+    drop[k] = c0[2] - c1[2];
+    printf("mpm squeeze, density %g (weight %.2f N vs 16 N of stiction): centroid drop %.4f m in 1 s\n", dens[k],
+           dens[k] * 1e-3 * 9.81, drop[k]);
+    tw_free(&t);
+  }
+  cr_expect_lt(drop[0], 0.005, "74 %% of the friction capacity: must hold (drop %g m)", drop[0]);
+  cr_expect_gt(drop[1], 0.02, "110 %% of the friction capacity: must slide (drop %g m)", drop[1]);
 }
