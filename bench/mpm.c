@@ -154,8 +154,8 @@ static int run_one(const mpm_case* c, int quick, mpm_row* r, char* msg, size_t m
     /* every MPM body's unavoidable work, summed */
     mpm_row sum = *r;
     sum.nodes = 0, sum.p2g_s = sum.fact_s = sum.g2p_s = 0;
-    for (int i = 0; ok && i < w->nmpm; i++) {
-      ok = time_unavoidable(w->mpms[i].body, quick ? 1 : 5, r, msg, msgsz);
+    for (int i = 0; ok && i < w->nmpm_grid; i++) {
+      ok = time_unavoidable(w->mpm_grids[i], quick ? 1 : 5, r, msg, msgsz);
       sum.nodes += r->nodes, sum.p2g_s += r->p2g_s, sum.fact_s += r->fact_s, sum.g2p_s += r->g2p_s;
     }
     *r = sum;

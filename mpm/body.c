@@ -23,11 +23,18 @@ kn_status kn_mpm_body_create_points(const kn_mpm_material* mat, const double* x,
   kn_mpm_body* b = kn_calloc(1, sizeof *b);
   if (!b) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", who);
   b->name = kn_strdup(who);
-  b->material = *mat;
-  if (mat->model == KN_MPM_LINEAR_COROTATED) kn_fem_lame(mat->youngs_modulus, mat->poisson_ratio, &b->mu, &b->lambda);
+  b->parts = kn_calloc(1, sizeof *b->parts);
+  if (b->parts) {
+    kn_mpm_part* pt = b->parts;
+    b->nparts = 1;
+    pt->name = kn_strdup(who);
+    pt->material = *mat;
+    if (mat->model == KN_MPM_LINEAR_COROTATED) kn_fem_lame(mat->youngs_modulus, mat->poisson_ratio, &pt->mu, &pt->lambda);
+    pt->first = 0, pt->count = np;
+    for (int d = 0; d < 3; d++) pt->region_lo[d] = -1e3, pt->region_hi[d] = 1e3;
+  }
   b->h = h;
   b->ppc = ppc;
-  for (int d = 0; d < 3; d++) b->region_lo[d] = -1e3, b->region_hi[d] = 1e3;
   b->np = np;
   size_t n = (size_t)np;
   b->x = kn_calloc(3 * n, sizeof(double));
@@ -37,7 +44,8 @@ kn_status kn_mpm_body_create_points(const kn_mpm_material* mat, const double* x,
   b->FP = kn_calloc(9 * n, sizeof(double));
   b->mass = kn_calloc(n, sizeof(double));
   b->volume0 = kn_calloc(n, sizeof(double));
-  if (!b->name || !b->x || !b->v || !b->C || !b->FE || !b->FP || !b->mass || !b->volume0) {
+  if (!b->name || !b->parts || !b->parts->name || !b->x || !b->v || !b->C || !b->FE || !b->FP || !b->mass ||
+      !b->volume0) {
     kn_mpm_body_free(b);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for %d particles", who, np);
   }
@@ -83,10 +91,94 @@ static void grid_free(kn_mpm_grid* g) {
 void kn_mpm_body_free(kn_mpm_body* b) {
   if (!b) return;
   free(b->name);
-  free(b->x), free(b->v), free(b->C), free(b->FE), free(b->FP), free(b->mass), free(b->volume0);
+  if (!b->viewed) {
+    for (int k = 0; b->parts && k < b->nparts; k++) free(b->parts[k].name);
+    free(b->parts), free(b->part_of);
+    free(b->x), free(b->v), free(b->C), free(b->FE), free(b->FP), free(b->mass), free(b->volume0);
+  }
   grid_free(&b->grid);
   kn_mpm_solver_free(b->solver);
   free(b);
+}
+
+kn_status kn_mpm_body_merge(const kn_mpm_body* const* bodies, int n, const char* name, kn_mpm_body** out,
+                            kn_error* err) {
+  const char* who = name ? name : "mpm body";
+  *out = NULL;
+  if (n < 1) return kn_fail(err, KN_ERR_INVALID, "%s: nothing to merge", who);
+  int np = 0, nparts = 0;
+  for (int i = 0; i < n; i++) {
+    if (bodies[i]->viewed) return kn_fail(err, KN_ERR_INVALID, "%s: cannot merge the view '%s'", who, bodies[i]->name);
+    if (bodies[i]->h != bodies[0]->h)
+      return kn_fail(err, KN_ERR_INVALID, "%s: '%s' has grid spacing %g, '%s' %g: one grid needs one spacing", who,
+                     bodies[0]->name, bodies[0]->h, bodies[i]->name, bodies[i]->h);
+    np += bodies[i]->np;
+    nparts += bodies[i]->nparts;
+  }
+  kn_mpm_body* b = kn_calloc(1, sizeof *b);
+  if (!b) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", who);
+  b->name = kn_strdup(who);
+  b->h = bodies[0]->h;
+  b->ppc = bodies[0]->ppc;
+  b->np = np;
+  b->nparts = nparts;
+  size_t N = (size_t)np;
+  b->parts = kn_calloc((size_t)nparts, sizeof *b->parts);
+  b->part_of = kn_calloc(N, sizeof *b->part_of);
+  b->x = kn_calloc(3 * N, sizeof(double));
+  b->v = kn_calloc(3 * N, sizeof(double));
+  b->C = kn_calloc(9 * N, sizeof(double));
+  b->FE = kn_calloc(9 * N, sizeof(double));
+  b->FP = kn_calloc(9 * N, sizeof(double));
+  b->mass = kn_calloc(N, sizeof(double));
+  b->volume0 = kn_calloc(N, sizeof(double));
+  int ok = b->name && b->parts && b->part_of && b->x && b->v && b->C && b->FE && b->FP && b->mass && b->volume0;
+  for (int i = 0, at = 0, k = 0; ok && i < n; i++) {
+    const kn_mpm_body* a = bodies[i];
+    size_t m = (size_t)a->np, o = (size_t)at;
+    memcpy(b->x + 3 * o, a->x, 3 * m * sizeof(double));
+    memcpy(b->v + 3 * o, a->v, 3 * m * sizeof(double));
+    memcpy(b->C + 9 * o, a->C, 9 * m * sizeof(double));
+    memcpy(b->FE + 9 * o, a->FE, 9 * m * sizeof(double));
+    memcpy(b->FP + 9 * o, a->FP, 9 * m * sizeof(double));
+    memcpy(b->mass + o, a->mass, m * sizeof(double));
+    memcpy(b->volume0 + o, a->volume0, m * sizeof(double));
+    for (int q = 0; q < a->nparts; q++, k++) {
+      b->parts[k] = a->parts[q];
+      b->parts[k].first += at;
+      b->parts[k].name = kn_strdup(a->parts[q].name);
+      if (!b->parts[k].name) ok = 0;
+      for (int p = 0; p < a->parts[q].count; p++) b->part_of[b->parts[k].first + p] = k;
+    }
+    at += a->np;
+  }
+  if (!ok) {
+    kn_mpm_body_free(b);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for %d particles", who, np);
+  }
+  *out = b;
+  return KN_OK;
+}
+
+kn_status kn_mpm_body_view(kn_mpm_body* owner, int k, kn_mpm_body** out, kn_error* err) {
+  *out = NULL;
+  if (k < 0 || k >= owner->nparts) return kn_fail(err, KN_ERR_INVALID, "%s: no part %d", owner->name, k);
+  kn_mpm_part* pt = &owner->parts[k];
+  kn_mpm_body* b = kn_calloc(1, sizeof *b);
+  if (!b || !(b->name = kn_strdup(pt->name))) {
+    free(b);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", owner->name);
+  }
+  size_t f = (size_t)pt->first;
+  b->h = owner->h, b->ppc = owner->ppc;
+  b->nparts = 1, b->parts = pt;
+  b->np = pt->count;
+  b->x = owner->x + 3 * f, b->v = owner->v + 3 * f, b->C = owner->C + 9 * f;
+  b->FE = owner->FE + 9 * f, b->FP = owner->FP + 9 * f;
+  b->mass = owner->mass + f, b->volume0 = owner->volume0 + f;
+  b->viewed = owner;
+  *out = b;
+  return KN_OK;
 }
 
 void kn_mpm_body_set_velocity(kn_mpm_body* b, const double v[3]) {
@@ -101,8 +193,10 @@ kn_status kn_mpm_body_set_region(kn_mpm_body* b, const double lo[3], const doubl
     if (!isfinite(lo[d]) || !isfinite(hi[d]) || !(lo[d] < hi[d]))
       return kn_fail(err, KN_ERR_INVALID, "%s: allowed region axis %d: [%g, %g] must be finite with lo < hi", b->name, d,
                      lo[d], hi[d]);
-  memcpy(b->region_lo, lo, 3 * sizeof(double));
-  memcpy(b->region_hi, hi, 3 * sizeof(double));
+  for (int k = 0; k < b->nparts; k++) {
+    memcpy(b->parts[k].region_lo, lo, 3 * sizeof(double));
+    memcpy(b->parts[k].region_hi, hi, 3 * sizeof(double));
+  }
   return KN_OK;
 }
 

@@ -68,7 +68,8 @@ static double energy_at(const kn_mpm_body* b, double dt, const double grav[3], c
     int k = particle_stencil(b, p, idx, g);
     particle_F(b, p, dt, v, k, idx, g, F);
     const double* R0 = s->R0 ? s->R0 + 9 * p : kIdentity;
-    E += b->volume0[p] * kn_mpm_energy_density(&b->material, b->mu, b->lambda, F, R0, grad ? P : NULL, NULL);
+    const kn_mpm_part* pt = kn_mpm_part_of(b, p);
+    E += b->volume0[p] * kn_mpm_energy_density(&pt->material, pt->mu, pt->lambda, F, R0, grad ? P : NULL, NULL);
     if (grad) /* dt V P g_i: the grid force of eqs. 12–13 with the sign of the residual */
       for (int a = 0; a < k; a++)
         for (int r = 0; r < 3; r++)
@@ -153,13 +154,14 @@ static void particle_hessian(const kn_mpm_body* b, int p, double dt, const doubl
   int k = particle_stencil(b, p, idx, g);
   const double* R0 = s->R0 ? s->R0 + 9 * p : kIdentity;
   double cs = dt * dt * b->volume0[p];
-  if (b->material.model == KN_MPM_LINEAR_COROTATED) {
+  const kn_mpm_part* pt = kn_mpm_part_of(b, p);
+  if (pt->material.model == KN_MPM_LINEAR_COROTATED) {
     /* dP/dF = mu I + mu R0 (.)^T R0 + lambda R0 tr(R0^T .) (common/corotated.c) contracted with
      * g_a and g_b: mu (g_a . g_b) I + mu u_b u_a^T + lambda u_a u_b^T, u = R0 g: a third of the
      * general contraction's work, and no 9x9 dP/dF */
     double u[81];
     for (int a = 0; a < k; a++) kn_mat3_vec(R0, g + 3 * a, u + 3 * a);
-    const double mu = cs * b->mu, la = cs * b->lambda;
+    const double mu = cs * pt->mu, la = cs * pt->lambda;
     for (int a = 0; a < k; a++)
       for (int bb = 0; bb < k; bb++) {
         int i = idx[a], j = idx[bb];
@@ -174,7 +176,7 @@ static void particle_hessian(const kn_mpm_body* b, int p, double dt, const doubl
     return;
   }
   particle_F(b, p, dt, v, k, idx, g, F);
-  kn_mpm_energy_density(&b->material, b->mu, b->lambda, F, R0, NULL, D);
+  kn_mpm_energy_density(&pt->material, pt->mu, pt->lambda, F, R0, NULL, D);
   /* T_b[alpha gamma][beta] = sum_eps D[alpha gamma][beta eps] g_b,eps */
   for (int bb = 0; bb < k; bb++)
     for (int ag = 0; ag < 9; ag++)
@@ -266,8 +268,15 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
   kn_mpm_grid* gr = &b->grid;
   s->dt = dt;
   memcpy(s->gravity, gravity, 3 * sizeof(double));
-  if (b->material.model == KN_MPM_LINEAR_COROTATED) {
-    if (!s->R0) s->R0 = kn_calloc(9 * (size_t)b->np, sizeof(double));
+  /* E is quadratic in v (one Newton step is exact) when every part is linear corotated */
+  int quadratic = 1;
+  for (int k = 0; k < b->nparts; k++) quadratic &= b->parts[k].material.model == KN_MPM_LINEAR_COROTATED;
+  if (!s->R0 || s->R0_np != b->np) {
+    free(s->R0);
+    s->R0 = NULL;
+  }
+  if (b->nparts > 1 || quadratic) {
+    if (!s->R0) s->R0 = kn_calloc(9 * (size_t)b->np, sizeof(double)), s->R0_np = b->np;
     if (!s->R0) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", b->name);
     for (int p = 0; p < b->np; p++) kn_fem_polar_rotation(b->FE + 9 * p, s->R0 + 9 * p);
   }
@@ -341,7 +350,7 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
     }
     gn_prev = gn;
     double alpha = 1;
-    if (b->material.model == KN_MPM_LINEAR_COROTATED) {
+    if (quadratic) {
       for (int k = 0; k < n3; k++) v[k] -= dx[k]; /* quadratic: the Newton step is exact */
     } else {
       int accepted = 0;
@@ -364,7 +373,7 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
     }
     cholmod_free_dense(&X, &s->cc);
     /* a step at roundoff level: the gradient cannot get smaller */
-    if (alpha * dmax <= 1e-15 * (1 + vmax) && b->material.model == KN_MPM_LINEAR_COROTATED) {
+    if (alpha * dmax <= 1e-15 * (1 + vmax) && quadratic) {
       converged = 1;
     }
   }

@@ -60,6 +60,7 @@ static int cmp_u64(const void* a, const void* b) {
 }
 
 kn_status kn_mpm_p2g(kn_mpm_body* b, kn_error* err) {
+  if (b->viewed) return kn_fail(err, KN_ERR_INVALID, "%s: a view has no grid (its owner '%s' has)", b->name, b->viewed->name);
   kn_status st = kn_mpm_solver_ensure(b, err);
   if (st != KN_OK) return st;
   kn_mpm_solver* s = b->solver;

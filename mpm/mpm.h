@@ -127,13 +127,24 @@ typedef struct {
   int capacity;    /* allocated nodes */
 } kn_mpm_grid;
 
+/* A part of a body: the particles [first, first + count) share a name, a material and an allowed
+ * region. A body made from one shape has one part; kn_mpm_body_merge puts several bodies on one grid,
+ * one part each, so that they interact through the grid as in the seed's single MPM grid. */
 typedef struct {
   char* name;
   kn_mpm_material material;
   double mu, lambda;        /* Lame parameters (linear corotated) */
+  int first, count;         /* its particles */
+  double region_lo[3], region_hi[3]; /* allowed region (world); default +-1e3 m */
+} kn_mpm_part;
+
+typedef struct kn_mpm_body {
+  char* name;
   double h;                 /* grid spacing, m */
   int ppc;                  /* particles per cell at creation */
-  double region_lo[3], region_hi[3]; /* allowed region (world); default +-1e3 m */
+  int nparts;
+  kn_mpm_part* parts;       /* nparts */
+  int* part_of;             /* np: part of each particle (NULL with one part) */
   /* particles (state: x, v, C, FE, FP; model: mass, volume0) */
   int np;
   double* x;        /* 3 * np */
@@ -145,7 +156,13 @@ typedef struct {
   double* volume0;  /* np, V_p^0 = h^3 / ppc */
   kn_mpm_grid grid;
   kn_mpm_solver* solver;
+  const struct kn_mpm_body* viewed; /* a view (kn_mpm_body_view): the body owning the arrays, else NULL */
 } kn_mpm_body;
+
+/* (body, particle p) => its part */
+static inline const kn_mpm_part* kn_mpm_part_of(const kn_mpm_body* b, int p) {
+  return b->nparts == 1 ? b->parts : b->parts + b->part_of[p];
+}
 
 /* (material, shape, pose X_WB, h, ppc, name) => a body at rest (v = 0, C = 0, F_E = F_P = I) whose
  * particles are the shape's samples placed by X_WB, each with mass rho h^3/ppc. Errors
@@ -157,10 +174,22 @@ kn_status kn_mpm_body_create(const kn_mpm_material* mat, const kn_mpm_shape* sha
  * mass rho h^3 / ppc), as kn_mpm_body_create. */
 kn_status kn_mpm_body_create_points(const kn_mpm_material* mat, const double* x, int np, double h, int ppc,
                                     const char* name, kn_mpm_body** out, kn_error* err);
+/* (bodies[0..n) with the same h) => one body on one grid holding all their particles in order, one
+ * part per input body (its name, material, region); the inputs are unchanged. ppc is the first
+ * body's (only used as metadata). KN_ERR_INVALID when n < 1 or the spacings differ (naming both
+ * bodies). */
+kn_status kn_mpm_body_merge(const kn_mpm_body* const* bodies, int n, const char* name, kn_mpm_body** out,
+                            kn_error* err);
+/* (merged body, part k) => a view: a body whose particle arrays alias those of part k (x, v, ... from
+ * particle first) and whose one part is part k itself (so set_region reaches the owner). For the
+ * per-object state copies, hashes, momenta and outputs; the owner alone runs P2G, free motion and
+ * advance (they fail on a view). Free with kn_mpm_body_free (the arrays stay the owner's); the owner
+ * must outlive it. KN_ERR_INVALID for a bad k. */
+kn_status kn_mpm_body_view(kn_mpm_body* owner, int k, kn_mpm_body** out, kn_error* err);
 void kn_mpm_body_free(kn_mpm_body* b);
 /* Set every particle velocity to v (and C = 0). */
 void kn_mpm_body_set_velocity(kn_mpm_body* b, const double v[3]);
-/* Allowed region [lo, hi] (world): kn_mpm_advance fails when a particle leaves it.
+/* Allowed region [lo, hi] (world) of every part: kn_mpm_advance fails when a particle leaves its part's.
  * KN_ERR_INVALID if lo >= hi on some axis or a value is not finite. */
 kn_status kn_mpm_body_set_region(kn_mpm_body* b, const double lo[3], const double hi[3], kn_error* err);
 /* body => total mass sum m_p (returned), linear momentum sum m_p v_p (P, if non-NULL) and angular

@@ -14,7 +14,8 @@ struct kn_mpm_solver {
   int* col_start;      /* n + 1: neighbour list of node j (nodes k > j within 5^3), CSR over nodes */
   int* nbr;            /* neighbour node indices, ascending per node */
   double dt, gravity[3]; /* of the last free motion (for kn_mpm_energy) */
-  double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated) */
+  double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated parts) */
+  int R0_np;           /* particles R0 was allocated for */
   /* hash of active node keys => node index (open addressing, power-of-two capacity) */
   uint64_t* hkey;
   int* hval;

@@ -72,7 +72,7 @@ typedef struct {
   size_t vcap;           /* doubles in v_guess and v_next */
   int nfem;
   struct mpm_all* mpm;   /* MPM bodies' scratch (NULL without them) */
-  int nmpm;
+  int nmpm_grid;
 } sap_state;
 
 static void sap_free(void* p) {
@@ -98,7 +98,7 @@ static void sap_free(void* p) {
   free(s->Jw);
   free(s->welds);
   fem_all_free(s->fem, s->nfem);
-  mpm_all_free(s->mpm, s->nmpm);
+  mpm_all_free(s->mpm, s->nmpm_grid);
   free(s);
 }
 
@@ -234,7 +234,7 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
   }
   if (w->nmpm > 0) {
     s->mpm = mpm_all_create(w);
-    s->nmpm = w->nmpm;
+    s->nmpm_grid = w->nmpm_grid;
     s->fem_full = so && so->fem_schur && !*so->fem_schur;
     if (!s->mpm) {
       sap_free(s);
@@ -668,7 +668,9 @@ static void fem_finish(kn_world* w, sap_state* s, double dt, int first_constrain
 
 /* one contact per particle inside a rigid collider: A = the particle, B = the collider (§0) */
 typedef struct {
-  int mpm, particle, collider;
+  int mpm, local;           /* the deformable and its particle */
+  int grid, particle;       /* its grid and the particle's index in the grid body */
+  int collider;
   double phi, p[3], R[9]; /* R_WC columns t1, t2, n; n = -grad phi, from the particle into the rigid body */
   kn_contact_material mat;
 } mpm_contact;
@@ -705,13 +707,13 @@ static void mpm_all_free(struct mpm_all* A, int nmpm) {
 static struct mpm_all* mpm_all_create(kn_world* w) {
   struct mpm_all* A = kn_calloc(1, sizeof *A);
   if (!A) return NULL;
-  A->m = kn_calloc((size_t)w->nmpm, sizeof *A->m);
+  A->m = kn_calloc((size_t)w->nmpm_grid, sizeof *A->m);
   if (!A->m) return mpm_all_free(A, 0), NULL;
-  for (int i = 0; i < w->nmpm; i++) {
-    A->m[i].schur = kn_fem_schur_create();
-    w->mpms[i].collider_force = kn_calloc(3 * (size_t)w->ncollider + 3, sizeof(double));
-    if (!A->m[i].schur || !w->mpms[i].collider_force) return mpm_all_free(A, w->nmpm), NULL;
-  }
+  for (int g = 0; g < w->nmpm_grid; g++)
+    if (!(A->m[g].schur = kn_fem_schur_create())) return mpm_all_free(A, w->nmpm_grid), NULL;
+  for (int i = 0; i < w->nmpm; i++)
+    if (!(w->mpms[i].collider_force = kn_calloc(3 * (size_t)w->ncollider + 3, sizeof(double))))
+      return mpm_all_free(A, w->nmpm_grid), NULL;
   return A;
 }
 
@@ -766,7 +768,8 @@ static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
           A->c = c, A->ccap = cap;
         }
         mpm_contact* c = &A->c[A->nc++];
-        c->mpm = i, c->particle = p, c->collider = k, c->phi = phi, c->mat = mat;
+        c->mpm = i, c->local = p, c->grid = w->mpms[i].grid, c->particle = w->mpms[i].first + p;
+        c->collider = k, c->phi = phi, c->mat = mat;
         memcpy(c->p, b->x + 3 * p, sizeof c->p);
         double n[3] = {-g[0], -g[1], -g[2]}, t1[3], t2[3];
         double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
@@ -786,20 +789,20 @@ static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
   return KN_OK;
 }
 
-/* MPM stage 1: each body's clique, the Schur complement of A_MPM on the DoFs of the grid nodes
+/* MPM stage 1: each grid's clique, the Schur complement of A_MPM on the DoFs of the grid nodes
  * supporting a contact particle (digest 6.2, 7.5 step 6), or the full A (fem_schur: false) */
 static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
   struct mpm_all* A = s->mpm;
-  for (int i = 0; i < w->nmpm; i++) {
+  for (int i = 0; i < w->nmpm_grid; i++) {
     mpm_state* m = &A->m[i];
-    kn_mpm_body* b = w->mpms[i].body;
+    kn_mpm_body* b = w->mpm_grids[i];
     int n = b->grid.n;
     kn_status st = mpm_reserve(m, (size_t)n, err);
     if (st) return st;
     m->clique = -1, m->np = 0, m->ncol = 0;
     memset(m->mark, 0, (size_t)n);
     for (int c = 0; c < A->nc; c++) {
-      if (A->c[c].mpm != i) continue;
+      if (A->c[c].grid != i) continue;
       int nodes[27];
       double wt[27];
       int k = kn_mpm_particle_weights(b, A->c[c].particle, nodes, wt);
@@ -816,7 +819,7 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
       st = grow(&m->S, &m->scap, (size_t)m->np * (size_t)m->np, err);
       if (!st) st = kn_mpm_dynamics_factor(b, &L, err);
       if (!st) st = kn_fem_schur_complement_factored(m->schur, L, m->P, m->np, m->S, err);
-      if (st) return kn_error_prefix(err, "stage 2 (Schur complement of MPM body '%s'): ", w->mpms[i].name);
+      if (st) return kn_error_prefix(err, "stage 2 (Schur complement of MPM body '%s'): ", b->name);
       for (int a = 0; a < m->np; a++) m->diagS[m->P[a]] = m->S[(size_t)a * m->np + a];
     }
     if (!s->fem_full) {
@@ -847,7 +850,7 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
       st = kn_sap_add_clique(s->prob, nd, D, m->vs, &m->clique, err);
       free(D);
     }
-    if (st) return kn_error_prefix(err, "stage 2 (clique of MPM body '%s'): ", w->mpms[i].name);
+    if (st) return kn_error_prefix(err, "stage 2 (clique of MPM body '%s'): ", b->name);
   }
   return KN_OK;
 }
@@ -857,14 +860,14 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
 static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
   struct mpm_all* A = s->mpm;
   size_t need = 0;
-  for (int i = 0; i < w->nmpm; i++) need = need > (size_t)A->m[i].ncol ? need : (size_t)A->m[i].ncol;
+  for (int i = 0; i < w->nmpm_grid; i++) need = need > (size_t)A->m[i].ncol ? need : (size_t)A->m[i].ncol;
   kn_status st = grow(&A->Jm, &A->jcap, 3 * need + 3, err);
   if (st) return st;
   A->first = kn_sap_problem_num_constraints(s->prob);
   for (int c = 0; c < A->nc; c++) {
     const mpm_contact* mc = &A->c[c];
-    const mpm_state* m = &A->m[mc->mpm];
-    const kn_mpm_body* b = w->mpms[mc->mpm].body;
+    const mpm_state* m = &A->m[mc->grid];
+    const kn_mpm_body* b = w->mpm_grids[mc->grid];
     kn_sap_contact_params par = kn_sap_contact_params_default();
     par.phi0 = mc->phi;
     par.mu = mc->mat.mu;
@@ -914,18 +917,18 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
       st = kn_sap_add_contact(s->prob, m->clique, Ja, s->clique_of_tree[tree], s->J, &par, &index, err);
     else
       st = kn_sap_add_contact(s->prob, m->clique, Ja, -1, NULL, &par, &index, err);
-    if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -4, mc->mpm, mc->collider, -1, mc->particle}, err);
+    if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -4, mc->mpm, mc->collider, -1, mc->local}, err);
     if (st) return kn_error_prefix(err, "stage 2 (contact of MPM body '%s' particle %d with '%s'): ",
-                                   w->mpms[mc->mpm].name, mc->particle, w->colliders[mc->collider].name);
+                                   w->mpms[mc->mpm].name, mc->local, w->colliders[mc->collider].name);
   }
   return KN_OK;
 }
 
 // warm start of the MPM cliques: v_n of the grid (P2G)
 static void mpm_warm_start(kn_world* w, sap_state* s) {
-  for (int i = 0; i < w->nmpm; i++) {
+  for (int i = 0; i < w->nmpm_grid; i++) {
     const mpm_state* m = &s->mpm->m[i];
-    const kn_mpm_body* b = w->mpms[i].body;
+    const kn_mpm_body* b = w->mpm_grids[i];
     if (m->clique < 0) continue;
     double* g = s->v_guess + kn_sap_clique_offset(s->prob, m->clique);
     for (int a = 0; a < b->grid.n; a++)
@@ -937,9 +940,9 @@ static void mpm_warm_start(kn_world* w, sap_state* s) {
  * (kn_mpm_advance), contact forces */
 static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err) {
   struct mpm_all* A = s->mpm;
-  for (int i = 0; i < w->nmpm; i++) {
+  for (int i = 0; i < w->nmpm_grid; i++) {
     mpm_state* m = &A->m[i];
-    kn_mpm_body* b = w->mpms[i].body;
+    kn_mpm_body* b = w->mpm_grids[i];
     int n = b->grid.n;
     memcpy(m->vnext, b->grid.v_star, 3 * (size_t)n * sizeof(double));
     if (m->clique >= 0) {
@@ -953,7 +956,9 @@ static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err)
       }
     }
     kn_status st = kn_mpm_advance(b, m->vnext, dt, err);
-    if (st) return kn_error_prefix(err, "stage 3 (G2P of MPM body '%s'): ", w->mpms[i].name);
+    if (st) return kn_error_prefix(err, "stage 3 (G2P of MPM body '%s'): ", b->name);
+  }
+  for (int i = 0; i < w->nmpm; i++) {
     memset(w->mpms[i].force, 0, sizeof w->mpms[i].force);
     memset(w->mpms[i].collider_force, 0, 3 * (size_t)w->ncollider * sizeof(double));
     w->mpms[i].ncontact = 0;
@@ -1078,9 +1083,9 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     if (st) return kn_error_prefix(err, "stage 1 (free motion) of deformable '%s': ", w->fems[i].name);
   }
   /* MPM bodies: P2G and free motion (v*, A_MPM and its factor, digest 7.5 steps 1, 5) */
-  for (int i = 0; i < w->nmpm; i++) {
-    st = kn_mpm_free_motion(w->mpms[i].body, dt, w->scene->gravity, NULL, err);
-    if (st) return kn_error_prefix(err, "stage 1 (free motion) of MPM body '%s': ", w->mpms[i].name);
+  for (int i = 0; i < w->nmpm_grid; i++) {
+    st = kn_mpm_free_motion(w->mpm_grids[i], dt, w->scene->gravity, NULL, err);
+    if (st) return kn_error_prefix(err, "stage 1 (free motion) of MPM body '%s': ", w->mpm_grids[i]->name);
   }
   double t_free_end = kn_wall_time();
   double t_free = t_free_end - t_start - t_detect; /* trees' and FEM free motion, without detection */

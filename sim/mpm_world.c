@@ -88,6 +88,74 @@ static kn_status build_one(kn_world* w, unsigned i, int j, kn_error* err) {
   return kn_mpm_state_save(m->body, m->backup, err);
 }
 
+// grid name of deformables[i] ("" when not given)
+static const char* grid_name(const kn_world* w, const kn_world_mpm* m) {
+  const char* g = w->scene->doc->deformables[m->scene_index].grid;
+  return g ? g : "";
+}
+
+/* w->mpms => w->mpm_grids: the deformables with the same grid name are merged into one body (in
+ * scene order, so that the particle order and the results are fixed) and each becomes a view of its
+ * part; a grid with one deformable keeps its deformable's body. */
+static kn_status group_grids(kn_world* w, kn_error* err) {
+  w->mpm_grids = kn_calloc((size_t)w->nmpm, sizeof *w->mpm_grids);
+  w->mpm_grid_owned = kn_calloc((size_t)w->nmpm, 1);
+  const kn_mpm_body** members = kn_calloc((size_t)w->nmpm, sizeof *members);
+  int* index = kn_calloc((size_t)w->nmpm, sizeof *index);
+  kn_status st = KN_OK;
+  if (!w->mpm_grids || !w->mpm_grid_owned || !members || !index) {
+    st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
+    goto done;
+  }
+  for (int i = 0; i < w->nmpm; i++) w->mpms[i].grid = -1;
+  for (int i = 0; i < w->nmpm && !st; i++) {
+    if (w->mpms[i].grid >= 0) continue;
+    int n = 0, g = w->nmpm_grid++;
+    for (int j = i; j < w->nmpm; j++) {
+      if (w->mpms[j].grid >= 0 || strcmp(grid_name(w, &w->mpms[j]), grid_name(w, &w->mpms[i]))) continue;
+      if (w->mpms[j].body->h != w->mpms[i].body->h) {
+        char key[96];
+        snprintf(key, sizeof key, "deformables[%d].grid", w->mpms[j].scene_index);
+        st = kn_scene_fail(w->scene, err, KN_ERR_INVALID, key,
+                           "'%s' (resolution %g) shares the grid '%s' with '%s' (resolution %g): one grid, one "
+                           "resolution (give it another grid name or the same resolution)",
+                           w->mpms[j].name, w->mpms[j].body->h, grid_name(w, &w->mpms[i]), w->mpms[i].name,
+                           w->mpms[i].body->h);
+        goto done;
+      }
+      w->mpms[j].grid = g;
+      index[n] = j;
+      members[n++] = w->mpms[j].body;
+    }
+    if (n == 1) {
+      w->mpm_grids[g] = w->mpms[i].body;
+      w->mpms[i].first = 0;
+      continue;
+    }
+    char name[256];
+    int at = snprintf(name, sizeof name, "grid of");
+    for (int k = 0; k < n && at < (int)sizeof name; k++)
+      at += snprintf(name + at, sizeof name - (size_t)at, "%s '%s'", k ? "," : "", w->mpms[index[k]].name);
+    kn_mpm_body* merged = NULL;
+    st = kn_mpm_body_merge(members, n, name, &merged, err);
+    if (st) break;
+    w->mpm_grids[g] = merged;
+    w->mpm_grid_owned[g] = 1;
+    for (int k = 0; k < n && !st; k++) {
+      kn_world_mpm* m = &w->mpms[index[k]];
+      kn_mpm_body* view = NULL;
+      st = kn_mpm_body_view(merged, k, &view, err);
+      if (st) break;
+      m->first = merged->parts[k].first;
+      kn_mpm_body_free(m->body);
+      m->body = view;
+    }
+  }
+done:
+  free(members), free(index);
+  return st;
+}
+
 kn_status kn_sim_mpm_build(kn_world* w, kn_error* err) {
   const kn_scene_doc* d = w->scene->doc;
   int n = 0;
@@ -101,17 +169,22 @@ kn_status kn_sim_mpm_build(kn_world* w, kn_error* err) {
       kn_status st = build_one(w, i, (int)j++, err);
       if (st) return st;
     }
-  return KN_OK;
+  return group_grids(w, err);
 }
 
 void kn_sim_mpm_free(kn_world* w) {
   for (int i = 0; i < w->nmpm; i++) {
     free(w->mpms[i].name);
-    kn_mpm_body_free(w->mpms[i].body);
+    kn_mpm_body_free(w->mpms[i].body); /* a view first: it does not free its grid body's arrays */
     if (w->mpms[i].backup) kn_mpm_state_free(w->mpms[i].backup);
     free(w->mpms[i].backup);
     free(w->mpms[i].collider_force);
   }
+  for (int g = 0; g < w->nmpm_grid; g++)
+    if (w->mpm_grid_owned[g]) kn_mpm_body_free(w->mpm_grids[g]);
+  free(w->mpm_grids), free(w->mpm_grid_owned);
+  w->mpm_grids = NULL, w->mpm_grid_owned = NULL;
+  w->nmpm_grid = 0;
   free(w->mpms);
   w->mpms = NULL;
   w->nmpm = 0;

@@ -40,7 +40,7 @@ static int kept(int np, int s) { return (np + s - 1) / s; }
 // colour value of particle p: plastic strain for plastic bodies, else speed
 static float colour_value(const kn_mpm_body* b, int p) {
   double t = 0;
-  if (b->material.yield_stress > 0) {
+  if (kn_mpm_part_of(b, p)->material.yield_stress > 0) {
     for (int k = 0; k < 9; k++) {
       double d = b->FP[9 * p + k] - (k % 4 == 0 ? 1.0 : 0.0);
       t += d * d;
@@ -189,7 +189,7 @@ static void write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, co
     fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", f);
     json_string(f, w->mpms[i].name);
     fprintf(f, ", \"n\": %d, \"np\": %d, \"color\": \"%s\", \"max\": %.6g, \"size\": %.6g}", n, b->np,
-            b->material.yield_stress > 0 ? "plastic_strain" : "speed", vmax,
+            b->parts[0].material.yield_stress > 0 ? "plastic_strain" : "speed", vmax,
             b->h / cbrt((double)b->ppc) * cbrt((double)h->pstride));
   }
   fprintf(f, "],\n\"particle_stride\": %d, \"mpm_stride\": %ld, \"mpm_frames\": [\n", h->pstride, kstride);

@@ -251,6 +251,8 @@ static const cyaml_schema_field_t deformable_fields[] = {
     CYAML_FIELD_MAPPING_PTR("region", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, region,
                             box_region_fields),
     DBL_OPT("particle_jitter", kn_scene_deformable, particle_jitter),
+    CYAML_FIELD_STRING_PTR("grid", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, grid, 0,
+                           CYAML_UNLIMITED),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_deformable = {
     CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_deformable, deformable_fields)};
@@ -769,6 +771,7 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     const char* mpm_only = o->particles_per_cell ? "particles_per_cell"
                            : o->region           ? "region"
                            : o->particle_jitter  ? "particle_jitter"
+                           : o->grid             ? "grid"
                                                  : NULL;
     if (o->material && (o->material->type == KN_SCENE_MPM_EOS_FLUID || o->material->yield_stress ||
                         o->material->bulk_modulus || o->material->gamma))

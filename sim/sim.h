@@ -103,8 +103,12 @@
  *       Mises, 0 = elastic), bulk_modulus, gamma} [kn_mpm_material_default]; region: {min, max}
  *       allowed grid region [+-1e3 m]; particle_jitter: 0..1 (fraction of the particle spacing by
  *       which each lattice point is moved, deterministically; breaks the lattice's flat faces,
- *       which make a round body roll like a polyhedron) [0]; pose, velocity, friction, stiffness,
- *       dissipation_time.
+ *       which make a round body roll like a polyhedron) [0]; grid: a name [""]: the MPM
+ *       deformables with the same grid name share one background grid (one free motion, one SAP
+ *       clique) and so interact through it, as one MPM body does with itself (a name given twice
+ *       needs one resolution); different names never touch each other, which suits bodies kept
+ *       apart by a rigid part thinner than about 3 cells, whose grid would couple them across it;
+ *       pose, velocity, friction, stiffness, dissipation_time.
  *       One contact per particle inside a rigid collider (signed distance < contact.margin); SAP
  *       gets the Schur complement of A_MPM on the grid nodes supporting those particles.
  *
@@ -350,6 +354,7 @@ typedef struct {
   int* particles_per_cell;  /* MPM: n^3 particles per grid cell [8] */
   double* particle_jitter;  /* MPM: random offset of each lattice point, fraction of its spacing [0, 1) [0] */
   kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
+  char* grid;               /* MPM: name of the grid it shares [""] (see above) */
 } kn_scene_deformable;
 
 /* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of
@@ -575,7 +580,8 @@ typedef struct {
 typedef struct {
   char* name;
   int scene_index;          /* its deformables[] index */
-  kn_mpm_body* body;
+  kn_mpm_body* body;        /* its particles: a view into its grid's body when it shares a grid */
+  int grid, first;          /* its grid (w->mpm_grids index) and the offset of its particles there */
   kn_contact_material material; /* of its particles */
   double force[3];          /* total contact force on it in the last step [N] */
   double* collider_force;   /* 3 * ncollider: force of its contacts on each collider in the last step [N] */
@@ -615,6 +621,11 @@ typedef struct {
   kn_world_fem* fems;       /* FEM deformables, in scene order */
   int nmpm;
   kn_world_mpm* mpms;       /* MPM deformables, in scene order */
+  /* MPM grids: the deformables with one grid spacing share one grid (one body, one part each) and
+   * interact through it; a deformable alone on its grid is its own grid body */
+  int nmpm_grid;
+  kn_mpm_body** mpm_grids;
+  unsigned char* mpm_grid_owned; /* 1: a merged body the world owns; 0: a deformable's own body */
   const struct kn_backend* backend;
   void* backend_state;
   /* outputs of the last step, filled by the backend */

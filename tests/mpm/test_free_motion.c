@@ -195,3 +195,82 @@ Test(mpm_free_motion, schur_complement_of_A) {
   kn_fem_schur_free(s);
   kn_mpm_body_free(b);
 }
+
+/* One grid for two bodies (kn_mpm_body_merge): a linear corotated block and an EOS fluid block
+ * 0.2 m apart (8 cells at h 0.025: no shared node) on one grid give each node the v* its own body
+ * gives alone, and the particles the same step, to 1e-9 relative (the solver order differs; the
+ * merged body is no longer quadratic, so Newton with line search runs on both parts). Views alias
+ * their part's particles and its region; a view cannot run free motion or advance. */
+Test(mpm_free_motion, merged_bodies_move_as_apart) {
+  kn_mpm_body* a = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.025, 8);
+  kn_mpm_body* f = make(KN_MPM_EOS_FLUID, 0.05, 0.025, 8);
+  for (int p = 0; p < f->np; p++) f->x[3 * p] += 0.2;
+  kn_mpm_body* both[2] = {a, f};
+  for (int i = 0; i < 2; i++)
+    for (int p = 0; p < both[i]->np; p++) {
+      for (int k = 0; k < 9; k++) both[i]->FE[9 * p + k] = (k % 4 == 0) + 0.05 * rnd();
+      for (int d = 0; d < 3; d++) both[i]->v[3 * p + d] = 0.2 * rnd();
+      for (int k = 0; k < 9; k++) both[i]->C[9 * p + k] = rnd();
+    }
+  kn_error err;
+  kn_mpm_body* m = NULL;
+  const kn_mpm_body* parts[2] = {a, f};
+  cr_assert_eq(kn_mpm_body_merge(parts, 2, "both", &m, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(m->np, a->np + f->np);
+  cr_assert_eq(m->nparts, 2);
+  cr_assert_eq(kn_mpm_part_of(m, a->np)->material.model, KN_MPM_EOS_FLUID);
+  cr_assert_eq(kn_mpm_part_of(m, a->np - 1)->material.model, KN_MPM_LINEAR_COROTATED);
+  kn_mpm_newton_options opt = kn_mpm_newton_options_default();
+  opt.rel_tolerance = 1e-11;
+  const double dt = 0.01;
+  cr_assert_eq(kn_mpm_free_motion(m, dt, g3, &opt, &err), KN_OK, "%s", err.msg);
+  double vmax = 0, e = 0;
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(kn_mpm_free_motion(both[i], dt, g3, &opt, &err), KN_OK, "%s", err.msg);
+    /* node of body i => the merged grid's node with the same integer coordinates */
+    for (int j = 0; j < both[i]->grid.n; j++) {
+      int found = -1;
+      for (int k = 0; k < m->grid.n && found < 0; k++)
+        if (!memcmp(m->grid.index + 3 * k, both[i]->grid.index + 3 * j, 3 * sizeof(int))) found = k;
+      cr_assert(found >= 0, "body %d node %d missing from the merged grid", i, j);
+      for (int d = 0; d < 3; d++) {
+        vmax = fmax(vmax, fabs(both[i]->grid.v_star[3 * j + d]));
+        e = fmax(e, fabs(both[i]->grid.v_star[3 * j + d] - m->grid.v_star[3 * found + d]));
+      }
+    }
+  }
+  cr_assert_eq(m->grid.n, a->grid.n + f->grid.n, "the two bodies share no node");
+  cr_assert(e <= 1e-9 * vmax, "v*: max difference %g (|v*| %g)", e, vmax);
+  cr_log_info("merged vs apart: v* differs by %.2e (|v*| %.2e)", e, vmax);
+  cr_assert_eq(kn_mpm_advance(m, m->grid.v_star, dt, &err), KN_OK, "%s", err.msg);
+  double ex = 0;
+  for (int i = 0, at = 0; i < 2; i++) {
+    cr_assert_eq(kn_mpm_advance(both[i], both[i]->grid.v_star, dt, &err), KN_OK, "%s", err.msg);
+    for (int p = 0; p < both[i]->np; p++)
+      for (int k = 0; k < 9; k++) ex = fmax(ex, fabs(both[i]->FE[9 * p + k] - m->FE[9 * (at + p) + k]));
+    at += both[i]->np;
+  }
+  cr_assert(ex <= 1e-9, "F_E after the step: max difference %g", ex);
+  /* views */
+  kn_mpm_body* v = NULL;
+  cr_assert_eq(kn_mpm_body_view(m, 1, &v, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(v->np, f->np);
+  cr_assert_eq(v->x, m->x + 3 * (size_t)a->np);
+  cr_assert_eq(kn_mpm_free_motion(v, dt, g3, NULL, &err), KN_ERR_INVALID);
+  cr_assert_eq(kn_mpm_advance(v, m->grid.v_star, dt, &err), KN_ERR_INVALID);
+  const double lo[3] = {-1, -1, -1}, hi[3] = {0.1, 1, 1}; /* the fluid sits at x ~ 0.21 */
+  cr_assert_eq(kn_mpm_body_set_region(v, lo, hi, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_mpm_free_motion(m, dt, g3, NULL, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_mpm_advance(m, m->grid.v_star, dt, &err), KN_ERR_INVALID);
+  cr_assert(strstr(err.msg, "block: particle 0 left the allowed region"), "%s", err.msg);
+  kn_mpm_body_free(v);
+  /* spacings must agree */
+  kn_mpm_body* c = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.02, 1);
+  const kn_mpm_body* bad[2] = {a, c};
+  kn_mpm_body* none = NULL;
+  cr_assert_eq(kn_mpm_body_merge(bad, 2, "bad", &none, &err), KN_ERR_INVALID);
+  cr_assert_null(none);
+  cr_assert(strstr(err.msg, "one grid needs one spacing"), "%s", err.msg);
+  kn_mpm_body_free(c);
+  kn_mpm_body_free(m), kn_mpm_body_free(a), kn_mpm_body_free(f);
+}
