@@ -963,18 +963,30 @@ static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err)
     memset(w->mpms[i].collider_force, 0, 3 * (size_t)w->ncollider * sizeof(double));
     w->mpms[i].ncontact = 0;
   }
+  if (A->nc > w->mpm_contact_cap) {
+    int cap = w->mpm_contact_cap ? w->mpm_contact_cap : 64;
+    while (cap < A->nc) cap *= 2;
+    kn_world_mpm_contact* r = realloc(w->mpm_contacts, (size_t)cap * sizeof *r);
+    if (!r) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    w->mpm_contacts = r, w->mpm_contact_cap = cap;
+  }
   for (int c = 0; c < A->nc; c++) {
     const mpm_contact* mc = &A->c[c];
     const double* g = s->gamma + kn_sap_constraint_offset(s->prob, A->first + c);
     kn_world_mpm* M = &w->mpms[mc->mpm];
+    kn_world_mpm_contact* o = &w->mpm_contacts[c];
+    o->mpm = mc->mpm, o->particle = mc->local, o->collider = mc->collider, o->phi = mc->phi;
+    memcpy(o->p, mc->p, sizeof o->p);
     M->ncontact++;
     for (int a = 0; a < 3; a++) {
       /* gamma acts on B (the collider); the particle gets the opposite */
       double f = (mc->R[3 * a] * g[0] + mc->R[3 * a + 1] * g[1] + mc->R[3 * a + 2] * g[2]) / dt;
+      o->n[a] = mc->R[3 * a + 2], o->f[a] = f;
       M->collider_force[3 * mc->collider + a] += f;
       M->force[a] -= f;
     }
   }
+  w->nmpm_contact = A->nc;
   return KN_OK;
 }
 

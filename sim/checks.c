@@ -25,6 +25,7 @@ typedef struct {
   char* in_a; /* contact_force / no_penetration: collider membership (ncollider flags) */
   char* in_b;
   int fem_side[2]; /* contact pairs: FEM body index named by bodies[j], -1 for colliders */
+  int mpm_side[2]; /* contact pairs: MPM deformable index named by bodies[j], -1 otherwise */
   double after, before, limit;
   int have_ref;
   kn_pose X_ref; /* grasp_held: X_LO at the window's first sample */
@@ -153,6 +154,12 @@ static int fem_index(const kn_world* w, const char* name) {
   return -1;
 }
 
+static int mpm_index(const kn_world* w, const char* name) {
+  for (int i = 0; i < w->nmpm; i++)
+    if (strcmp(w->mpms[i].name, name) == 0) return i;
+  return -1;
+}
+
 static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error* err) {
   const kn_scene* s = w->scene;
   const kn_scene_check* d = c->def;
@@ -191,9 +198,11 @@ static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error
   for (int j = 0; j < 2; j++) {
     snprintf(k, sizeof k, "checks[%u].bodies[%d]", i, j);
     if ((c->fem_side[j] = fem_index(w, d->bodies[j])) >= 0) continue;
+    if ((c->mpm_side[j] = mpm_index(w, d->bodies[j])) >= 0) continue;
     if (collider_set(w, d->bodies[j], j ? c->in_b : c->in_a) == 0)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': no collision geometry named '%s' (an object, a "
-                           "robot or \"robot/link\")", d->name, d->bodies[j]);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k,
+                           "check '%s': no collision geometry or deformable named '%s' (an object, a robot, "
+                           "\"robot/link\" or a deformable)", d->name, d->bodies[j]);
   }
   return KN_OK;
 }
@@ -239,7 +248,7 @@ kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
     c->before = c->def->before ? *c->def->before : s->duration;
     c->limit = c->def->value ? *c->def->value : (c->def->type == KN_CHECK_SOLVER_CONVERGED ? sap_limit : 0);
     c->a.tree = c->b.tree = c->a.fem = c->b.fem = c->a.mpm = c->b.mpm = -1;
-    c->fem_side[0] = c->fem_side[1] = -1;
+    c->fem_side[0] = c->fem_side[1] = c->mpm_side[0] = c->mpm_side[1] = -1;
     kn_status st = resolve_check(w, c, (unsigned)i, err);
     if (st) return st;
     r->name = c->def->name;
@@ -301,6 +310,14 @@ static int fem_contact_in_pair(const check_state* c, const kn_world_fem_contact*
   return 0;
 }
 
+// (MPM contact) => 1 when one side of the check's pair is its deformable and the other names its
+// collider; no pair: every one
+static int mpm_contact_in_pair(const check_state* c, const kn_world_mpm_contact* p) {
+  if (!c->in_a) return 1;
+  return (c->mpm_side[0] == p->mpm && c->mpm_side[1] < 0 && c->fem_side[1] < 0 && c->in_b[p->collider]) ||
+         (c->mpm_side[1] == p->mpm && c->mpm_side[0] < 0 && c->fem_side[0] < 0 && c->in_a[p->collider]);
+}
+
 static void sample(kn_world* w, check_state* c, kn_check_result* r) {
   const double t = w->t;
   kn_pose Xa, Xb;
@@ -352,11 +369,15 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
       for (int k = 0; k < w->nfem_contact; k++)
         if (fem_contact_in_pair(c, &w->fem_contacts[k]))
           keep(r, w->fem_contacts[k].phi, t, w->fem_contacts[k].phi < r->measured);
+      for (int k = 0; k < w->nmpm_contact; k++)
+        if (mpm_contact_in_pair(c, &w->mpm_contacts[k]))
+          keep(r, w->mpm_contacts[k].phi, t, w->mpm_contacts[k].phi < r->measured);
       break;
     case KN_CHECK_CONTACT_FORCE: {
       /* f is the force on b and n points from a into b: f . n is the normal (pushing) force */
       double F = 0;
-      for (int k = 0; k < w->ncontact && c->fem_side[0] < 0 && c->fem_side[1] < 0; k++) {
+      int rigid = c->fem_side[0] < 0 && c->fem_side[1] < 0 && c->mpm_side[0] < 0 && c->mpm_side[1] < 0;
+      for (int k = 0; k < w->ncontact && rigid; k++) {
         const kn_world_contact* p = &w->contacts[k];
         if ((c->in_a[p->a] && c->in_b[p->b]) || (c->in_a[p->b] && c->in_b[p->a]))
           F += p->f[0] * p->n[0] + p->f[1] * p->n[1] + p->f[2] * p->n[2];
@@ -364,6 +385,10 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
       for (int k = 0; k < w->nfem_contact; k++) {
         const kn_world_fem_contact* p = &w->fem_contacts[k];
         if (fem_contact_in_pair(c, p)) F += p->f[0] * p->n[0] + p->f[1] * p->n[1] + p->f[2] * p->n[2];
+      }
+      for (int k = 0; k < w->nmpm_contact; k++) {
+        const kn_world_mpm_contact* p = &w->mpm_contacts[k];
+        if (mpm_contact_in_pair(c, p)) F += p->f[0] * p->n[0] + p->f[1] * p->n[1] + p->f[2] * p->n[2];
       }
       double lo = c->def->min ? *c->def->min : -INFINITY, hi = c->def->max ? *c->def->max : INFINITY;
       /* worst = smallest margin to the band (negative outside it) */

@@ -132,10 +132,11 @@ static kn_status group_grids(kn_world* w, kn_error* err) {
       w->mpms[i].first = 0;
       continue;
     }
-    char name[256];
-    int at = snprintf(name, sizeof name, "grid of");
+    char name[256]; /* "a+b+c": the body errors of its free motion name */
+    int at = 0;
+    name[0] = 0;
     for (int k = 0; k < n && at < (int)sizeof name; k++)
-      at += snprintf(name + at, sizeof name - (size_t)at, "%s '%s'", k ? "," : "", w->mpms[index[k]].name);
+      at += snprintf(name + at, sizeof name - (size_t)at, "%s%s", k ? "+" : "", w->mpms[index[k]].name);
     kn_mpm_body* merged = NULL;
     st = kn_mpm_body_merge(members, n, name, &merged, err);
     if (st) break;

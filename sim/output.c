@@ -238,6 +238,13 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
               k->a_fem >= 0 ? w->fems[k->a_fem].name : w->colliders[k->a_collider].name, w->fems[k->fem_b].name,
               k->p[0], k->p[1], k->p[2], k->n[0], k->n[1], k->n[2], k->f[0], k->f[1], k->f[2], k->phi);
     }
+    /* MPM contacts: A is the deformable (one row per particle), B the collider */
+    for (int c = 0; fc && c < w->nmpm_contact; c++) {
+      const kn_world_mpm_contact* k = &w->mpm_contacts[c];
+      fprintf(fc, "%.10g,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g\n", w->t, w->mpms[k->mpm].name,
+              w->colliders[k->collider].name, k->p[0], k->p[1], k->p[2], k->n[0], k->n[1], k->n[2], k->f[0], k->f[1],
+              k->f[2], k->phi);
+    }
     if (n % stride == 0 || n == total) {
       write_row(f, w);
       sum.trajectory_rows++;

@@ -122,8 +122,10 @@
  *       link: "robot/link"         grasp_held: the gripper link the object is held by
  *       bodies: [a, b]             distance_below: two bodies (origins / FEM centroids);
  *                                  contact_force: two collider names ("box", "gripper" matches
- *                                  every "gripper/..." collider) or FEM bodies (their FEM
- *                                  contacts); no_penetration: optional pair (rigid and FEM)
+ *                                  every "gripper/..." collider), FEM bodies (their FEM
+ *                                  contacts) or MPM bodies (their particle contacts with the
+ *                                  other side's colliders); no_penetration: optional pair
+ *                                  (rigid, FEM and MPM contacts)
  *       value: number              height_above: z > value [m]; height_below: z < value [m];
  *                                  distance_below: distance < value [m]; grasp_held: position
  *                                  drift < value [mm]; no_penetration: depth -phi < value [m];
@@ -539,6 +541,14 @@ typedef struct {
   double f[3];              /* force on B, world frame [N] (on A: -f) */
 } kn_world_fem_contact;
 
+/* One MPM particle contact of the last step (sap backend): particle `particle` of MPM deformable
+ * `mpm` (side A) inside collider `collider` (side B). */
+typedef struct {
+  int mpm, particle, collider;
+  double p[3], n[3], phi;   /* n from the particle into the collider */
+  double f[3];              /* force on the collider, world frame [N] (on the particle: -f) */
+} kn_world_mpm_contact;
+
 /* Solver numbers of one step, and their accumulation over a run. */
 typedef struct {
   int iterations, line_search_iterations, contacts, constraints;
@@ -635,6 +645,8 @@ typedef struct {
   kn_world_contact* contacts;
   int nfem_contact, fem_contact_cap; /* FEM contacts of the last step (contacts.csv) */
   kn_world_fem_contact* fem_contacts;
+  int nmpm_contact, mpm_contact_cap; /* MPM particle contacts of the last step (contacts.csv, checks) */
+  kn_world_mpm_contact* mpm_contacts;
   struct kn_checks* checks; /* the scene's checks (sim/checks.c), NULL when none */
   /* state */
   long step;
@@ -683,7 +695,9 @@ typedef struct {
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
  * (t, then every coordinate by "robot/joint", then the objects') and `out_dir`/summary.json (with
  * the solver statistics: totals, max, mean), plus solver.csv (per step: t, iterations, line-search
- * iterations, residual, contacts) and contacts.csv (t, colliders, point, normal, force, phi) when
+ * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
+ * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones
+ * with the deformable as A) when
  * output.solver / output.contacts are set; out_dir is created
  * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
  * summary (may be NULL) receives the numbers. On a failed step the files written so far stay

@@ -289,6 +289,7 @@ void kn_world_free(kn_world* w) {
   kn_sim_deformables_free(w);
   free(w->contacts);
   free(w->fem_contacts);
+  free(w->mpm_contacts);
   for (int i = 0; i < w->nobject; i++) {
     free(w->objects[i].name);
     for (int k = 0; k < w->objects[i].ncolumn; k++) free(w->objects[i].columns[k]);

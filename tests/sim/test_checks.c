@@ -203,3 +203,37 @@ Test(checks, summary_json_lists_the_checks) {
   cr_assert_eq(system(cmd), 0);
   tw_free(&t);
 }
+
+/* MPM particle contacts feed contact_force and no_penetration: a 1 kg dough cube (0.1 m, rho 1000,
+ * E 1e5) resting on the floor presses it with m g = 9.81 N once settled (measured 9.806-9.809 N
+ * over [0.6, 1] s: SAP's momentum tolerance and the cube's last ringing; asserted to 0.2 %), a
+ * particle contact exists only below the floor (deepest -2.2 mm, in the landing) and the pair can
+ * be given either way round. */
+Test(checks, mpm_contacts_are_checked) {
+  test_world t = tw_create(
+      "time_step: 0.01\nduration: 1\n"
+      "objects:\n"
+      "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+      "deformables:\n"
+      "  - name: dough\n    model: mpm\n    shape: {box: [0.1, 0.1, 0.1]}\n    resolution: 0.05\n"
+      "    particles_per_cell: 8\n    pose: {xyz: [0, 0, 0.05]}\n"
+      "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.3, density: 1000}\n"
+      "checks:\n"
+      "  - {name: weight, type: contact_force, bodies: [floor, dough], min: 9.6, max: 10.0, after: 0.6}\n"
+      "  - {name: weight_reversed, type: contact_force, bodies: [dough, floor], min: 9.6, max: 10.0, after: 0.6}\n"
+      "  - {name: shallow, type: no_penetration, bodies: [dough, floor], value: 0.005}\n"
+      "  - {name: deep, type: no_penetration, value: 1e-9}\n");
+  tw_step(&t, 100);
+  const kn_check_result* r = find(t.world, "weight");
+  cr_log_info("MPM weight: %s", r->message);
+  cr_assert(r->passed, "%s", r->message);
+  cr_assert(r->lo > 0.998 * 9.81 && r->hi < 1.002 * 9.81, "range [%g, %g]", r->lo, r->hi);
+  cr_assert_float_eq(find(t.world, "weight_reversed")->measured, r->measured, 1e-12);
+  r = find(t.world, "shallow");
+  cr_log_info("MPM depth: %s", r->message);
+  cr_assert(r->passed, "%s", r->message);
+  cr_assert(r->measured < 0, "a particle contact is found only once it penetrates: phi %g", r->measured);
+  cr_assert_not(find(t.world, "deep")->passed);
+  cr_assert_eq(t.world->nmpm_contact, t.world->mpms[0].ncontact);
+  tw_free(&t);
+}
