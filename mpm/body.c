@@ -9,6 +9,19 @@
 
 static const double kIdentity[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 
+// b->np => zeroed particle arrays; 0 when out of memory (kn_mpm_body_free releases what was made)
+static int alloc_particles(kn_mpm_body* b) {
+  size_t n = (size_t)b->np;
+  b->x = kn_calloc(3 * n, sizeof(double));
+  b->v = kn_calloc(3 * n, sizeof(double));
+  b->C = kn_calloc(9 * n, sizeof(double));
+  b->FE = kn_calloc(9 * n, sizeof(double));
+  b->FP = kn_calloc(9 * n, sizeof(double));
+  b->mass = kn_calloc(n, sizeof(double));
+  b->volume0 = kn_calloc(n, sizeof(double));
+  return b->x && b->v && b->C && b->FE && b->FP && b->mass && b->volume0;
+}
+
 kn_status kn_mpm_body_create_points(const kn_mpm_material* mat, const double* x, int np, double h, int ppc,
                                     const char* name, kn_mpm_body** out, kn_error* err) {
   const char* who = name ? name : "mpm body";
@@ -37,15 +50,7 @@ kn_status kn_mpm_body_create_points(const kn_mpm_material* mat, const double* x,
   b->ppc = ppc;
   b->np = np;
   size_t n = (size_t)np;
-  b->x = kn_calloc(3 * n, sizeof(double));
-  b->v = kn_calloc(3 * n, sizeof(double));
-  b->C = kn_calloc(9 * n, sizeof(double));
-  b->FE = kn_calloc(9 * n, sizeof(double));
-  b->FP = kn_calloc(9 * n, sizeof(double));
-  b->mass = kn_calloc(n, sizeof(double));
-  b->volume0 = kn_calloc(n, sizeof(double));
-  if (!b->name || !b->parts || !b->parts->name || !b->x || !b->v || !b->C || !b->FE || !b->FP || !b->mass ||
-      !b->volume0) {
+  if (!b->name || !b->parts || !b->parts->name || !alloc_particles(b)) {
     kn_mpm_body_free(b);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for %d particles", who, np);
   }
@@ -125,14 +130,7 @@ kn_status kn_mpm_body_merge(const kn_mpm_body* const* bodies, int n, const char*
   size_t N = (size_t)np;
   b->parts = kn_calloc((size_t)nparts, sizeof *b->parts);
   b->part_of = kn_calloc(N, sizeof *b->part_of);
-  b->x = kn_calloc(3 * N, sizeof(double));
-  b->v = kn_calloc(3 * N, sizeof(double));
-  b->C = kn_calloc(9 * N, sizeof(double));
-  b->FE = kn_calloc(9 * N, sizeof(double));
-  b->FP = kn_calloc(9 * N, sizeof(double));
-  b->mass = kn_calloc(N, sizeof(double));
-  b->volume0 = kn_calloc(N, sizeof(double));
-  int ok = b->name && b->parts && b->part_of && b->x && b->v && b->C && b->FE && b->FP && b->mass && b->volume0;
+  int ok = b->name && b->parts && b->part_of && alloc_particles(b);
   for (int i = 0, at = 0, k = 0; ok && i < n; i++) {
     const kn_mpm_body* a = bodies[i];
     size_t m = (size_t)a->np, o = (size_t)at;
