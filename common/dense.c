@@ -3,6 +3,7 @@
  *
  * Why the plain loop: for n ~ 7 LAPACKE's row-major wrapper spends most of its ~10k instructions
  * transposing and NaN-checking (bench/RESULTS.md profile), a quarter of a SAP step. */
+#include <cblas.h>
 #include <lapacke.h>
 #include <math.h>
 #include <time.h>
@@ -72,6 +73,16 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs) {
     return;
   }
   LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, nrhs, (double*)L, n, b, nrhs);
+}
+
+void kn_chol_solve1_fast(const double* L, int n, double* b) {
+  if (n <= KN_CHOL_SMALL) {
+    small_solve(L, n, b, 1);
+    return;
+  }
+  /* H = U^T U, U column-major upper (kn_chol_factor): U^T y = b, then U x = y */
+  cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, n, L, n, b, 1);
+  cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, n, L, n, b, 1);
 }
 
 void openblas_set_num_threads(int num_threads); /* OpenBLAS's own API (cblas.h of libopenblas-dev) */

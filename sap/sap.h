@@ -187,6 +187,10 @@ typedef struct {
   int nonmonotonic_is_error;  /* 0 */
   kn_sap_linear_solver linear_solver; /* AUTO */
   int dense_max_nv;           /* 64: largest participating nv solved densely under AUTO */
+  int reuse_min_nv;           /* 300: from this participating nv on, inexact Newton that reuses the
+                                 last factorization of H within the solve as the preconditioner of
+                                 a CG solve (sap/pcg.c); <= 0: exact Newton, H factored every
+                                 iteration. Same convergence test either way. */
   void (*monitor)(void* user, const kn_sap_iteration* it); /* NULL */
   void* monitor_user;
 } kn_sap_options;
@@ -205,7 +209,8 @@ typedef struct {
   int nonmonotonic_steps;      /* steps where l rose by more than the slop */
   int used_sparse;             /* 1 when CHOLMOD solved the Newton systems */
   int symbolic_analyses;       /* CHOLMOD analyses done in this solve (0 when reused) */
-  int factorizations;
+  int factorizations;          /* numeric factorizations of H */
+  int cg_iterations;           /* H products inside the reused-factorization CG solves (0: exact Newton) */
 } kn_sap_stats;
 
 typedef struct kn_sap_solver kn_sap_solver;

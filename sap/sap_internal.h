@@ -106,5 +106,19 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* layo
 kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, double* const* off, kn_error* err);
 /* b => H^-1 b in place */
 kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err);
+/* b => H^-1 b in place, for a preconditioner: the same up to round-off, faster for one vector */
+kn_status kn_sap_linsolve_precondition(kn_sap_linsolve* ls, double* b, kn_error* err);
+
+/*---- inexact Newton: CG on H_k preconditioned by the factor of an earlier H (sap/pcg.c) ----*/
+
+/* y += H x for one symmetric n x n row-major block of which only the lower triangle is read */
+void kn_sap_sym_matvec_add(const double* H, int n, const double* x, double* y);
+/* (y = H x through apply_H, ls holding the factor of an earlier H, b, scaling D, tolerance tol on
+ * ||D r||, at most max_iter products with H, work of 4 n) => x ~ H^-1 b from x0 = 0, *iters products done and
+ * *converged = 1 when ||D (b - H x)|| <= tol. x is a CG iterate, so b^T x > 0 (a descent direction
+ * for b = -grad) unless round-off; *converged = 0 also when p^T H p <= 0 is met. */
+kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double* y), void* user,
+                     kn_sap_linsolve* ls, const double* b, const double* D, double tol, int max_iter, double* x,
+                     double* work, int* iters, int* converged, kn_error* err);
 
 #endif
