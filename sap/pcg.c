@@ -20,13 +20,13 @@ void kn_sap_sym_matvec_add(const double* H, int n, const double* x, double* y) {
   cblas_dsymv(CblasRowMajor, CblasLower, n, 1.0, H, n, x, 1, 1.0, y, 1);
 }
 
-static double dot(const double* a, const double* b, int n) {
+double kn_sap_dot(const double* a, const double* b, int n) {
   double s = 0;
   for (int k = 0; k < n; k++) s += a[k] * b[k];
   return s;
 }
 
-static double scaled_norm(const double* D, const double* x, int n) {
+double kn_sap_scaled_norm(const double* D, const double* x, int n) {
   double s = 0;
   for (int k = 0; k < n; k++) s += (D[k] * x[k]) * (D[k] * x[k]);
   return sqrt(s);
@@ -40,7 +40,7 @@ kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double*
   *converged = 0;
   memset(x, 0, (size_t)n * sizeof(double));
   memcpy(r, b, (size_t)n * sizeof(double));
-  if (scaled_norm(D, r, n) <= tol) {
+  if (kn_sap_scaled_norm(D, r, n) <= tol) {
     *converged = 1;
     return KN_OK;
   }
@@ -48,27 +48,27 @@ kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double*
   kn_status st = kn_sap_linsolve_precondition(ls, z, err);
   if (st) return st;
   memcpy(p, z, (size_t)n * sizeof(double));
-  double rz = dot(r, z, n);
+  double rz = kn_sap_dot(r, z, n);
   /* M = (H_k0)^-1 is SPD, so r^T M r > 0 for r != 0; anything else is round-off or a NaN */
   if (!(rz > 0)) return KN_OK;
   while (*iters < max_iter) {
     apply_H(user, p, q);
     (*iters)++;
-    double pq = dot(p, q, n);
+    double pq = kn_sap_dot(p, q, n);
     if (!(pq > 0)) return KN_OK; /* H_k not positive along p (round-off): let the caller factor */
     double a = rz / pq;
     for (int t = 0; t < n; t++) {
       x[t] += a * p[t];
       r[t] -= a * q[t];
     }
-    if (scaled_norm(D, r, n) <= tol) {
+    if (kn_sap_scaled_norm(D, r, n) <= tol) {
       *converged = 1;
       return KN_OK;
     }
     memcpy(z, r, (size_t)n * sizeof(double));
     st = kn_sap_linsolve_precondition(ls, z, err);
     if (st) return st;
-    double rz_new = dot(r, z, n);
+    double rz_new = kn_sap_dot(r, z, n);
     if (!(rz_new > 0)) return KN_OK;
     double beta = rz_new / rz;
     rz = rz_new;

@@ -111,6 +111,11 @@ kn_status kn_sap_linsolve_precondition(kn_sap_linsolve* ls, double* b, kn_error*
 
 /*---- inexact Newton: CG on H_k preconditioned by the factor of an earlier H (sap/pcg.c) ----*/
 
+/* a . b over n entries, in index order */
+double kn_sap_dot(const double* a, const double* b, int n);
+/* ||D x|| (D diagonal, n entries) */
+double kn_sap_scaled_norm(const double* D, const double* x, int n);
+
 /* y += H x for one symmetric n x n row-major block of which only the lower triangle is read */
 void kn_sap_sym_matvec_add(const double* H, int n, const double* x, double* y);
 /* (y = H x through apply_H, ls holding the factor of an earlier H, b, scaling D, tolerance tol on

@@ -261,18 +261,6 @@ static void apply_JT(const ctx* c, const double* gamma, double* y) {
   }
 }
 
-static double dot(const double* a, const double* b, int n) {
-  double s = 0;
-  for (int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
-}
-
-static double scaled_norm(const double* D, const double* x, int n) {
-  double s = 0;
-  for (int k = 0; k < n; k++) s += (D[k] * x[k]) * (D[k] * x[k]);
-  return sqrt(s);
-}
-
 /* (v_c of every constraint) => gamma, G, sum of l_i (one pass, Drake's
  * CalcImpulsesAndConstraintsHessian) */
 static double eval_constraints(const ctx* c, const double* vc, double* gamma, double* G) {
@@ -296,7 +284,7 @@ static double eval_all(const ctx* c) {
   double* dvs = s->vtmp;
   for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
   apply_A2(c, dvs, s->grad, s->v, s->p);
-  double lA = 0.5 * dot(dvs, s->grad, c->n);
+  double lA = 0.5 * kn_sap_dot(dvs, s->grad, c->n);
   apply_JT(c, s->gamma, s->j);
   for (int k = 0; k < c->n; k++) s->grad[k] -= s->j[k];
   return lA + lR;
@@ -599,7 +587,7 @@ static int worst_constraint(const ctx* c, int have_prev) {
   double rmax = -1;
   for (int k = 0; k < c->np; k++) {
     int q = s->part[k];
-    double rc = scaled_norm(s->D + s->roff[q], s->grad + s->roff[q], p->cliques[q].nv);
+    double rc = kn_sap_scaled_norm(s->D + s->roff[q], s->grad + s->roff[q], p->cliques[q].nv);
     if (rc > rmax) rmax = rc, worst_clique = q;
   }
   int worst = 0;
@@ -832,8 +820,8 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   double gnorm_prev = 0, eta_prev = REUSE_ETA_MAX;
   double ell = eval_all(&c), ell_prev = ell;
   for (;;) {
-    st.residual = scaled_norm(s->D, s->grad, n);
-    st.residual_scale = fmax(scaled_norm(s->D, s->p, n), scaled_norm(s->D, s->j, n));
+    st.residual = kn_sap_scaled_norm(s->D, s->grad, n);
+    st.residual_scale = fmax(kn_sap_scaled_norm(s->D, s->p, n), kn_sap_scaled_norm(s->D, s->j, n));
     st.cost = ell;
     st.iterations = k;
     if (stats) *stats = st;
@@ -863,7 +851,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     double dl0 = 0;
     int have_dv = 0;
     if (reuse && have_factor && !force_factor) {
-      double gnorm = scaled_norm(s->D, s->grad, n);
+      double gnorm = kn_sap_scaled_norm(s->D, s->grad, n);
       /* Eisenstat-Walker choice 2: loose while the gradient stalls (contacts changing mode, where
        * an accurate solve buys nothing), tight as it falls quadratically; safeguarded */
       double ratio = gnorm / gnorm_prev, eta = 0.9 * ratio * ratio, safe = 0.9 * eta_prev * eta_prev;
@@ -877,7 +865,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
       st.cg_iterations += cg_iters;
       /* a truncated CG iterate is still a descent direction: take it, and refactor next time */
-      dl0 = dot(s->grad, s->dv, n);
+      dl0 = kn_sap_dot(s->grad, s->dv, n);
       have_dv = dl0 < 0;
       if (!converged) force_factor = 1;
     }
@@ -891,17 +879,17 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       for (int t = 0; t < n; t++) s->dv[t] = -s->grad[t];
       status = kn_sap_linsolve_solve(s->ls, s->dv, err);
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
-      dl0 = dot(s->grad, s->dv, n);
+      dl0 = kn_sap_dot(s->grad, s->dv, n);
     }
-    if (reuse) gnorm_prev = scaled_norm(s->D, s->grad, n);
+    if (reuse) gnorm_prev = kn_sap_scaled_norm(s->D, s->grad, n);
     apply_J(&c, s->dv, s->dvc);
     apply_A(&c, s->dv, s->dp);
-    line L = {.dAd = dot(s->dv, s->dp, n)};
+    line L = {.dAd = kn_sap_dot(s->dv, s->dp, n)};
     if (!(L.dAd > 0)) return fail_at(&c, have_prev, err, "dv^T A dv <= 0: A is not positive definite");
     double* dvs = s->vtmp;
     for (int t = 0; t < n; t++) dvs[t] = s->v[t] - s->vstar[t];
-    L.dp_dv0 = dot(s->dp, dvs, n);
-    L.lA0 = 0.5 * dot(dvs, s->grad, n) + 0.5 * dot(dvs, s->j, n); /* 1/2 (v-v*)^T A (v-v*) */
+    L.dp_dv0 = kn_sap_dot(s->dp, dvs, n);
+    L.lA0 = 0.5 * kn_sap_dot(dvs, s->grad, n) + 0.5 * kn_sap_dot(dvs, s->j, n); /* 1/2 (v-v*)^T A (v-v*) */
     double alpha = 1;
     if (!(dl0 < 0)) return fail_at(&c, have_prev, err, "l'(0) >= 0 along the Newton direction (ill-conditioned H)");
     int ls_iters = 0;
@@ -923,7 +911,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     if (alpha < 1e-3 && -dl0 < o.relative_slop * fmax(1.0, 0.5 * (fabs(ell) + fabs(ell_prev)))) cost_ok = 1;
     if (o.monitor) {
       kn_sap_iteration it = {.iteration = k, .cost = ell, .cost_prev = ell_prev, .alpha = alpha, .dl0 = dl0,
-                             .dl_alpha = dot(s->grad, s->dv, n), .line_search_iterations = ls_iters};
+                             .dl_alpha = kn_sap_dot(s->grad, s->dv, n), .line_search_iterations = ls_iters};
       o.monitor(o.monitor_user, &it);
     }
   }
