@@ -120,7 +120,9 @@ typedef void (*kn_progress_fn)(void* user, double fraction);
 
 /*---- dense linear algebra (LAPACKE) ----*/
 
-/* In-place Cholesky of the n x n row-major SPD matrix A (lower factor). KN_ERR_NUMERIC if not PD. */
+/* In-place Cholesky of the n x n row-major SPD matrix A, of which only the lower triangle is read.
+ * The factor's layout is private to kn_chol_solve*: for n <= 48 the row-major lower triangle, above
+ * that LAPACK's column-major lower one (the row-major upper triangle). KN_ERR_NUMERIC if not PD. */
 kn_status kn_chol_factor(double* A, int n, kn_error* err);
 /* Solve L L^T x = b in place with the factor from kn_chol_factor; b has nrhs columns (row-major n x nrhs). */
 void kn_chol_solve(const double* L, int n, double* b, int nrhs);

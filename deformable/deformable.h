@@ -224,11 +224,17 @@ void kn_fem_schur_free(kn_fem_schur* s);
 kn_status kn_fem_schur_complement(kn_fem_schur* s, const struct cholmod_sparse_struct* A, const int* P, int np,
                                   double* S, kn_error* err);
 /* As kn_fem_schur_complement with the caller's factor L of A (e.g. kn_fem_body_dynamics_factor),
- * which must stay valid until the last kn_fem_schur_recover: X_PP = Y^T Y with Y = L^-1 (E_P
- * permuted), a forward solve with sparse right-hand sides (only the elimination-tree paths of the
- * P rows), then S = X_PP^-1 by dense Cholesky. No dense n x np storage. */
-kn_status kn_fem_schur_complement_factored(kn_fem_schur* s, const struct cholmod_factor_struct* L, const int* P,
-                                           int np, double* S, kn_error* err);
+ * which must stay valid until the last kn_fem_schur_recover. Two routes, the cheaper by flop count:
+ * - X_PP = Y^T Y with Y = L^-1 (E_P permuted), a forward solve with sparse right-hand sides (only
+ *   the elimination-tree paths of the P rows), then S = X_PP^-1 by dense Cholesky; no dense n x np
+ *   storage. For few participating DoFs (an FEM body touched on a patch).
+ * - given A (else NULL): S = A_PP - A_PN A_NN^-1 A_NP directly with A_NN dense, when most DoFs take
+ *   part (an MPM grid under many contact particles) and |N| <= 4096. */
+kn_status kn_fem_schur_complement_factored(kn_fem_schur* s, const struct cholmod_sparse_struct* A,
+                                           const struct cholmod_factor_struct* L, const int* P, int np, double* S,
+                                           kn_error* err);
+/* 1 when the last kn_fem_schur_complement_factored took the direct route (tests, benchmarks) */
+int kn_fem_schur_used_direct(const kn_fem_schur* s);
 /* (Dv_P = v_P - v*_P, np) => Dv (n) for every DoF: Dv_N = -A_NN^-1 A_NP Dv_P, Dv_P unchanged;
  * computed as Dv = A^-1 E_P (S Dv_P) (block inverse: X_NP = -A_NN^-1 A_NP S^-1, X_PP = S^-1), one
  * solve with the factor; the P rows are set to Dv_P exactly. */

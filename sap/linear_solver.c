@@ -185,7 +185,7 @@ kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, doubl
   int n = ls->n;
   if (!ls->sparse) {
     /* the lower triangle only: the diagonal blocks come with only theirs (solver.c), and
-     * kn_chol_factor / kn_chol_solve (LAPACK 'L') read nothing else; the rest stays 0 */
+     * kn_chol_factor reads nothing else (it mirrors it for LAPACK); the rest stays 0 */
     double* H = ls->H;
     memset(H, 0, (size_t)n * (size_t)n * sizeof(double));
     for (int c = 0; c < ls->num_blocks; c++) {

@@ -292,7 +292,7 @@ static double eval_all(const ctx* c) {
 
 //---- Hessian H = A + sum_i J_i^T G_i J_i in clique blocks ----
 /* Only the lower triangle of the diagonal blocks is assembled: both factorizations read nothing
- * else (kn_chol_factor/solve and LAPACK 'L' on the dense path, the lower CSC on CHOLMOD's). */
+ * else (kn_chol_factor on the dense path, the lower CSC on CHOLMOD's). */
 
 /* out (na x nb) += Ja^T G Jb with Ja rows x na, Jb rows x nb, G rows x rows; lower = 1 (a diagonal
  * block, Ja = Jb): only the entries (a, t) with t <= a. Inlined by add_JtGJ with rows a constant

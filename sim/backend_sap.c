@@ -437,7 +437,7 @@ static kn_status fem_cliques(kn_world* w, sap_state* s, kn_error* err) {
       /* the free motion's factor of A at v* (reused, not refactorized), kept until fem_finish's recovery */
       const struct cholmod_factor_struct* L = NULL;
       if (!st) st = kn_fem_body_dynamics_factor(b, &L, err);
-      if (!st) st = kn_fem_schur_complement_factored(f->schur, L, f->P, f->np, f->S, err);
+      if (!st) st = kn_fem_schur_complement_factored(f->schur, (const struct cholmod_sparse_struct*)Asp, L, f->P, f->np, f->S, err);
       if (st) return kn_error_prefix(err, "stage 2 (Schur complement of deformable '%s'): ", w->fems[fi].name);
       for (int a = 0; a < f->np; a++) {
         int dof = f->P[a];
@@ -682,6 +682,9 @@ typedef struct {
   int np, ncol, clique;
   double *S, *vs, *dv, *dvall, *vnext, *diagS, *diagA;
   size_t ncap, scap;        /* nodes and S doubles allocated */
+  int *prev_index, prev_n;  /* the last step's nodes (sorted) and their v_n+1: the warm start */
+  double* prev_v;
+  size_t prev_cap;
 } mpm_state;
 
 struct mpm_all {
@@ -698,7 +701,7 @@ static void mpm_all_free(struct mpm_all* A, int nmpm) {
     mpm_state* m = &A->m[i];
     kn_fem_schur_free(m->schur);
     free(m->col), free(m->P), free(m->mark), free(m->S), free(m->vs), free(m->dv), free(m->dvall), free(m->vnext);
-    free(m->diagS), free(m->diagA);
+    free(m->diagS), free(m->diagA), free(m->prev_index), free(m->prev_v);
   }
   free(A->m), free(A->c), free(A->Jm);
   free(A);
@@ -818,7 +821,7 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
     if (m->np > 0) {
       st = grow(&m->S, &m->scap, (size_t)m->np * (size_t)m->np, err);
       if (!st) st = kn_mpm_dynamics_factor(b, &L, err);
-      if (!st) st = kn_fem_schur_complement_factored(m->schur, L, m->P, m->np, m->S, err);
+      if (!st) st = kn_fem_schur_complement_factored(m->schur, kn_mpm_dynamics_matrix(b), L, m->P, m->np, m->S, err);
       if (st) return kn_error_prefix(err, "stage 2 (Schur complement of MPM body '%s'): ", b->name);
       for (int a = 0; a < m->np; a++) m->diagS[m->P[a]] = m->S[(size_t)a * m->np + a];
     }
@@ -924,15 +927,30 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
   return KN_OK;
 }
 
-// warm start of the MPM cliques: v_n of the grid (P2G)
+static int cmp_node(const int* a, const int* b) {
+  for (int k = 0; k < 3; k++)
+    if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+  return 0;
+}
+
+/* warm start of the MPM cliques: each node's v_n+1 of the last step where the node existed, else its
+ * v_n from P2G. Measured on the example scenes (Newton iterations per step, P2G v_n -> last v_n+1):
+ * rolling 29.5 -> 15.5, shake 30.9 -> 24.0, tearing 17.3 -> 17.0, pouring 16.2 -> 17.7. Contacts
+ * stuck to a panel or a roller start inside SAP's thin stiction region (|v_t| <= mu sigma w gamma_n)
+ * instead of sliding on the velocity noise that the G2P/P2G round trip adds. */
 static void mpm_warm_start(kn_world* w, sap_state* s) {
   for (int i = 0; i < w->nmpm_grid; i++) {
     const mpm_state* m = &s->mpm->m[i];
     const kn_mpm_body* b = w->mpm_grids[i];
     if (m->clique < 0) continue;
     double* g = s->v_guess + kn_sap_clique_offset(s->prob, m->clique);
-    for (int a = 0; a < b->grid.n; a++)
-      if (m->col[a] >= 0) memcpy(g + m->col[a], b->grid.v + 3 * a, 3 * sizeof(double));
+    int j = 0;
+    for (int a = 0; a < b->grid.n; a++) {
+      const int* ia = b->grid.index + 3 * a;
+      while (j < m->prev_n && cmp_node(m->prev_index + 3 * j, ia) < 0) j++;
+      int found = j < m->prev_n && cmp_node(m->prev_index + 3 * j, ia) == 0;
+      if (m->col[a] >= 0) memcpy(g + m->col[a], found ? m->prev_v + 3 * j : b->grid.v + 3 * a, 3 * sizeof(double));
+    }
   }
 }
 
@@ -955,6 +973,16 @@ static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err)
         for (int k = 0; k < 3 * n; k++) m->vnext[k] += m->dvall[k];
       }
     }
+    if ((size_t)n > m->prev_cap) {
+      free(m->prev_index), free(m->prev_v);
+      m->prev_cap = (size_t)n + (size_t)n / 2 + 16;
+      m->prev_index = malloc(3 * m->prev_cap * sizeof(int));
+      m->prev_v = malloc(3 * m->prev_cap * sizeof(double));
+      if (!m->prev_index || !m->prev_v) return m->prev_cap = 0, m->prev_n = 0, kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    }
+    m->prev_n = n;
+    memcpy(m->prev_index, b->grid.index, 3 * (size_t)n * sizeof(int));
+    memcpy(m->prev_v, m->vnext, 3 * (size_t)n * sizeof(double));
     kn_status st = kn_mpm_advance(b, m->vnext, dt, err);
     if (st) return kn_error_prefix(err, "stage 3 (G2P of MPM body '%s'): ", b->name);
   }

@@ -149,8 +149,10 @@ static void fd_check(kn_mpm_model model) {
 Test(mpm_free_motion, fd_linear_corotated) { fd_check(KN_MPM_LINEAR_COROTATED); }
 Test(mpm_free_motion, fd_eos_fluid) { fd_check(KN_MPM_EOS_FLUID); }
 
-/* Schur complement over a subset of nodes (the participating set of one particle) with the
- * body's own factor equals A_PP - A_PN A_NN^-1 A_NP computed densely. */
+/* Schur complement over a subset of nodes with the body's own factor equals A_PP - A_PN A_NN^-1 A_NP
+ * computed densely (S (A^-1)_PP = I), by both of kn_fem_schur_complement_factored's routes: P = one
+ * particle's 27 support nodes (81 of 240 DoFs: the route through (A^-1)_PP) and P = every other node
+ * (159 DoFs: the direct route with A_NN dense). The recovery gives (A Dv)_N = 0 and Dv_P = the input. */
 Test(mpm_free_motion, schur_complement_of_A) {
   kn_mpm_body* b = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.025, 8);
   for (int p = 0; p < b->np; p++)
@@ -159,40 +161,56 @@ Test(mpm_free_motion, schur_complement_of_A) {
   cr_assert_eq(kn_mpm_free_motion(b, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
   int nodes[27];
   double w[27];
-  int k = kn_mpm_particle_weights(b, 3, nodes, w), P[81], np = 0;
-  /* strictly increasing DoF indices */
-  for (int a = 0; a < k; a++)
-    for (int c = a + 1; c < k; c++)
-      if (nodes[c] < nodes[a]) { int t = nodes[a]; nodes[a] = nodes[c]; nodes[c] = t; }
-  for (int a = 0; a < k; a++)
-    for (int d = 0; d < 3; d++) P[np++] = 3 * nodes[a] + d;
+  int k = kn_mpm_particle_weights(b, 3, nodes, w);
   const struct cholmod_factor_struct* L;
   cr_assert_eq(kn_mpm_dynamics_factor(b, &L, &err), KN_OK, "%s", err.msg);
-  kn_fem_schur* s = kn_fem_schur_create();
-  double* S = calloc((size_t)np * np, sizeof(double));
-  cr_assert_eq(kn_fem_schur_complement_factored(s, L, P, np, S, &err), KN_OK, "%s", err.msg);
-  /* dense: S^-1 = (A^-1)_PP */
   int n;
   double* A = dense_A(b, &n);
-  double* X = calloc((size_t)n * np, sizeof(double));
-  for (int j = 0; j < np; j++) X[(size_t)P[j] * np + j] = 1;
-  cr_assert_eq(kn_chol_factor(A, n, &err), KN_OK, "%s", err.msg);
-  kn_chol_solve(A, n, X, np);
-  double* Xpp = calloc((size_t)np * np, sizeof(double));
-  for (int i = 0; i < np; i++)
-    for (int j = 0; j < np; j++) Xpp[i * np + j] = X[(size_t)P[i] * np + j];
-  /* S Xpp = I */
-  double e = 0;
-  for (int i = 0; i < np; i++)
-    for (int j = 0; j < np; j++) {
-      double sum = 0;
-      for (int q = 0; q < np; q++) sum += S[i * np + q] * Xpp[q * np + j];
-      e = fmax(e, fabs(sum - (i == j)));
+  double* F = malloc((size_t)n * n * sizeof(double));
+  memcpy(F, A, (size_t)n * n * sizeof(double));
+  cr_assert_eq(kn_chol_factor(F, n, &err), KN_OK, "%s", err.msg);
+  char* in_support = calloc((size_t)n, 1);
+  for (int a = 0; a < k; a++)
+    for (int d = 0; d < 3; d++) in_support[3 * nodes[a] + d] = 1;
+  for (int route = 0; route < 2; route++) {
+    int* P = malloc((size_t)n * sizeof(int)), np = 0;
+    for (int i = 0; i < n; i++) /* strictly increasing DoF indices */
+      if (in_support[i] == (route == 0)) P[np++] = i;
+    cr_assert_eq(np, route == 0 ? 81 : n - 81);
+    kn_fem_schur* s = kn_fem_schur_create();
+    double* S = calloc((size_t)np * np, sizeof(double));
+    cr_assert_eq(kn_fem_schur_complement_factored(s, kn_mpm_dynamics_matrix(b), L, P, np, S, &err), KN_OK, "%s",
+                 err.msg);
+    cr_assert_eq(kn_fem_schur_used_direct(s), route);
+    /* dense: S^-1 = (A^-1)_PP */
+    double* X = calloc((size_t)n * np, sizeof(double));
+    for (int j = 0; j < np; j++) X[(size_t)P[j] * np + j] = 1;
+    kn_chol_solve(F, n, X, np);
+    double e = 0;
+    for (int i = 0; i < np; i++)
+      for (int j = 0; j < np; j++) {
+        double sum = 0;
+        for (int q = 0; q < np; q++) sum += S[(size_t)i * np + q] * X[(size_t)P[q] * np + j];
+        e = fmax(e, fabs(sum - (i == j)));
+      }
+    cr_assert(e < 1e-9, "route %d: S (A^-1)_PP - I: %g", route, e);
+    /* recovery: Dv_P given, Dv_N = -A_NN^-1 A_NP Dv_P, i.e. (A Dv)_N = 0 */
+    double *dvP = malloc((size_t)np * sizeof(double)), *dv = malloc((size_t)n * sizeof(double)), r = 0, scale = 0;
+    for (int j = 0; j < np; j++) dvP[j] = rnd();
+    kn_fem_schur_recover(s, dvP, dv);
+    for (int i = 0; i < n; i++) {
+      double sum = 0, mag = 0;
+      for (int j = 0; j < n; j++) sum += A[(size_t)i * n + j] * dv[j], mag += fabs(A[(size_t)i * n + j] * dv[j]);
+      scale = fmax(scale, mag);
+      if (in_support[i] != (route == 0)) r = fmax(r, fabs(sum));
     }
-  cr_assert(e < 1e-9, "S (A^-1)_PP - I: %g", e);
-  cr_log_info("Schur over %d of %d DoFs: |S (A^-1)_PP - I| = %.2e", np, n, e);
-  free(S), free(A), free(X), free(Xpp);
-  kn_fem_schur_free(s);
+    cr_assert(r < 1e-9 * scale, "route %d: |(A dv)_N| %g (scale %g)", route, r, scale);
+    for (int j = 0; j < np; j++) cr_assert_eq(dv[P[j]], dvP[j]);
+    cr_log_info("Schur over %d of %d DoFs: |S (A^-1)_PP - I| = %.2e, |(A dv)_N| / scale = %.1e", np, n, e, r / scale);
+    free(S), free(X), free(P), free(dvP), free(dv);
+    kn_fem_schur_free(s);
+  }
+  free(A), free(F), free(in_support);
   kn_mpm_body_free(b);
 }
 
