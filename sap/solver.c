@@ -290,6 +290,18 @@ static double eval_all(const ctx* c) {
   return lA + lR;
 }
 
+/* s->G <= each kind's first_G at the current v_c (where it has one): the first Newton step of a
+ * large solve (kn_sap_kind_ops.first_G) */
+static void predict_G(const ctx* c) {
+  const kn_sap_problem* p = c->prob;
+  for (int i = 0; i < c->nc; i++) {
+    const kn_sap_kind_ops* ops = p->constraints[i].ops;
+    if (ops->first_G)
+      ops->first_G(c->s->self[i], c->s->data + (size_t)i * KN_SAP_MAX_DATA, c->s->vc + KN_SAP_MAX_ROWS * i,
+                   c->s->G + GSLOT * i);
+  }
+}
+
 //---- Hessian H = A + sum_i J_i^T G_i J_i in clique blocks ----
 /* Only the lower triangle of the diagonal blocks is assembled: both factorizations read nothing
  * else (kn_chol_factor on the dense path, the lower CSC on CHOLMOD's). */
@@ -847,7 +859,9 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
      * forcing term ||D r|| <= eta ||D grad|| follows Eisenstat & Walker's choice 2, and H is
      * refactored (and solved exactly) at the iteration after a CG solve that did not converge, or
      * at once when CG does not give a descent direction. The convergence test above is the same,
-     * so the accuracy is too; only the path to it (and the iteration count) differs. */
+     * so the accuracy is too; only the path to it (and the iteration count) differs. The first
+     * step of such a solve uses the kinds' predicted G (predict_G); small solves are exact Newton
+     * throughout. */
     double dl0 = 0;
     int have_dv = 0;
     if (reuse && have_factor && !force_factor) {
@@ -870,6 +884,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       if (!converged) force_factor = 1;
     }
     if (!have_dv) {
+      if (reuse && k == 0) predict_G(&c); /* eval_all recomputes G after the line search */
       assemble_H(&c);
       status = kn_sap_linsolve_factor(s->ls, s->Hdiag, s->Hoff, err);
       st.factorizations++;

@@ -119,8 +119,10 @@ Test(sap_reuse, same_solution_fewer_factorizations) {
   cr_expect_eq(ex.st.factorizations, ex.st.iterations);
   cr_expect_eq(ex.st.cg_iterations, 0);
   /* the reuse path: CG ran and H was factored far fewer times. Measured (Release and ASan builds,
-   * OpenBLAS 0.3.21): exact 34 iterations / 34 factorizations; reuse 34 iterations, 8
-   * factorizations, 161 CG products. Asserted with margin: at most a third of the exact count. */
+   * OpenBLAS 0.3.21): exact 34 iterations / 34 factorizations; reuse 38 iterations, 8
+   * factorizations, 174 CG products (34, 8, 161 before the first step took the contacts' predicted
+   * G, sap/friction_cone.c first_G: on this random problem it costs iterations, on the MPM scenes it
+   * saves them). Asserted with margin: at most a third of the exact count. */
   cr_expect_gt(re.st.cg_iterations, 0);
   cr_expect_leq(3 * re.st.factorizations, ex.st.factorizations);
   cr_expect_leq(re.st.iterations, 2 * ex.st.iterations);
