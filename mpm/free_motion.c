@@ -255,7 +255,6 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
   const kn_mpm_grid* gr = &b->grid;
   double* Ax = s->A->x;
   int n = gr->n;
-  /* the most particles of one cell: the batch size */
   int* start = kn_calloc((size_t)n + 1, sizeof(int));
   int* order = kn_calloc((size_t)b->np + 1, sizeof(int));
   if (!start || !order) {
@@ -264,7 +263,7 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
   }
   /* counting sort of the particles by their centre node (stencil entry 13: weight > 0 always) */
   for (int p = 0; p < b->np; p++) start[gr->p_node[27 * p + 13] + 1]++;
-  int most = 1;
+  int most = 1; /* the most particles of one cell: the batch size */
   for (int i = 0; i < n; i++) most = start[i + 1] > most ? start[i + 1] : most, start[i + 1] += start[i];
   for (int p = 0; p < b->np; p++) order[start[gr->p_node[27 * p + 13]]++] = p;
   for (int i = n; i > 0; i--) start[i] = start[i - 1];
