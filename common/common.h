@@ -126,6 +126,10 @@ typedef void (*kn_progress_fn)(void* user, double fraction);
 kn_status kn_chol_factor(double* A, int n, kn_error* err);
 /* Solve L L^T x = b in place with the factor from kn_chol_factor; b has nrhs columns (row-major n x nrhs). */
 void kn_chol_solve(const double* L, int n, double* b, int nrhs);
+/* Half of the solve with the factor L L^T from kn_chol_factor: B => L^-1 B for nrhs vectors stored
+ * one after the other (column-major n x nrhs; BLAS3 for several), and b => L^-T b for one. */
+void kn_chol_lower_solve(const double* L, int n, double* B, int nrhs);
+void kn_chol_lower_solve_T(const double* L, int n, double* b);
 /* The same for one vector by BLAS2 triangular solves: equal to kn_chol_solve up to round-off and
  * about twice as fast at n ~ 1000 (LAPACK's dpotrs goes through dtrsm and packs the factor). */
 void kn_chol_solve1_fast(const double* L, int n, double* b);

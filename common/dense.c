@@ -87,6 +87,38 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs) {
   LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'U', n, nrhs, (double*)L, n, b, nrhs); /* column-major lower = row-major upper */
 }
 
+void kn_chol_lower_solve(const double* L, int n, double* B, int nrhs) {
+  if (n <= KN_CHOL_SMALL) {
+    for (int r = 0; r < nrhs; r++) {
+      double* b = B + (size_t)r * (size_t)n;
+      for (int i = 0; i < n; i++) {
+        const double* Li = L + (size_t)i * n;
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= Li[k] * b[k];
+        b[i] = s / Li[i];
+      }
+    }
+    return;
+  }
+  if (nrhs == 1) {
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, L, n, B, 1);
+    return;
+  }
+  cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, nrhs, 1.0, L, n, B, n);
+}
+
+void kn_chol_lower_solve_T(const double* L, int n, double* b) {
+  if (n <= KN_CHOL_SMALL) {
+    for (int i = n - 1; i >= 0; i--) {
+      double s = b[i];
+      for (int k = i + 1; k < n; k++) s -= L[(size_t)k * n + i] * b[k];
+      b[i] = s / L[(size_t)i * n + i];
+    }
+    return;
+  }
+  cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, L, n, b, 1);
+}
+
 void kn_chol_solve1_fast(const double* L, int n, double* b) {
   if (n <= KN_CHOL_SMALL) {
     small_solve(L, n, b, 1);

@@ -238,6 +238,8 @@ kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err) {
   return KN_OK;
 }
 
+const double* kn_sap_linsolve_dense_factor(const kn_sap_linsolve* ls) { return ls->sparse ? NULL : ls->H; }
+
 /* b => H^-1 b in place for one vector, as a preconditioner (sap/pcg.c): on the dense path by
  * kn_chol_solve1_fast (BLAS2 triangular solves, twice as fast as the exact path's kn_chol_solve at
  * n ~ 1000, which stays as it is so that its results do not change) */

@@ -33,8 +33,8 @@ double kn_sap_scaled_norm(const double* D, const double* x, int n) {
 }
 
 kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double* y), void* user,
-                     kn_sap_linsolve* ls, const double* b, const double* D, double tol, int max_iter, double* x,
-                     double* work, int* iters, int* converged, kn_error* err) {
+                     kn_status (*apply_M)(void* user, double* z, kn_error* err), const double* b, const double* D,
+                     double tol, int max_iter, double* x, double* work, int* iters, int* converged, kn_error* err) {
   double *r = work, *z = work + n, *p = work + 2 * (size_t)n, *q = work + 3 * (size_t)n;
   *iters = 0;
   *converged = 0;
@@ -45,11 +45,11 @@ kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double*
     return KN_OK;
   }
   memcpy(z, r, (size_t)n * sizeof(double));
-  kn_status st = kn_sap_linsolve_precondition(ls, z, err);
+  kn_status st = apply_M(user, z, err);
   if (st) return st;
   memcpy(p, z, (size_t)n * sizeof(double));
   double rz = kn_sap_dot(r, z, n);
-  /* M = (H_k0)^-1 is SPD, so r^T M r > 0 for r != 0; anything else is round-off or a NaN */
+  /* M (H_k0^-1, or H_k^-1 by sap/lowrank.c) is SPD, so r^T M r > 0 for r != 0; anything else is round-off or a NaN */
   if (!(rz > 0)) return KN_OK;
   while (*iters < max_iter) {
     apply_H(user, p, q);
@@ -66,7 +66,7 @@ kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double*
       return KN_OK;
     }
     memcpy(z, r, (size_t)n * sizeof(double));
-    st = kn_sap_linsolve_precondition(ls, z, err);
+    st = apply_M(user, z, err);
     if (st) return st;
     double rz_new = kn_sap_dot(r, z, n);
     if (!(rz_new > 0)) return KN_OK;

@@ -112,6 +112,32 @@ kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, doubl
 kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err);
 /* b => H^-1 b in place, for a preconditioner: the same up to round-off, faster for one vector */
 kn_status kn_sap_linsolve_precondition(kn_sap_linsolve* ls, double* b, kn_error* err);
+/* the dense path's factor (kn_chol_factor's layout), or NULL on the sparse path */
+const double* kn_sap_linsolve_dense_factor(const kn_sap_linsolve* ls);
+
+/*---- H of a later Newton iteration from the factor of an earlier one (sap/lowrank.c) ----*/
+
+/* H = H_ref + J_V^T (G - G_ref)_V J_V over the set V of constraints whose G changed since H_ref =
+ * L L^T was factored (Woodbury) */
+typedef struct kn_sap_lowrank kn_sap_lowrank;
+kn_sap_lowrank* kn_sap_lowrank_create(void);
+void kn_sap_lowrank_free(kn_sap_lowrank* lr);
+/* H_ref (n x n) was just factored: empty the set, which may hold up to max_rows rows */
+kn_status kn_sap_lowrank_reset(kn_sap_lowrank* lr, int n, int num_constraints, int max_rows, kn_error* err);
+int kn_sap_lowrank_has(const kn_sap_lowrank* lr, int constraint);
+/* rows in the set, and the most it may hold */
+int kn_sap_lowrank_rows(const kn_sap_lowrank* lr);
+int kn_sap_lowrank_capacity(const kn_sap_lowrank* lr);
+/* constraint (rows) joins the set: => `rows` zeroed vectors of n for the caller to fill with
+ * J_i^T (vector r: row r of J_i), or NULL when that passes the budget or it is already in */
+double* kn_sap_lowrank_add(kn_sap_lowrank* lr, int constraint, int rows);
+/* (L, G and G_ref of every constraint in slots of `slot` doubles, each rows x rows row-major) =>
+ * the new members solved for and I + D W factored; KN_ERR_NUMERIC when that is singular */
+kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
+                                kn_error* err);
+/* b => H^-1 b in place (the same L, G, G_ref as the last factor) */
+void kn_sap_lowrank_solve(const kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
+                          double* b);
 
 /*---- inexact Newton: CG on H_k preconditioned by the factor of an earlier H (sap/pcg.c) ----*/
 
@@ -122,12 +148,12 @@ double kn_sap_scaled_norm(const double* D, const double* x, int n);
 
 /* y += H x for one symmetric n x n row-major block of which only the lower triangle is read */
 void kn_sap_sym_matvec_add(const double* H, int n, const double* x, double* y);
-/* (y = H x through apply_H, ls holding the factor of an earlier H, b, scaling D, tolerance tol on
- * ||D r||, at most max_iter products with H, work of 4 n) => x ~ H^-1 b from x0 = 0, *iters products done and
+/* (y = H x through apply_H, z => M z ~ H^-1 z in place through apply_M (the same user), b,
+ * scaling D, tolerance tol on ||D r||, at most max_iter products with H, work of 4 n) => x ~ H^-1 b from x0 = 0, *iters products done and
  * *converged = 1 when ||D (b - H x)|| <= tol. x is a CG iterate, so b^T x > 0 (a descent direction
  * for b = -grad) unless round-off; *converged = 0 also when p^T H p <= 0 is met. */
 kn_status kn_sap_pcg(int n, void (*apply_H)(void* user, const double* x, double* y), void* user,
-                     kn_sap_linsolve* ls, const double* b, const double* D, double tol, int max_iter, double* x,
-                     double* work, int* iters, int* converged, kn_error* err);
+                     kn_status (*apply_M)(void* user, double* z, kn_error* err), const double* b, const double* D,
+                     double tol, int max_iter, double* x, double* work, int* iters, int* converged, kn_error* err);
 
 #endif

@@ -45,13 +45,15 @@ kn_sap_options kn_sap_options_default(void) {
 
 struct kn_sap_solver {
   kn_sap_linsolve* ls;
+  kn_sap_lowrank* lr; /* H of later iterations from the factor of an earlier one (sap/lowrank.c) */
   /* participating cliques (§4.1): part[k] is a clique, roff[clique] its reduced offset or -1 */
   int *part, *pidx, *roff, *psize, *poff;
   int *pairs, *cpair; /* coupled clique pairs (participating indices, a < b); pair of each constraint */
   /* reduced vectors (n participating dofs) */
-  double *v, *vstar, *grad, *dv, *p, *dp, *j, *D, *vtmp, *cg; /* cg: 4 n, sap/pcg.c's work */
+  double *v, *vstar, *Avstar, *grad, *gA, *dv, *p, *dp, *j, *D, *vtmp, *cg; /* cg: 4 n, sap/pcg.c's work */
   /* per constraint rows: v_c, dv_c, gamma, previous gamma, G (rows^2 in a KN_SAP_MAX_ROWS^2 slot) */
   double *vc, *dvc, *gamma, *gamma_prev, *G, *w;
+  double* Gref; /* G when H was last factored (the low-rank set's reference) */
   /* per constraint: its parameters (kn_sap_constraint_self, cached), and for a 1-row constraint on
    * one clique whose J row has a single non-zero (PD, joint limit): that dof's reduced index and
    * the entry, else sdof = -1 (the single-dof fast path of apply_J, apply_JT and assemble_H) */
@@ -76,7 +78,10 @@ kn_sap_solver* kn_sap_solver_create(void) {
   kn_sap_solver* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->ls = kn_sap_linsolve_create();
-  if (!s->ls) {
+  s->lr = kn_sap_lowrank_create();
+  if (!s->ls || !s->lr) {
+    kn_sap_linsolve_free(s->ls);
+    kn_sap_lowrank_free(s->lr);
     free(s);
     return NULL;
   }
@@ -86,6 +91,7 @@ kn_sap_solver* kn_sap_solver_create(void) {
 void kn_sap_solver_free(kn_sap_solver* s) {
   if (!s) return;
   kn_sap_linsolve_free(s->ls);
+  kn_sap_lowrank_free(s->lr);
   free(s->cols);
   free(s->jval);
   free(s->block);
@@ -103,7 +109,7 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
                            size_t hoff, kn_error* err) {
   size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = (size_t)KN_SAP_MAX_ROWS * nc;
   size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + 8 * nc;
-  size_t reals = 14 * (size_t)n + 4 * m + (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + 2 * nc + hdiag + hoff;
+  size_t reals = 16 * (size_t)n + 4 * m + 2 * (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + 2 * nc + hdiag + hoff;
   size_t ptrs = (size_t)np + (size_t)npairs + nc;
   size_t need = ints * sizeof(int) + 16 + reals * sizeof(double) + ptrs * sizeof(double*) + 16 +
                 nc * KN_SAP_MAX_DATA + 16;
@@ -123,6 +129,8 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(v, double, n);
   CARVE(vstar, double, n);
   CARVE(grad, double, n);
+  CARVE(gA, double, n);
+  CARVE(Avstar, double, n);
   CARVE(dv, double, n);
   CARVE(p, double, n);
   CARVE(dp, double, n);
@@ -135,6 +143,7 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(gamma, double, m);
   CARVE(gamma_prev, double, m);
   CARVE(G, double, (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc);
+  CARVE(Gref, double, (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc);
   CARVE(w, double, nc);
   CARVE(sval, double, nc);
   CARVE(Hdiag_store, double, hdiag);
@@ -164,33 +173,12 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
 static const double* clique_A(const kn_sap_problem* p, int c) { return p->reals + p->cliques[c].A_at; }
 static const double* con_J(const kn_sap_problem* p, int i, int s) { return p->reals + p->constraints[i].J_at[s]; }
 
-/* y = A x (reduced vectors) */
+/* y = A x (reduced vectors; BLAS dsymv on each clique's lower triangle, sap/pcg.c) */
 static void apply_A(const ctx* c, const double* x, double* y) {
+  memset(y, 0, (size_t)c->n * sizeof(double));
   for (int k = 0; k < c->np; k++) {
-    int q = c->s->part[k], nq = c->prob->cliques[q].nv, o = c->s->roff[q];
-    const double* A = clique_A(c->prob, q);
-    for (int r = 0; r < nq; r++) {
-      double sum = 0;
-      for (int t = 0; t < nq; t++) sum += A[r * nq + t] * x[o + t];
-      y[o + r] = sum;
-    }
-  }
-}
-
-/* y1 = A x1 and y2 = A x2 in one pass over A (each sum in apply_A's order, so bitwise the same) */
-static void apply_A2(const ctx* c, const double* x1, double* y1, const double* x2, double* y2) {
-  for (int k = 0; k < c->np; k++) {
-    int q = c->s->part[k], nq = c->prob->cliques[q].nv, o = c->s->roff[q];
-    const double* A = clique_A(c->prob, q);
-    for (int r = 0; r < nq; r++) {
-      double s1 = 0, s2 = 0;
-      for (int t = 0; t < nq; t++) {
-        s1 += A[r * nq + t] * x1[o + t];
-        s2 += A[r * nq + t] * x2[o + t];
-      }
-      y1[o + r] = s1;
-      y2[o + r] = s2;
-    }
+    int q = c->s->part[k], o = c->s->roff[q];
+    kn_sap_sym_matvec_add(clique_A(c->prob, q), c->prob->cliques[q].nv, x + o, y + o);
   }
 }
 
@@ -231,34 +219,36 @@ static void apply_J(const ctx* c, const double* x, double* out) {
   }
 }
 
-/* y = J^T gamma (generalized impulses) */
-static void apply_JT(const ctx* c, const double* gamma, double* y) {
+/* y += J_i^T g for constraint i */
+static void add_JT(const ctx* c, int i, const double* g, double* y) {
   const kn_sap_problem* p = c->prob;
-  memset(y, 0, (size_t)c->n * sizeof(double));
-  for (int i = 0; i < c->nc; i++) {
-    const kn_sap_constraint* k = &p->constraints[i];
-    const double* g = gamma + KN_SAP_MAX_ROWS * i;
-    if (c->s->sdof[i] >= 0) {
-      /* the zero entries of J would add +-0 to entries that are never -0 (they start at +0) */
-      y[c->s->sdof[i]] += c->s->sval[i] * g[0];
+  const kn_sap_constraint* k = &p->constraints[i];
+  if (c->s->sdof[i] >= 0) {
+    /* the zero entries of J would add +-0 to entries that are never -0 (they start at +0) */
+    y[c->s->sdof[i]] += c->s->sval[i] * g[0];
+    return;
+  }
+  for (int s = 0; s < 2; s++) {
+    if (k->clique[s] < 0) continue;
+    int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
+    const double* J = con_J(p, i, s);
+    int cnt = c->s->ccount[2 * i + s];
+    if (cnt >= 0) { /* as in apply_J: y starts at +0 and is never -0, adding +-0 changes nothing */
+      const int* col = c->s->cols + c->s->cstart[2 * i + s];
+      const double* jv = c->s->jval + c->s->jvstart[2 * i + s];
+      for (int r = 0; r < k->rows; r++)
+        for (int t = 0; t < cnt; t++) y[o + col[t]] += jv[r * cnt + t] * g[r];
       continue;
     }
-    for (int s = 0; s < 2; s++) {
-      if (k->clique[s] < 0) continue;
-      int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
-      const double* J = con_J(p, i, s);
-      int cnt = c->s->ccount[2 * i + s];
-      if (cnt >= 0) { /* as in apply_J: y starts at +0 and is never -0, adding +-0 changes nothing */
-        const int* col = c->s->cols + c->s->cstart[2 * i + s];
-        const double* jv = c->s->jval + c->s->jvstart[2 * i + s];
-        for (int r = 0; r < k->rows; r++)
-          for (int t = 0; t < cnt; t++) y[o + col[t]] += jv[r * cnt + t] * g[r];
-        continue;
-      }
-      for (int r = 0; r < k->rows; r++)
-        for (int t = 0; t < nq; t++) y[o + t] += J[r * nq + t] * g[r];
-    }
+    for (int r = 0; r < k->rows; r++)
+      for (int t = 0; t < nq; t++) y[o + t] += J[r * nq + t] * g[r];
   }
+}
+
+/* y = J^T gamma (generalized impulses) */
+static void apply_JT(const ctx* c, const double* gamma, double* y) {
+  memset(y, 0, (size_t)c->n * sizeof(double));
+  for (int i = 0; i < c->nc; i++) add_JT(c, i, gamma + KN_SAP_MAX_ROWS * i, y);
 }
 
 /* (v_c of every constraint) => gamma, G, sum of l_i (one pass, Drake's
@@ -276,18 +266,30 @@ static double eval_constraints(const ctx* c, const double* vc, double* gamma, do
   return l;
 }
 
-/* v => l(v), grad = A (v - v*) - J^T gamma, p = A v, j = J^T gamma (and v_c, gamma, G) (§4.2) */
-static double eval_all(const ctx* c) {
+/* (v, gA = A (v - v*), p = A v) => l(v), grad = gA - J^T gamma, j = J^T gamma (and v_c, gamma, G) */
+static double eval_constraints_and_grad(const ctx* c) {
   kn_sap_solver* s = c->s;
   apply_J(c, s->v, s->vc);
   double lR = eval_constraints(c, s->vc, s->gamma, s->G);
   double* dvs = s->vtmp;
   for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
-  apply_A2(c, dvs, s->grad, s->v, s->p);
-  double lA = 0.5 * kn_sap_dot(dvs, s->grad, c->n);
+  double lA = 0.5 * kn_sap_dot(dvs, s->gA, c->n);
   apply_JT(c, s->gamma, s->j);
-  for (int k = 0; k < c->n; k++) s->grad[k] -= s->j[k];
+  for (int k = 0; k < c->n; k++) s->grad[k] = s->gA[k] - s->j[k];
   return lA + lR;
+}
+
+/* v => l(v), grad, gA = A (v - v*), p = A v = gA + A v* (A v* once per solve, in Avstar) and the
+ * rest as above (§4.2). gA is a product of its own each time, not gA + alpha A dv: A (v - v*) is a
+ * small difference of large terms on a stiff deformable clique, and the round-off of an update
+ * (eps |A| |dv|) after a long first step stays above SAP's tolerance (seen: 6e-4 against 2e-7). */
+static double eval_all(const ctx* c) {
+  kn_sap_solver* s = c->s;
+  double* dvs = s->vtmp;
+  for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
+  apply_A(c, dvs, s->gA);
+  for (int k = 0; k < c->n; k++) s->p[k] = s->gA[k] + s->Avstar[k];
+  return eval_constraints_and_grad(c);
 }
 
 /* s->G <= each kind's first_G at the current v_c (where it has one): the first Newton step of a
@@ -488,6 +490,57 @@ static void apply_H_unassembled(void* user, const double* x, double* y) {
   }
   apply_JT(c, s->dvc, s->vtmp);
   for (int k = 0; k < c->n; k++) y[k] += s->vtmp[k];
+}
+
+//---- later Newton iterations from an earlier factor (sap/lowrank.c) ----
+
+/* Rows the low-rank set may hold before H is refactored instead: n / LOWRANK_BUDGET_DIVISOR. A row
+ * costs one forward solve (n^2 flops, BLAS3) once, and each iteration factors an r x r matrix
+ * (2/3 r^3); a factorization costs n^3 / 3 plus the assembly of H. Measured on the shake, pouring
+ * and rolling examples (s per step, divisor 2 / 3 / 4): 0.199 / 0.196 / 0.200, 0.134 / 0.196 /
+ * 0.195, 0.225 / 0.224 / 0.286 (the machine's noise is 10-30 %). */
+#define LOWRANK_BUDGET_DIVISOR 2
+
+/* 1 when constraint i's G is not G_ref's, bit for bit */
+static int changed(const ctx* c, int i) {
+  int rows = c->prob->constraints[i].rows;
+  return memcmp(c->s->G + GSLOT * i, c->s->Gref + GSLOT * i, (size_t)(rows * rows) * sizeof(double)) != 0;
+}
+
+/* the constraints whose G has left G_ref join the low-rank set; 0 (and nothing joins) when they do
+ * not all fit its budget: H is refactored then. (Filling it up and leaving the rest at G_ref makes
+ * an SPD preconditioner of mixed G that CG solves in a few products, but on the rolling and
+ * pouring examples, with a hundred or more contacts sliding, those products cost more than the
+ * factorization they save: 0.33 against 0.23 s per rolling step.) */
+static int lowrank_update(const ctx* c) {
+  kn_sap_solver* s = c->s;
+  int need = 0;
+  for (int i = 0; i < c->nc; i++) {
+    int rows = c->prob->constraints[i].rows;
+    if (!kn_sap_lowrank_has(s->lr, i) && changed(c, i)) need += rows;
+  }
+  if (kn_sap_lowrank_rows(s->lr) + need > kn_sap_lowrank_capacity(s->lr)) return 0;
+  for (int i = 0; i < c->nc; i++) {
+    if (kn_sap_lowrank_has(s->lr, i) || !changed(c, i)) continue;
+    int rows = c->prob->constraints[i].rows;
+    double* cols = kn_sap_lowrank_add(s->lr, i, rows);
+    double e[KN_SAP_MAX_ROWS] = {0};
+    for (int r = 0; r < rows; r++) {
+      e[r] = 1;
+      add_JT(c, i, e, cols + (size_t)r * (size_t)c->n);
+      e[r] = 0;
+    }
+  }
+  return 1;
+}
+
+/* z => M z for CG: H_k^-1 z by the low-rank route (exact up to round-off), else the factor's */
+static kn_status precondition(void* user, double* z, kn_error* err) {
+  const ctx* c = user;
+  const double* L = kn_sap_linsolve_dense_factor(c->s->ls);
+  if (!L) return kn_sap_linsolve_precondition(c->s->ls, z, err);
+  kn_sap_lowrank_solve(c->s->lr, L, c->s->G, c->s->Gref, GSLOT, z);
+  return KN_OK;
 }
 
 //---- exact line search (§4.4) ----
@@ -830,6 +883,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   int reuse = o.reuse_min_nv > 0 && n >= o.reuse_min_nv, have_factor = 0;
   int force_factor = 0;
   double gnorm_prev = 0, eta_prev = REUSE_ETA_MAX;
+  apply_A(&c, s->vstar, s->Avstar);
   double ell = eval_all(&c), ell_prev = ell;
   for (;;) {
     st.residual = kn_sap_scaled_norm(s->D, s->grad, n);
@@ -861,10 +915,17 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
      * at once when CG does not give a descent direction. The convergence test above is the same,
      * so the accuracy is too; only the path to it (and the iteration count) differs. The first
      * step of such a solve uses the kinds' predicted G (predict_G); small solves are exact Newton
-     * throughout. */
+     * throughout. On the dense path the preconditioner is H_k^-1 itself, from the factor and the
+     * constraints whose G changed since (sap/lowrank.c), so CG converges in one product, unless
+     * those do not fit the low-rank budget: then H is refactored. Shake example (n 1431): 1 instead
+     * of 4-5 factorizations and 60-80 CG products per step. */
     double dl0 = 0;
     int have_dv = 0;
-    if (reuse && have_factor && !force_factor) {
+    int use_factor = reuse && have_factor && !force_factor;
+    if (use_factor && !sparse)
+      use_factor = lowrank_update(&c) && kn_sap_lowrank_factor(s->lr, kn_sap_linsolve_dense_factor(s->ls), s->G,
+                                                               s->Gref, GSLOT, NULL) == KN_OK;
+    if (use_factor) {
       double gnorm = kn_sap_scaled_norm(s->D, s->grad, n);
       /* Eisenstat-Walker choice 2: loose while the gradient stalls (contacts changing mode, where
        * an accurate solve buys nothing), tight as it falls quadratically; safeguarded */
@@ -874,7 +935,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       eta_prev = eta;
       int cg_iters = 0, converged = 0;
       for (int t = 0; t < n; t++) s->dp[t] = -s->grad[t]; /* dp: the right-hand side, overwritten below */
-      status = kn_sap_pcg(n, apply_H_unassembled, &c, s->ls, s->dp, s->D, eta * gnorm, REUSE_MAX_CG, s->dv, s->cg,
+      status = kn_sap_pcg(n, apply_H_unassembled, &c, precondition, s->dp, s->D, eta * gnorm, REUSE_MAX_CG, s->dv, s->cg,
                           &cg_iters, &converged, err);
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
       st.cg_iterations += cg_iters;
@@ -891,6 +952,11 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "factorization failed");
       have_factor = 1;
       force_factor = 0;
+      if (reuse && !sparse) {
+        memcpy(s->Gref, s->G, (size_t)GSLOT * (size_t)nc * sizeof(double));
+        status = kn_sap_lowrank_reset(s->lr, n, nc, n / LOWRANK_BUDGET_DIVISOR, err);
+        if (status) return fail_at(&c, have_prev, err, err ? err->msg : "out of memory");
+      }
       for (int t = 0; t < n; t++) s->dv[t] = -s->grad[t];
       status = kn_sap_linsolve_solve(s->ls, s->dv, err);
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
