@@ -507,19 +507,22 @@ static int changed(const ctx* c, int i) {
   return memcmp(c->s->G + GSLOT * i, c->s->Gref + GSLOT * i, (size_t)(rows * rows) * sizeof(double)) != 0;
 }
 
-/* the constraints whose G has left G_ref join the low-rank set; 0 (and nothing joins) when they do
- * not all fit its budget: H is refactored then. (Filling it up and leaving the rest at G_ref makes
- * an SPD preconditioner of mixed G that CG solves in a few products, but on the rolling and
- * pouring examples, with a hundred or more contacts sliding, those products cost more than the
- * factorization they save: 0.33 against 0.23 s per rolling step.) */
-static int lowrank_update(const ctx* c) {
+/* the constraints whose G has left G_ref join the low-rank set, unless they do not all fit its
+ * budget: then none joins, and the preconditioner stays H_ref with the set's updates at the current
+ * G (SPD, of mixed G), which CG solves to its tolerance in a few products or H is refactored at the
+ * next iteration, as before the low-rank route. Measured (s per step, Newton iterations,
+ * factorizations per step): refactoring at once instead, bench/mpm.c's rolling went 0.41 -> 0.58
+ * (24.4 -> 19.2 iterations, 7.1 -> 16.6 factorizations: 170 contacts slide); filling the set up to
+ * its budget instead made the rolling example 0.23 -> 0.33 (the budget's columns cost more than
+ * the products they saved). */
+static void lowrank_update(const ctx* c) {
   kn_sap_solver* s = c->s;
   int need = 0;
   for (int i = 0; i < c->nc; i++) {
     int rows = c->prob->constraints[i].rows;
     if (!kn_sap_lowrank_has(s->lr, i) && changed(c, i)) need += rows;
   }
-  if (kn_sap_lowrank_rows(s->lr) + need > kn_sap_lowrank_capacity(s->lr)) return 0;
+  if (kn_sap_lowrank_rows(s->lr) + need > kn_sap_lowrank_capacity(s->lr)) return;
   for (int i = 0; i < c->nc; i++) {
     if (kn_sap_lowrank_has(s->lr, i) || !changed(c, i)) continue;
     int rows = c->prob->constraints[i].rows;
@@ -531,7 +534,6 @@ static int lowrank_update(const ctx* c) {
       e[r] = 0;
     }
   }
-  return 1;
 }
 
 /* z => M z for CG: H_k^-1 z by the low-rank route (exact up to round-off), else the factor's */
@@ -917,14 +919,15 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
      * step of such a solve uses the kinds' predicted G (predict_G); small solves are exact Newton
      * throughout. On the dense path the preconditioner is H_k^-1 itself, from the factor and the
      * constraints whose G changed since (sap/lowrank.c), so CG converges in one product, unless
-     * those do not fit the low-rank budget: then H is refactored. Shake example (n 1431): 1 instead
-     * of 4-5 factorizations and 60-80 CG products per step. */
+     * those do not fit the low-rank budget (lowrank_update). Shake example (n 1431): 1 instead of
+     * 4-5 factorizations and 60-80 CG products per step. */
     double dl0 = 0;
     int have_dv = 0;
     int use_factor = reuse && have_factor && !force_factor;
-    if (use_factor && !sparse)
-      use_factor = lowrank_update(&c) && kn_sap_lowrank_factor(s->lr, kn_sap_linsolve_dense_factor(s->ls), s->G,
-                                                               s->Gref, GSLOT, NULL) == KN_OK;
+    if (use_factor && !sparse) {
+      lowrank_update(&c);
+      use_factor = kn_sap_lowrank_factor(s->lr, kn_sap_linsolve_dense_factor(s->ls), s->G, s->Gref, GSLOT, NULL) == KN_OK;
+    }
     if (use_factor) {
       double gnorm = kn_sap_scaled_norm(s->D, s->grad, n);
       /* Eisenstat-Walker choice 2: loose while the gradient stalls (contacts changing mode, where

@@ -150,16 +150,20 @@ Test(sap_reuse, few_changes_one_factorization) {
   cr_expect_leq(re.iterations, ex.iterations + 2);
 }
 
-/* 240 contacts, most of them changing mode between iterations (their rows pass the budget): the
- * reuse path refactors whenever that happens, and between such iterations the low-rank route
- * gives exact directions again. Measured: exact 34 iterations / 34 factorizations; reuse 34, 34, 0
- * CG products (before the low-rank route: 38 iterations, 8 factorizations, 174 CG products of a
- * CG preconditioned by the stale factor, which on the MPM examples cost more than it saved). */
-Test(sap_reuse, many_changes_same_solution) {
+/* 240 contacts, most of them changing mode between iterations (their rows pass the low-rank
+ * budget): CG preconditioned by the earlier factor, H refactored after a CG solve that did not
+ * converge. Measured (Release and ASan builds, OpenBLAS 0.3.21): exact 34 iterations / 34
+ * factorizations; reuse 38 iterations, 8 factorizations, 174 CG products (34, 8, 161 before the
+ * first step took the contacts' predicted G, sap/friction_cone.c first_G: on this random problem
+ * it costs iterations, on the MPM scenes it saves them). Asserted with margin: at most a third of
+ * the exact count. */
+Test(sap_reuse, many_changes_same_solution_fewer_factorizations) {
   kn_sap_stats ex, re;
   compare(12345, NCONTACT, &ex, &re);
-  cr_expect_leq(re.factorizations, ex.factorizations);
-  cr_expect_leq(re.iterations, ex.iterations + 2);
+  cr_expect_gt(re.cg_iterations, 0);
+  cr_expect_leq(3 * re.factorizations, ex.factorizations);
+  cr_expect_leq(re.iterations, 2 * ex.iterations);
+  cr_expect_leq(re.factorizations, re.iterations);
 }
 
 /* below the threshold (nv 306 < 400) the default path is exact Newton, bitwise the same as reuse off */
