@@ -228,3 +228,64 @@ Test(material, bad_parameters_name_the_parameter) {
   cr_assert_float_eq(mu, 0.4, 1e-15);
   cr_assert_float_eq(lambda, 0.4, 1e-15);
 }
+
+/* R of F = R S against LAPACK's SVD, R = U diag(1, 1, det(U V^T)) V^T (the definition
+ * kn_fem_polar_rotation documents), over random F of five kinds: stretched and sheared rotations,
+ * near-rotations (|F - Q| ~ 1e-9, clustered singular values), inverted (det F < 0), a repeated
+ * singular value (Q diag(2, 2, 1)), and rank-deficient (one column 0). Always: R^T R = I and
+ * det R = 1 to 1e-14, R^T F symmetric to 1e-13 |F|. Where the singular values are apart by 1e-3
+ * (the first and third kinds), R equals LAPACK's to 1e-10. */
+static void lapack_polar(const double F[9], double R[9]) {
+  double A[9], s[3], U[9], Vt[9], superb[2];
+  memcpy(A, F, sizeof A);
+  cr_assert_eq(LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'A', 3, 3, A, 3, s, U, 3, Vt, 3, superb), 0);
+  double d = kn_mat3_det(U) * kn_mat3_det(Vt) < 0 ? -1.0 : 1.0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      R[3 * i + j] = U[3 * i + 0] * Vt[j] + U[3 * i + 1] * Vt[3 + j] + d * U[3 * i + 2] * Vt[6 + j];
+}
+
+Test(material, polar_rotation) {
+  double worst_orth = 0, worst_sym = 0, worst_lapack = 0;
+  for (int kind = 0; kind < 5; kind++)
+    for (int trial = 0; trial < 200; trial++) {
+      double F[9], Q[9], D[9] = {0};
+      random_rotation(Q);
+      if (kind == 0 || kind == 2) {
+        random_F(F);
+        if (kind == 2)
+          for (int i = 0; i < 3; i++) F[3 * i] = -F[3 * i]; /* det < 0 */
+      } else if (kind == 1) {
+        for (int k = 0; k < 9; k++) F[k] = Q[k] + 1e-9 * urand();
+      } else {
+        D[0] = 2, D[4] = kind == 3 ? 2 : 1.5, D[8] = kind == 3 ? 1 : 0;
+        kn_mat3_mul(Q, D, F);
+      }
+      double R[9], RtR[9], S[9], fn = 0;
+      kn_fem_polar_rotation(F, R);
+      kn_mat3_mulT(R, R, RtR);
+      kn_mat3_mulT(R, F, S);
+      for (int k = 0; k < 9; k++) {
+        worst_orth = fmax(worst_orth, fabs(RtR[k] - (k % 4 == 0)));
+        fn = fmax(fn, fabs(F[k]));
+      }
+      worst_orth = fmax(worst_orth, fabs(kn_mat3_det(R) - 1));
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) worst_sym = fmax(worst_sym, fabs(S[3 * i + j] - S[3 * j + i]) / fn);
+      if (kind == 0 || kind == 2) {
+        /* singular values apart: R is unique, LAPACK's must agree (skip the rare close draw) */
+        double A[9], s[3], U[9], Vt[9], superb[2];
+        memcpy(A, F, sizeof A);
+        LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', 3, 3, A, 3, s, U, 3, Vt, 3, superb);
+        if (s[0] - s[1] < 1e-3 || s[1] - s[2] < 1e-3) continue;
+        double RL[9];
+        lapack_polar(F, RL);
+        for (int k = 0; k < 9; k++) worst_lapack = fmax(worst_lapack, fabs(R[k] - RL[k]));
+      }
+    }
+  printf("polar: |R^T R - I|, |det R - 1| %.2e; |S - S^T| / |F| %.2e; |R - R_lapack| %.2e\n", worst_orth, worst_sym,
+         worst_lapack);
+  cr_expect_lt(worst_orth, 1e-14);
+  cr_expect_lt(worst_sym, 1e-13);
+  cr_expect_lt(worst_lapack, 1e-10);
+}
