@@ -83,6 +83,8 @@ double kn_mat3_det(const double A[9]);
 void kn_mat3_cofactor(const double A[9], double C[9]);
 /* A^-1 by cofactors; returns 0 (Ai untouched) when det(A) is zero or not finite */
 int kn_mat3_inverse(const double A[9], double Ai[9]);
+/* symmetric A = Q diag(e) Q^T (Jacobi; Q's columns the eigenvectors, unsorted, det Q = +1) */
+void kn_mat3_sym_eigen(const double A[9], double e[3], double Q[9]);
 /* R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention */
 void kn_mat3_from_rpy(const double rpy[3], double R[9]);
 /* rotation by angle about a unit axis (Rodrigues) */

@@ -161,3 +161,38 @@ void kn_pose_from_xyz_rpy(const double xyz[3], const double rpy[3], kn_pose* X) 
   kn_mat3_from_rpy(rpy, X->R);
   for (int k = 0; k < 3; k++) X->p[k] = xyz[k];
 }
+
+/* cyclic Jacobi rotations (Golub & Van Loan §8.5), until the off-diagonal is below round-off of
+ * the diagonal (quadratic convergence: 5-9 sweeps) */
+void kn_mat3_sym_eigen(const double A[9], double e[3], double Q[9]) {
+  double a[9];
+  for (int i = 0; i < 9; i++) a[i] = A[i], Q[i] = (i % 4 == 0) ? 1.0 : 0.0;
+  for (int sweep = 0; sweep < 50; sweep++) {
+    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5], diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+    if (!(off > 1e-36 * diag)) break; /* also a zero or non-finite A */
+    for (int p = 0; p < 2; p++)
+      for (int q = p + 1; q < 3; q++) {
+        double apq = a[3 * p + q];
+        if (apq == 0) continue;
+        double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+        double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
+        for (int k = 0; k < 3; k++) { /* a = J^T a J with J the (p, q) rotation, Q = Q J */
+          double akp = a[3 * k + p], akq = a[3 * k + q];
+          a[3 * k + p] = c * akp - sn * akq;
+          a[3 * k + q] = sn * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) {
+          double apk = a[3 * p + k], aqk = a[3 * q + k];
+          a[3 * p + k] = c * apk - sn * aqk;
+          a[3 * q + k] = sn * apk + c * aqk;
+        }
+        for (int k = 0; k < 3; k++) {
+          double qkp = Q[3 * k + p], qkq = Q[3 * k + q];
+          Q[3 * k + p] = c * qkp - sn * qkq;
+          Q[3 * k + q] = sn * qkp + c * qkq;
+        }
+      }
+  }
+  for (int i = 0; i < 3; i++) e[i] = a[4 * i];
+}

@@ -51,8 +51,8 @@ static double ddot9(const double A[9], const double B[9]) {
  * the reflection), as R = U V^T of F = U Sigma V^T with det U = det V = +1 and sigma_3 carrying
  * det F's sign. The method of McAdams et al. 2011 ("Computing the singular value decomposition of
  * 3x3 matrices with minimal branching and elementary floating point operations") in double: V
- * from cyclic Jacobi on F^T F (eigenvalues descending, det V = +1), then U from the Givens QR of
- * F V, which is a rotation by construction and does not need F^T F's accuracy (for F near a
+ * from cyclic Jacobi on F^T F (kn_mat3_sym_eigen, sorted descending, det V = +1), then U from the
+ * Givens QR of F V, which is a rotation by construction and does not need F^T F's accuracy (for F near a
  * rotation its eigenvalues cluster, V is arbitrary, and U V^T = F still). LAPACK's dgesvd did the
  * same through its row-major wrapper's allocation and transposes: 3 calls per MPM particle per
  * step, 11 % of the ball-on-slope step. */
@@ -74,36 +74,10 @@ static void givens_rows(double B[9], double Q[9], int i, int j, int k) {
 }
 
 void kn_fem_polar_rotation(const double F[9], double R[9]) {
-  double S[9], V[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-  kn_mat3_mulT(F, F, S); /* F^T F */
-  for (int sweep = 0; sweep < 32; sweep++) {
-    double off = S[1] * S[1] + S[2] * S[2] + S[5] * S[5], tr = S[0] + S[4] + S[8];
-    if (!(off > 1e-34 * tr * tr)) break; /* also stops on NaN */
-    for (int p = 0; p < 2; p++)
-      for (int q = p + 1; q < 3; q++) {
-        double spq = S[3 * p + q];
-        if (spq == 0) continue;
-        double tau = (S[3 * q + q] - S[3 * p + p]) / (2 * spq);
-        double t = (tau >= 0 ? 1.0 : -1.0) / (fabs(tau) + sqrt(1 + tau * tau));
-        double c = 1 / sqrt(1 + t * t), s = t * c;
-        for (int m = 0; m < 3; m++) { /* S <= J^T S J, V <= V J with J the rotation in (p, q) */
-          double a = S[3 * m + p], b = S[3 * m + q];
-          S[3 * m + p] = c * a - s * b;
-          S[3 * m + q] = s * a + c * b;
-        }
-        for (int m = 0; m < 3; m++) {
-          double a = S[3 * p + m], b = S[3 * q + m];
-          S[3 * p + m] = c * a - s * b;
-          S[3 * q + m] = s * a + c * b;
-        }
-        for (int m = 0; m < 3; m++) {
-          double a = V[3 * m + p], b = V[3 * m + q];
-          V[3 * m + p] = c * a - s * b;
-          V[3 * m + q] = s * a + c * b;
-        }
-      }
-  }
-  if (!isfinite(S[0] + S[4] + S[8])) {
+  double FtF[9], e[3], V[9];
+  kn_mat3_mulT(F, F, FtF);
+  kn_mat3_sym_eigen(FtF, e, V);
+  if (!isfinite(e[0] + e[1] + e[2])) {
     for (int k = 0; k < 9; k++) R[k] = (k % 4 == 0) ? 1.0 : 0.0; /* callers check finiteness */
     return;
   }
@@ -111,9 +85,9 @@ void kn_fem_polar_rotation(const double F[9], double R[9]) {
   const int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
   for (int k = 0; k < 3; k++) {
     int a = pairs[k][0], b = pairs[k][1];
-    if (S[4 * a] >= S[4 * b]) continue;
-    double t = S[4 * a];
-    S[4 * a] = S[4 * b], S[4 * b] = t;
+    if (e[a] >= e[b]) continue;
+    double t = e[a];
+    e[a] = e[b], e[b] = t;
     for (int m = 0; m < 3; m++) {
       t = V[3 * m + a];
       V[3 * m + a] = V[3 * m + b], V[3 * m + b] = t;

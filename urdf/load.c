@@ -55,49 +55,13 @@ static void inertia_in_link_frame(const kn_ushim_link* l, double I[9]) {
     }
 }
 
-/* Eigen-decomposition of a symmetric 3x3 A = Q diag(e) Q^T by cyclic Jacobi rotations
- * (Golub & Van Loan §8.5); Q's columns are the eigenvectors. */
-static void sym3_eigen(const double A[9], double e[3], double Q[9]) {
-  double a[9];
-  memcpy(a, A, sizeof a);
-  for (int i = 0; i < 9; i++) Q[i] = (i % 4 == 0) ? 1.0 : 0.0;
-  for (int sweep = 0; sweep < 50; sweep++) {
-    double off = fabs(a[1]) + fabs(a[2]) + fabs(a[5]);
-    if (off < 1e-300) break;
-    for (int p = 0; p < 2; p++)
-      for (int q = p + 1; q < 3; q++) {
-        double apq = a[3 * p + q];
-        if (fabs(apq) < 1e-300) continue;
-        double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
-        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-        double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
-        for (int k = 0; k < 3; k++) { /* a = J^T a J with J the (p, q) rotation */
-          double akp = a[3 * k + p], akq = a[3 * k + q];
-          a[3 * k + p] = c * akp - sn * akq;
-          a[3 * k + q] = sn * akp + c * akq;
-        }
-        for (int k = 0; k < 3; k++) {
-          double apk = a[3 * p + k], aqk = a[3 * q + k];
-          a[3 * p + k] = c * apk - sn * aqk;
-          a[3 * q + k] = sn * apk + c * aqk;
-        }
-        for (int k = 0; k < 3; k++) {
-          double qkp = Q[3 * k + p], qkq = Q[3 * k + q];
-          Q[3 * k + p] = c * qkp - sn * qkq;
-          Q[3 * k + q] = sn * qkp + c * qkq;
-        }
-      }
-  }
-  for (int i = 0; i < 3; i++) e[i] = a[4 * i];
-}
-
 /* Many published URDFs carry inertias that no rigid body has (a negative principal moment, or
  * moments breaking the triangle inequality l1 + l2 >= l3), and the multibody model refuses them.
  * Replace such a tensor by a physical one with the same principal axes: clamp the moments at 0,
  * then move them the least distance onto l_min + l_mid = l_max (along (1, 1, -1)), and say so. */
 static void make_inertia_physical(double I[9], kn_diag* warnings, const char* src, const char* link) {
   double e[3], Q[9];
-  sym3_eigen(I, e, Q);
+  kn_mat3_sym_eigen(I, e, Q);
   int idx[3] = {0, 1, 2}; /* ascending order of e */
   for (int i = 0; i < 3; i++)
     for (int j = i + 1; j < 3; j++)
