@@ -266,30 +266,23 @@ static double eval_constraints(const ctx* c, const double* vc, double* gamma, do
   return l;
 }
 
-/* (v, gA = A (v - v*), p = A v) => l(v), grad = gA - J^T gamma, j = J^T gamma (and v_c, gamma, G) */
-static double eval_constraints_and_grad(const ctx* c) {
-  kn_sap_solver* s = c->s;
-  apply_J(c, s->v, s->vc);
-  double lR = eval_constraints(c, s->vc, s->gamma, s->G);
-  double* dvs = s->vtmp;
-  for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
-  double lA = 0.5 * kn_sap_dot(dvs, s->gA, c->n);
-  apply_JT(c, s->gamma, s->j);
-  for (int k = 0; k < c->n; k++) s->grad[k] = s->gA[k] - s->j[k];
-  return lA + lR;
-}
-
-/* v => l(v), grad, gA = A (v - v*), p = A v = gA + A v* (A v* once per solve, in Avstar) and the
- * rest as above (§4.2). gA is a product of its own each time, not gA + alpha A dv: A (v - v*) is a
- * small difference of large terms on a stiff deformable clique, and the round-off of an update
- * (eps |A| |dv|) after a long first step stays above SAP's tolerance (seen: 6e-4 against 2e-7). */
+/* v => l(v), grad = gA - J^T gamma, gA = A (v - v*), p = A v = gA + A v* (A v* once per solve, in
+ * Avstar), j = J^T gamma, and v_c, gamma, G (§4.2). gA is a product of its own each time, not
+ * gA + alpha A dv: A (v - v*) is a small difference of large terms on a stiff deformable clique,
+ * and the round-off of an update (eps |A| |dv|) after a long first step stays above SAP's
+ * tolerance (seen: 6e-4 against 2e-7). */
 static double eval_all(const ctx* c) {
   kn_sap_solver* s = c->s;
   double* dvs = s->vtmp;
   for (int k = 0; k < c->n; k++) dvs[k] = s->v[k] - s->vstar[k];
   apply_A(c, dvs, s->gA);
   for (int k = 0; k < c->n; k++) s->p[k] = s->gA[k] + s->Avstar[k];
-  return eval_constraints_and_grad(c);
+  double lA = 0.5 * kn_sap_dot(dvs, s->gA, c->n);
+  apply_J(c, s->v, s->vc);
+  double lR = eval_constraints(c, s->vc, s->gamma, s->G);
+  apply_JT(c, s->gamma, s->j);
+  for (int k = 0; k < c->n; k++) s->grad[k] = s->gA[k] - s->j[k];
+  return lA + lR;
 }
 
 /* s->G <= each kind's first_G at the current v_c (where it has one): the first Newton step of a
