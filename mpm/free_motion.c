@@ -17,6 +17,11 @@ const struct cholmod_sparse_struct* kn_mpm_dynamics_matrix(const kn_mpm_body* b)
   return b->solver && b->solver->A ? (const struct cholmod_sparse_struct*)b->solver->A : NULL;
 }
 
+void kn_mpm_free_motion_counts(const kn_mpm_body* b, int* iterations, int* factorizations) {
+  if (iterations) *iterations = b->solver ? b->solver->iterations : 0;
+  if (factorizations) *factorizations = b->solver ? b->solver->factorizations : 0;
+}
+
 kn_status kn_mpm_dynamics_factor(kn_mpm_body* b, const struct cholmod_factor_struct** L, kn_error* err) {
   *L = NULL;
   if (!b->solver || !b->solver->L || !b->solver->have_factor)
@@ -329,6 +334,24 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
   return KN_OK;
 }
 
+/* A(v) assembled and factored: s->A, s->L */
+static kn_status factor_at(kn_mpm_body* b, double dt, const double* v, kn_error* err) {
+  kn_mpm_solver* s = b->solver;
+  s->have_factor = 0;
+  kn_status st = assemble(b, dt, v, err);
+  if (st != KN_OK) return st;
+  cholmod_factorize(s->A, s->L, &s->cc);
+  s->factorizations++;
+  if (s->cc.status != CHOLMOD_OK || s->L->minor < s->L->n)
+    return kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: the dynamics matrix (%zu DoFs) is not positive definite",
+                   b->name, s->A->nrow);
+  s->have_factor = 1;
+  return KN_OK;
+}
+
+/* the chord steps' least gradient reduction per step before A is refactored (see kn_mpm_free_motion) */
+#define CHORD_RATE 0.5
+
 kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3], const kn_mpm_newton_options* opt,
                              kn_error* err) {
   kn_mpm_newton_options o = opt ? *opt : kn_mpm_newton_options_default();
@@ -370,8 +393,14 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
     Mv += gr->mass[i] * gr->mass[i] * kn_vec3_dot(gr->v + 3 * i, gr->v + 3 * i);
   }
   Mg = fmax(dt * sqrt(Mg), sqrt(Mv));
-  int assembled = 0, converged = 0;
+  /* Chord steps (a modified Newton): the factor of A at an earlier iterate is kept while each step
+   * shrinks |grad E| by CHORD_RATE at least, and A is refactored at v* once converged, so the
+   * result and A_MPM are Newton's. On the pouring example (EOS liquid, 600 DoFs) 4 assemblies and
+   * factorizations per step became 2 (and 3 Newton steps 8 chord steps; free motion 66 -> 24 ms;
+   * CHORD_RATE 0.25: 2.6 and 29 ms, 0.1: 3 and 31 ms). The linear corotated model's A is constant: one of each. */
+  int fresh = 0, have = 0, converged = 0, force = 0, newton_prev = 0;
   double gn_prev = INFINITY;
+  s->iterations = s->factorizations = 0;
   for (int it = 0; it <= o.max_iterations && !converged; it++) {
     double E = energy_at(b, dt, gravity, v, grad), gn = 0;
     for (int k = 0; k < n3; k++) gn += grad[k] * grad[k];
@@ -381,22 +410,16 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
       break;
     }
     if (it == 0) thresh = o.rel_tolerance * fmax(gn, Mg);
-    if (!assembled) {
-      if ((st = assemble(b, dt, v, err))) break;
-      cholmod_factorize(s->A, s->L, &s->cc);
-      if (s->cc.status != CHOLMOD_OK || s->L->minor < s->L->n) {
-        st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: the dynamics matrix (%d DoFs) is not positive definite",
-                     b->name, n3);
-        break;
-      }
-      s->have_factor = 1;
-      assembled = 1;
-    }
     if (gn <= thresh) {
       converged = 1;
       break;
     }
     if (it == o.max_iterations) break;
+    if (!fresh && (!have || force || gn > CHORD_RATE * gn_prev)) {
+      if ((st = factor_at(b, dt, v, err))) break;
+      fresh = have = 1;
+      force = 0;
+    }
     cholmod_dense G = {.nrow = (size_t)n3, .ncol = 1, .nzmax = (size_t)n3, .d = (size_t)n3, .x = grad,
                        .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE};
     cholmod_dense* X = cholmod_solve(CHOLMOD_A, s->L, &G, &s->cc);
@@ -414,12 +437,13 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
     /* stalled at roundoff: the gradient stopped shrinking and the Newton decrement -slope/2 (the
      * energy still to gain) is below what E can resolve. A PSD-projected Hessian (EOS) stalls so
      * just above the tolerance; v is the minimizer to working precision. */
-    if (gn > 0.5 * gn_prev && -0.5 * slope <= 1e-12 * fabs(E)) {
+    if (newton_prev && gn > 0.5 * gn_prev && -0.5 * slope <= 1e-12 * fabs(E)) {
       cholmod_free_dense(&X, &s->cc);
       converged = 1;
       break;
     }
     gn_prev = gn;
+    newton_prev = fresh; /* the stall test above compares with a Newton step's gradient only */
     double alpha = 1;
     if (quadratic) {
       for (int k = 0; k < n3; k++) v[k] -= dx[k]; /* quadratic: the Newton step is exact */
@@ -430,24 +454,31 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
         double Et = energy_at(b, dt, gravity, vt, NULL);
         accepted = isfinite(Et) && Et <= E + 1e-4 * alpha * slope;
       }
+      cholmod_free_dense(&X, &s->cc);
+      if (!accepted && !fresh) { /* a chord step that gains nothing: a Newton step from here */
+        force = 1;
+        continue;
+      }
       if (!accepted) {
         /* no decrease E can resolve: if the Newton decrement -slope/2 (the energy still to gain) is
          * at E's roundoff, v is the minimizer to working precision (a PSD-projected Hessian stalls
          * there); otherwise the search failed */
-        cholmod_free_dense(&X, &s->cc);
         if (-0.5 * slope <= 1e-12 * fabs(E)) converged = 1;
         else st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: line search failed at Newton iteration %d", b->name, it);
         break;
       }
       memcpy(v, vt, (size_t)n3 * sizeof(double));
-      assembled = 0; /* the Hessian depends on v */
+      fresh = 0; /* the Hessian depends on v */
+      s->iterations++;
+      continue;
     }
     cholmod_free_dense(&X, &s->cc);
+    s->iterations++;
     /* a step at roundoff level: the gradient cannot get smaller */
-    if (alpha * dmax <= 1e-15 * (1 + vmax) && quadratic) {
-      converged = 1;
-    }
+    if (alpha * dmax <= 1e-15 * (1 + vmax)) converged = 1;
   }
+  /* A_MPM is the Hessian at v* */
+  if (st == KN_OK && converged && !fresh) st = factor_at(b, dt, v, err);
   free(grad), free(vt);
   if (st == KN_OK && !converged)
     st = kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: Newton did not converge in %d iterations", b->name,

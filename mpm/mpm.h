@@ -214,12 +214,16 @@ kn_mpm_newton_options kn_mpm_newton_options_default(void);
 /* (particles at t_n, dt, gravity) => P2G, then v* = argmin E_MPM(v) (eq. 16)
  *   E(v) = 1/2 |v - v^n|_M^2 - dt v^T M g + sum_p V_p^0 Psi(F_E(v)),
  *   F_E(v) = (I + dt sum_i v_i grad w_ip^T) F_E^n   (eq. 14, F_P frozen),
- * by Newton (one solve for the linear corotated model; backtracking line search otherwise) and
+ * by Newton (one solve for the linear corotated model; otherwise backtracking line search, and
+ * chord steps on an earlier factor while they shrink the gradient by half) and
  * A_MPM = d^2E/dv^2 at v* (digest §6.3). Results: b->grid (nodes, v_star), the matrix and the
  * factor below. opt may be NULL (defaults). Particle state is not changed. Errors name the body
  * (bad dt, non-finite values, not PD, no convergence). */
 kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3], const kn_mpm_newton_options* opt,
                              kn_error* err);
+/* body after kn_mpm_free_motion => its Newton (or chord) steps and numeric factorizations of A
+ * (either may be NULL); 0 and 0 before */
+void kn_mpm_free_motion_counts(const kn_mpm_body* b, int* iterations, int* factorizations);
 /* body after kn_mpm_free_motion => A (3n x 3n, node order of b->grid, lower triangle, stype -1,
  * CHOLMOD int version); owned by the body, valid until the next free motion. NULL before. */
 const struct cholmod_sparse_struct* kn_mpm_dynamics_matrix(const kn_mpm_body* b);

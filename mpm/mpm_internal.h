@@ -16,6 +16,7 @@ struct kn_mpm_solver {
   double dt, gravity[3]; /* of the last free motion (for kn_mpm_energy) */
   double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated parts) */
   int R0_np;           /* particles R0 was allocated for */
+  int iterations, factorizations; /* of the last free motion: Newton or chord steps, factorizations of A */
   /* hash of active node keys => node index (open addressing, power-of-two capacity) */
   uint64_t* hkey;
   int* hval;
