@@ -97,6 +97,13 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   kn_mpm_solver* s = b->solver;
   const kn_mpm_grid* gr = &b->grid;
   int n = gr->n;
+  /* the same active nodes as at the last step (a body at rest, or moving less than a cell): the
+   * pattern and CHOLMOD's symbolic factorization are still valid */
+  if (s->A && s->L && s->pattern_n == n && !memcmp(s->pattern_index, gr->index, 3 * (size_t)n * sizeof(int))) return KN_OK;
+  free(s->pattern_index);
+  s->pattern_n = -1;
+  s->pattern_index = kn_calloc(3 * (size_t)n + 1, sizeof(int));
+  if (!s->pattern_index) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the grid pattern", b->name);
   free(s->col_start), free(s->nbr);
   s->col_start = kn_calloc((size_t)n + 1, sizeof(int));
   s->nbr = kn_calloc(62 * (size_t)n + 1, sizeof(int)); /* at most 62 of the 124 neighbours are after j */
@@ -133,21 +140,26 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   s->L = cholmod_analyze(s->A, &s->cc);
   if (!s->L || s->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD analysis failed (status %d) on %zu DoFs", b->name, s->cc.status, N);
+  memcpy(s->pattern_index, gr->index, 3 * (size_t)n * sizeof(int));
+  s->pattern_n = n;
   return KN_OK;
 }
 
-/* position in A->x of entry (row 3i + r, column 3j + c), i >= j, r >= c when i == j */
-static size_t entry(const kn_mpm_solver* s, int j, int c, int i, int r) {
-  const int* Ap = s->A->p;
-  if (i == j) return (size_t)Ap[3 * j + c] + (size_t)(r - c);
+/* node i >= j => its block's offset in column 3j + c of A->x is Ap[3j + c] + block_at(s, j, c, i) + r */
+static int block_at(const kn_mpm_solver* s, int j, int c, int i) {
+  if (i == j) return -c;
   int lo = s->col_start[j], hi = s->col_start[j + 1] - 1;
   while (lo < hi) { /* binary search for i among j's neighbours (always present: they share a particle) */
     int mid = (lo + hi) / 2;
     if (s->nbr[mid] < i) lo = mid + 1;
     else hi = mid;
   }
-  int rank = lo - s->col_start[j];
-  return (size_t)Ap[3 * j + c] + (size_t)(3 - c + 3 * rank + r);
+  return 3 - c + 3 * (lo - s->col_start[j]);
+}
+
+/* position in A->x of entry (row 3i + r, column 3j + c), i >= j, r >= c when i == j */
+static size_t entry(const kn_mpm_solver* s, int j, int c, int i, int r) {
+  return (size_t)((const int*)s->A->p)[3 * j + c] + (size_t)(block_at(s, j, c, i) + r);
 }
 
 /* one particle's dt^2 V_p G_p^T dP/dF G_p added to the dense stencil block H (27 x 27 nodes,
@@ -207,6 +219,7 @@ static void particle_hessian(const kn_mpm_body* b, int p, double dt, const doubl
 static void scatter(const kn_mpm_body* b, int p, double* H) {
   const kn_mpm_solver* s = b->solver;
   double* Ax = s->A->x;
+  const int* Ap = s->A->p;
   int idx[27];
   double g[81];
   int k = particle_stencil(b, p, idx, g);
@@ -215,8 +228,12 @@ static void scatter(const kn_mpm_body* b, int p, double* H) {
       int i = idx[a], j = idx[bb];
       if (i < j) continue;
       double* Hb = H + 9 * (27 * a + bb);
-      for (int c = 0; c < 3; c++)
-        for (int r = (i == j ? c : 0); r < 3; r++) Ax[entry(s, j, c, i, r)] += Hb[3 * c + r], Hb[3 * c + r] = 0;
+      /* one search per node pair: the three columns of node j hold node i's rows at one rank */
+      int at = block_at(s, j, 0, i);
+      for (int c = 0; c < 3; c++) {
+        double* col = Ax + Ap[3 * j + c] + at - c;
+        for (int r = (i == j ? c : 0); r < 3; r++) col[r] += Hb[3 * c + r], Hb[3 * c + r] = 0;
+      }
     }
 }
 

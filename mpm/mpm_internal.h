@@ -13,6 +13,8 @@ struct kn_mpm_solver {
   int have_factor;     /* L holds the numeric factor of the current A */
   int* col_start;      /* n + 1: neighbour list of node j (nodes k > j within 5^3), CSR over nodes */
   int* nbr;            /* neighbour node indices, ascending per node */
+  int* pattern_index;  /* 3 * pattern_n: the grid's node coordinates A's pattern was built for */
+  int pattern_n;
   double dt, gravity[3]; /* of the last free motion (for kn_mpm_energy) */
   double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated parts) */
   int R0_np;           /* particles R0 was allocated for */

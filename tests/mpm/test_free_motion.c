@@ -299,3 +299,45 @@ Test(mpm_free_motion, merged_bodies_move_as_apart) {
   kn_mpm_body_free(c);
   kn_mpm_body_free(m), kn_mpm_body_free(a), kn_mpm_body_free(f);
 }
+
+/* b's free motion => v* and A equal, bit for bit, to those of a fresh body with b's particles (its
+ * own pattern and CHOLMOD analysis) */
+static void expect_as_fresh(kn_mpm_body* b, const char* what) {
+  kn_error err;
+  kn_mpm_state st = {0};
+  cr_assert_eq(kn_mpm_state_save(b, &st, &err), KN_OK, "%s", err.msg);
+  kn_mpm_body* c = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.025, 8);
+  cr_assert_eq(kn_mpm_state_restore(c, &st, &err), KN_OK, "%s", err.msg);
+  kn_mpm_state_free(&st);
+  cr_assert_eq(kn_mpm_free_motion(b, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_mpm_free_motion(c, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(b->grid.n, c->grid.n, "%s", what);
+  cr_assert(!memcmp(b->grid.v_star, c->grid.v_star, 3 * (size_t)b->grid.n * sizeof(double)), "%s: v*", what);
+  const cholmod_sparse *A = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b), *B = (const cholmod_sparse*)kn_mpm_dynamics_matrix(c);
+  size_t nnz = (size_t)((const int*)A->p)[A->ncol];
+  cr_assert_eq(nnz, (size_t)((const int*)B->p)[B->ncol], "%s", what);
+  cr_assert(!memcmp(A->x, B->x, nnz * sizeof(double)), "%s: A", what);
+  kn_mpm_body_free(c);
+}
+
+/* A's pattern and symbolic factorization are kept while the active nodes stay the same (a step
+ * moving the particles by less than their distance to a cell boundary) and rebuilt when they change
+ * (the block translated by one cell): both give what a fresh body gives */
+Test(mpm_free_motion, pattern_reuse) {
+  kn_mpm_body* b = make(KN_MPM_LINEAR_COROTATED, 0.05, 0.025, 8);
+  for (int p = 0; p < b->np; p++)
+    for (int k = 0; k < 9; k++) b->FE[9 * p + k] = (k % 4 == 0) + 0.05 * rnd();
+  kn_error err;
+  cr_assert_eq(kn_mpm_free_motion(b, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
+  int n0 = b->grid.n;
+  int* index0 = malloc(3 * (size_t)n0 * sizeof(int));
+  memcpy(index0, b->grid.index, 3 * (size_t)n0 * sizeof(int));
+  for (int p = 0; p < b->np; p++) b->x[3 * p] += 1e-4; /* the same nodes */
+  expect_as_fresh(b, "moved 0.1 mm");
+  cr_assert(b->grid.n == n0 && !memcmp(index0, b->grid.index, 3 * (size_t)n0 * sizeof(int)), "nodes changed");
+  for (int p = 0; p < b->np; p++) b->x[3 * p + 2] += 0.025; /* one cell up: other nodes */
+  expect_as_fresh(b, "moved one cell");
+  cr_assert(memcmp(index0, b->grid.index, 3 * (size_t)n0 * sizeof(int)) != 0, "nodes did not change");
+  free(index0);
+  kn_mpm_body_free(b);
+}
