@@ -139,11 +139,19 @@ void kn_chol_solve1_fast(const double* L, int n, double* b);
 /* monotonic wall clock in seconds */
 double kn_wall_time(void);
 
+/*---- the threads of the libraries (threads.c) ----*/
+
 /* Make BLAS (OpenBLAS, used by LAPACKE and CHOLMOD) single-threaded, process-wide. Its threaded
  * kernels split sums by thread count, so results would change with OPENBLAS_NUM_THREADS (measured:
  * another state hash on the liquid scene with 1 and 2 threads); knead promises bitwise identical
  * results whatever the thread count. kn_world_create calls it. */
 void kn_blas_deterministic(void);
+/* Run the OpenMP regions of the libraries (CHOLMOD's supernodal factorization) on one thread until
+ * kn_libraries_serial_end(the value returned). CHOLMOD asks for 4 threads per large supernode
+ * whatever the machine; on 2 cores waking them cost more than they gave (MPM free motion on the
+ * shake example: 37-44 -> 22-25 ms per step). kn_world_step brackets each step with these. */
+int kn_libraries_serial_begin(void);
+void kn_libraries_serial_end(int previous);
 
 #ifdef __cplusplus
 }

@@ -129,10 +129,6 @@ void kn_chol_solve1_fast(const double* L, int n, double* b) {
   cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, L, n, b, 1);
 }
 
-void openblas_set_num_threads(int num_threads); /* OpenBLAS's own API (cblas.h of libopenblas-dev) */
-
-void kn_blas_deterministic(void) { openblas_set_num_threads(1); }
-
 double kn_wall_time(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
