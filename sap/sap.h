@@ -211,6 +211,7 @@ typedef struct {
   int symbolic_analyses;       /* CHOLMOD analyses done in this solve (0 when reused) */
   int factorizations;          /* numeric factorizations of H */
   int cg_iterations;           /* H products inside the reused-factorization CG solves (0: exact Newton) */
+  int lowrank_solves;          /* Newton directions solved exactly from an earlier factor (sap/lowrank.c) */
 } kn_sap_stats;
 
 typedef struct kn_sap_solver kn_sap_solver;

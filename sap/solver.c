@@ -517,22 +517,22 @@ static int changed(const ctx* c, int i) {
   return memcmp(c->s->G + GSLOT * i, c->s->Gref + GSLOT * i, (size_t)(rows * rows) * sizeof(double)) != 0;
 }
 
-/* the constraints whose G has left G_ref join the low-rank set, unless they do not all fit its
- * budget: then none joins, and the preconditioner stays H_ref with the set's updates at the current
+/* the constraints whose G has left G_ref join the low-rank set, and 1 is returned: the set then
+ * gives H_k^-1 exactly. Unless they do not all fit its budget: then none joins, 0 is returned, and the preconditioner stays H_ref with the set's updates at the current
  * G (SPD, of mixed G), which CG solves to its tolerance in a few products or H is refactored at the
  * next iteration, as before the low-rank route. Measured (s per step, Newton iterations,
  * factorizations per step): refactoring at once instead, bench/mpm.c's rolling went 0.41 -> 0.58
  * (24.4 -> 19.2 iterations, 7.1 -> 16.6 factorizations: 170 contacts slide); filling the set up to
  * its budget instead made the rolling example 0.23 -> 0.33 (the budget's columns cost more than
  * the products they saved). */
-static void lowrank_update(const ctx* c) {
+static int lowrank_update(const ctx* c) {
   kn_sap_solver* s = c->s;
   int need = 0;
   for (int i = 0; i < c->nc; i++) {
     int rows = c->prob->constraints[i].rows;
     if (!kn_sap_lowrank_has(s->lr, i) && changed(c, i)) need += rows;
   }
-  if (kn_sap_lowrank_rows(s->lr) + need > kn_sap_lowrank_capacity(s->lr)) return;
+  if (kn_sap_lowrank_rows(s->lr) + need > kn_sap_lowrank_capacity(s->lr)) return 0;
   for (int i = 0; i < c->nc; i++) {
     if (kn_sap_lowrank_has(s->lr, i) || !changed(c, i)) continue;
     int rows = c->prob->constraints[i].rows;
@@ -544,6 +544,7 @@ static void lowrank_update(const ctx* c) {
       e[r] = 0;
     }
   }
+  return 1;
 }
 
 /* z => M z for CG: H_k^-1 z by the low-rank route (exact up to round-off), else the factor's */
@@ -935,10 +936,21 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     int have_dv = 0;
     int use_factor = reuse && have_factor && !force_factor;
     if (use_factor && !sparse) {
-      lowrank_update(&c);
+      int exact = lowrank_update(&c);
       use_factor = kn_sap_lowrank_factor(s->lr, kn_sap_linsolve_dense_factor(s->ls), s->G, s->Gref, GSLOT, NULL) == KN_OK;
+      if (use_factor && exact) {
+        /* every change is in the set: H_k^-1 grad by the Woodbury identity, a direct solve like the
+         * factor's own (CG would stop after its one product; shake example: 11 fewer H products per
+         * step). CG stays the fallback should it not be a descent direction. */
+        for (int t = 0; t < n; t++) s->dv[t] = -s->grad[t];
+        status = precondition(&c, s->dv, err);
+        if (status) return fail_at(&c, have_prev, err, err ? err->msg : "solve failed");
+        st.lowrank_solves++;
+        dl0 = kn_sap_dot(s->grad, s->dv, n);
+        have_dv = dl0 < 0;
+      }
     }
-    if (use_factor) {
+    if (use_factor && !have_dv) {
       double gnorm = kn_sap_scaled_norm(s->D, s->grad, n);
       /* Eisenstat-Walker choice 2: loose while the gradient stalls (contacts changing mode, where
        * an accurate solve buys nothing), tight as it falls quadratically; safeguarded */
