@@ -2,7 +2,6 @@
  * return mapping of the seed's Algorithm 1 (digest §7.6). */
 #include "mpm/mpm.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <string.h>
 
@@ -126,9 +125,8 @@ int kn_mpm_return_mapping(double mu, double yield_stress, const double FE_n[9], 
   kn_mat3_mulT(R0, FE_trial, RtF);
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) S[3 * i + j] = 0.5 * (RtF[3 * i + j] + RtF[3 * j + i]);
-  double U[9];
-  memcpy(U, S, sizeof U);
-  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 3, U, 3, w) != 0) return 0;
+  double U[9]; /* S = U diag(w) U^T: the 3 x 3 Jacobi, not LAPACKE's dsyev (which allocates per call) */
+  kn_mat3_sym_eigen(S, w, U);
   double mean = (w[0] + w[1] + w[2]) / 3, dn = 0;
   for (int k = 0; k < 3; k++) dn += (w[k] - mean) * (w[k] - mean);
   dn = sqrt(dn);
