@@ -273,9 +273,30 @@ static kn_status schur_direct(kn_fem_schur* s, const cholmod_sparse* A, const in
   if (nn > 0) {
     lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', nn, Ann, nn);
     if (info != 0) return kn_fail(err, KN_ERR_NUMERIC, "schur: A_NN is not positive definite (info %d)", (int)info);
-    /* C = L_NN^-1 A_NP, then S -= C^T C: the row-major lower triangle of S is the column-major upper */
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, np, 1.0, Ann, nn, Cnp, nn);
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, np, nn, -1.0, Cnp, nn, 1.0, S, np);
+    /* only the columns of A_NP of P DoFs coupled to N are nonzero (on a grid: the layer of P nodes
+     * next to N), and only they change S: C = L_NN^-1 over those k columns, packed to the front,
+     * then S_KK -= C^T C (rolling example: k ~ 1/3 of np, the solve and the update 3-9x fewer
+     * flops) */
+    int* K = need(&s->w[W_LO], (size_t)np * sizeof(int));
+    if (!K) return kn_fail(err, KN_ERR_NOMEM, "schur: out of memory (|P| = %d)", np);
+    int k = 0;
+    for (int a = 0; a < np; a++) {
+      const double* col = Cnp + (size_t)a * nn;
+      int any = 0;
+      for (int r = 0; r < nn && !any; r++) any = col[r] != 0;
+      if (!any) continue;
+      if (k != a) memcpy(Cnp + (size_t)k * nn, col, (size_t)nn * sizeof(double));
+      K[k++] = a;
+    }
+    double* T = k > 0 ? need(&s->w[W_XS], (size_t)k * (size_t)k * sizeof(double)) : NULL;
+    if (k > 0 && !T) return kn_fail(err, KN_ERR_NOMEM, "schur: out of memory (%d coupled DoFs)", k);
+    if (k > 0) {
+      cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, k, 1.0, Ann, nn, Cnp, nn);
+      cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, k, nn, 1.0, Cnp, nn, 0.0, T, k);
+      /* T's column-major upper (b <= a) is entry (K[b], K[a]) with K[b] <= K[a]: S's row K[a] */
+      for (int a = 0; a < k; a++)
+        for (int b = 0; b <= a; b++) S[(size_t)K[a] * np + K[b]] -= T[(size_t)a * k + b];
+    }
   }
   for (int a = 0; a < np; a++)
     for (int b = 0; b < a; b++) S[(size_t)b * np + a] = S[(size_t)a * np + b];
