@@ -99,7 +99,8 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   int n = gr->n;
   /* the same active nodes as at the last step (a body at rest, or moving less than a cell): the
    * pattern and CHOLMOD's symbolic factorization are still valid */
-  if (s->A && s->L && s->pattern_n == n && !memcmp(s->pattern_index, gr->index, 3 * (size_t)n * sizeof(int))) return KN_OK;
+  if (s->A && s->L && s->pattern_n == n && !memcmp(s->pattern_index, gr->index, 3 * (size_t)n * sizeof(int)))
+    return KN_OK;
   free(s->pattern_index);
   s->pattern_n = -1;
   s->pattern_index = kn_calloc(3 * (size_t)n + 1, sizeof(int));
@@ -413,8 +414,9 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
   /* Chord steps (a modified Newton): the factor of A at an earlier iterate is kept while each step
    * shrinks |grad E| by CHORD_RATE at least, and A is refactored at v* once converged, so the
    * result and A_MPM are Newton's. On the pouring example (EOS liquid, 600 DoFs) 4 assemblies and
-   * factorizations per step became 2 (and 3 Newton steps 8 chord steps; free motion 66 -> 24 ms;
-   * CHORD_RATE 0.25: 2.6 and 29 ms, 0.1: 3 and 31 ms). The linear corotated model's A is constant: one of each. */
+   * factorizations per step became 2, 3 Newton steps 8 chord steps, the free motion 66 -> 24 ms
+   * (CHORD_RATE 0.25: 2.6 factorizations and 29 ms; 0.1: 3 and 31 ms). The linear corotated
+   * model's A is constant: one step, one factorization. */
   int fresh = 0, have = 0, converged = 0, force = 0, newton_prev = 0;
   double gn_prev = INFINITY;
   s->iterations = s->factorizations = 0;

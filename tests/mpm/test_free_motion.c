@@ -313,7 +313,8 @@ static void expect_as_fresh(kn_mpm_body* b, const char* what) {
   cr_assert_eq(kn_mpm_free_motion(c, 0.01, g3, NULL, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(b->grid.n, c->grid.n, "%s", what);
   cr_assert(!memcmp(b->grid.v_star, c->grid.v_star, 3 * (size_t)b->grid.n * sizeof(double)), "%s: v*", what);
-  const cholmod_sparse *A = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b), *B = (const cholmod_sparse*)kn_mpm_dynamics_matrix(c);
+  const cholmod_sparse* A = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b);
+  const cholmod_sparse* B = (const cholmod_sparse*)kn_mpm_dynamics_matrix(c);
   size_t nnz = (size_t)((const int*)A->p)[A->ncol];
   cr_assert_eq(nnz, (size_t)((const int*)B->p)[B->ncol], "%s", what);
   cr_assert(!memcmp(A->x, B->x, nnz * sizeof(double)), "%s: A", what);
