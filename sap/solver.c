@@ -518,9 +518,10 @@ static int changed(const ctx* c, int i) {
 }
 
 /* the constraints whose G has left G_ref join the low-rank set, and 1 is returned: the set then
- * gives H_k^-1 exactly. Unless they do not all fit its budget: then none joins, 0 is returned, and the preconditioner stays H_ref with the set's updates at the current
- * G (SPD, of mixed G), which CG solves to its tolerance in a few products or H is refactored at the
- * next iteration, as before the low-rank route. Measured (s per step, Newton iterations,
+ * gives H_k^-1 exactly. Unless they do not all fit its budget: then none joins, 0 is returned, and
+ * the preconditioner stays H_ref with the set's updates at the current G (SPD, of mixed G), which
+ * CG solves to its tolerance in a few products or H is refactored at the next iteration, as before
+ * the low-rank route. Measured (s per step, Newton iterations,
  * factorizations per step): refactoring at once instead, bench/mpm.c's rolling went 0.41 -> 0.58
  * (24.4 -> 19.2 iterations, 7.1 -> 16.6 factorizations: 170 contacts slide); filling the set up to
  * its budget instead made the rolling example 0.23 -> 0.33 (the budget's columns cost more than
