@@ -273,17 +273,25 @@ static void add_corotated_batch(int k, const int idx[27], int m, const double* G
  * fixed (bitwise reproducible). */
 enum { MAX_STENCILS = 8 };
 
+/* *p => at least `bytes` (kept, grown by reallocation); 0 when out of memory (*p unchanged) */
+static int grow_scratch(void** p, size_t* cap, size_t bytes) {
+  if (bytes <= *cap) return 1;
+  void* q = realloc(*p, bytes);
+  if (!q) return 0;
+  *p = q, *cap = bytes;
+  return 1;
+}
+
 static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* err) {
   kn_mpm_solver* s = b->solver;
   const kn_mpm_grid* gr = &b->grid;
   double* Ax = s->A->x;
   int n = gr->n;
-  int* start = kn_calloc((size_t)n + 1, sizeof(int));
-  int* order = kn_calloc((size_t)b->np + 1, sizeof(int));
-  if (!start || !order) {
-    free(start), free(order);
+  /* scratch kept in the solver from step to step (no allocation once it has grown) */
+  if (!grow_scratch((void**)&s->asm_int, &s->asm_int_cap, ((size_t)n + (size_t)b->np + 2) * sizeof(int)))
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory assembling the dynamics matrix", b->name);
-  }
+  int *start = s->asm_int, *order = s->asm_int + n + 1;
+  memset(start, 0, ((size_t)n + 1) * sizeof(int));
   /* counting sort of the particles by their centre node (stencil entry 13: weight > 0 always) */
   for (int p = 0; p < b->np; p++) start[gr->p_node[27 * p + 13] + 1]++;
   int most = 1; /* the most particles of one cell: the batch size */
@@ -291,14 +299,12 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
   for (int p = 0; p < b->np; p++) order[start[gr->p_node[27 * p + 13]]++] = p;
   for (int i = n; i > 0; i--) start[i] = start[i - 1];
   start[0] = 0;
-  double* H = kn_calloc(27 * 27 * 9, sizeof(double));
-  double* GU = kn_calloc(2 * 81 * (size_t)most, sizeof(double)); /* Gm, Um */
-  double* PQ = kn_calloc(2 * 81 * 81, sizeof(double));
-  signed char* group = kn_calloc((size_t)most, 1);
-  if (!H || !GU || !PQ || !group) {
-    free(start), free(order), free(H), free(GU), free(PQ), free(group);
+  size_t nH = 27 * 27 * 9, nGU = 2 * 81 * (size_t)most, nPQ = 2 * 81 * 81; /* GU: Gm, Um */
+  if (!grow_scratch((void**)&s->asm_dbl, &s->asm_dbl_cap, (nH + nGU + nPQ) * sizeof(double) + (size_t)most))
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory assembling the dynamics matrix", b->name);
-  }
+  double *H = s->asm_dbl, *GU = H + nH, *PQ = GU + nGU;
+  signed char* group = (signed char*)(PQ + nPQ);
+  memset(H, 0, nH * sizeof(double)); /* particle_hessian adds into it, scatter zeroes it again */
   memset(Ax, 0, (size_t)((int*)s->A->p)[s->A->ncol] * sizeof(double));
   for (int i = 0; i < n; i++)
     for (int c = 0; c < 3; c++) Ax[entry(s, i, c, i, c)] += gr->mass[i];
@@ -348,7 +354,6 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
         break;
       }
   }
-  free(start), free(order), free(H), free(GU), free(PQ), free(group);
   return KN_OK;
 }
 

@@ -25,6 +25,7 @@ void kn_mpm_solver_free(kn_mpm_solver* s) {
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
   cholmod_finish(&s->cc);
   free(s->col_start), free(s->nbr), free(s->R0), free(s->hkey), free(s->hval), free(s->pattern_index);
+  free(s->asm_int), free(s->asm_dbl);
   free(s);
 }
 

@@ -19,6 +19,9 @@ struct kn_mpm_solver {
   double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated parts) */
   int R0_np;           /* particles R0 was allocated for */
   int iterations, factorizations; /* of the last free motion: Newton or chord steps, factorizations of A */
+  int* asm_int;        /* assemble()'s scratch: particle order by cell, ... */
+  double* asm_dbl;     /* ... stencil blocks and batch columns, kept from step to step */
+  size_t asm_int_cap, asm_dbl_cap; /* bytes */
   /* hash of active node keys => node index (open addressing, power-of-two capacity) */
   uint64_t* hkey;
   int* hval;
