@@ -72,13 +72,13 @@ static void time_factorization(const cholmod_sparse* Acs, int reps, fem_row* r) 
   r->analyze_ms = (kn_wall_time() - t0) * 1e3;
   double t[16];
   if (reps > 16) reps = 16;
-  int levels = kn_libraries_serial_begin(); /* one thread in CHOLMOD's OpenMP regions, as in kn_world_step */
+  kn_libraries_serial_begin(); /* one thread in CHOLMOD's OpenMP regions, as in kn_world_step */
   for (int k = 0; k < reps; k++) {
     t0 = kn_wall_time();
     cholmod_factorize(A, L, &cc);
     t[k] = (kn_wall_time() - t0) * 1e3;
   }
-  kn_libraries_serial_end(levels);
+  kn_libraries_serial_end();
   qsort(t, (size_t)reps, sizeof *t, compare_double);
   r->fact_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
   r->nnz_L = cc.lnz;

@@ -87,13 +87,13 @@ static int time_unavoidable(kn_mpm_body* b, int reps, mpm_row* r, char* msg, siz
   double* vs = ok ? malloc(sizeof(double) * 3 * (size_t)b->grid.n) : NULL;
   if (vs) memcpy(vs, b->grid.v_star, sizeof(double) * 3 * (size_t)b->grid.n);
   /* one thread in CHOLMOD's OpenMP regions, as in kn_world_step */
-  int levels = kn_libraries_serial_begin();
+  kn_libraries_serial_begin();
   for (int k = 0; ok && vs && k < reps; k++) {
     double t0 = kn_wall_time();
     cholmod_factorize(A, L, &cc);
     tf[k] = kn_wall_time() - t0;
   }
-  kn_libraries_serial_end(levels);
+  kn_libraries_serial_end();
   for (int k = 0; ok && vs && k < reps; k++) {
     kn_mpm_state_restore(b, &s, NULL);
     double t0 = kn_wall_time();

@@ -147,12 +147,12 @@ double kn_wall_time(void);
  * results whatever the thread count. kn_world_create calls it. */
 void kn_blas_deterministic(void);
 /* Run the OpenMP regions of the libraries (CHOLMOD's supernodal factorization) on one thread until
- * the matching kn_libraries_serial_end(the value returned): brackets nest, and the process's
+ * the matching kn_libraries_serial_end: brackets nest, and the process's
  * setting (max-active-levels) is restored when the outermost one ends. CHOLMOD asks for 4 threads
  * per large supernode whatever the machine; on 2 cores waking them cost more than they gave (MPM
  * free motion on the shake example: 37-44 -> 19-22 ms per step). kn_world_step brackets each step. */
-int kn_libraries_serial_begin(void);
-void kn_libraries_serial_end(int previous);
+void kn_libraries_serial_begin(void);
+void kn_libraries_serial_end(void);
 
 #ifdef __cplusplus
 }

@@ -15,18 +15,16 @@ void kn_blas_deterministic(void) { openblas_set_num_threads(1); }
 static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
 static int serial_depth, serial_saved;
 
-int kn_libraries_serial_begin(void) {
+void kn_libraries_serial_begin(void) {
   pthread_mutex_lock(&serial_lock);
   if (serial_depth++ == 0) {
     serial_saved = omp_get_max_active_levels();
     omp_set_max_active_levels(0);
   }
   pthread_mutex_unlock(&serial_lock);
-  return serial_saved;
 }
 
-void kn_libraries_serial_end(int previous) {
-  (void)previous; /* the level saved by the outermost begin is restored */
+void kn_libraries_serial_end(void) {
   pthread_mutex_lock(&serial_lock);
   if (serial_depth > 0 && --serial_depth == 0) omp_set_max_active_levels(serial_saved);
   pthread_mutex_unlock(&serial_lock);

@@ -15,9 +15,9 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
     memcpy(tr->v_backup, tr->v, (size_t)m->nv * sizeof *tr->v);
   }
   kn_sim_deformables_backup(w, 0);
-  int levels = kn_libraries_serial_begin();
+  kn_libraries_serial_begin();
   kn_status st = w->backend->step(w, w->backend_state, err);
-  kn_libraries_serial_end(levels);
+  kn_libraries_serial_end();
   if (st) {
     kn_sim_deformables_backup(w, 1);
     for (int j = 0; j < w->ntree; j++) {

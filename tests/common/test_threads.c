@@ -23,13 +23,13 @@ Test(threads, serial_brackets_nest_and_restore) {
   omp_set_max_active_levels(3);
   int free_team = team_size(); /* 4, unless the environment limits OpenMP (OMP_THREAD_LIMIT...) */
   cr_log_info("team without the brackets: %d threads", free_team);
-  int a = kn_libraries_serial_begin();
+  kn_libraries_serial_begin();
   cr_expect_eq(team_size(), 1);
   cr_expect_eq(omp_get_max_active_levels(), 0);
-  int b = kn_libraries_serial_begin();
-  kn_libraries_serial_end(b);
+  kn_libraries_serial_begin();
+  kn_libraries_serial_end();
   cr_expect_eq(team_size(), 1, "an inner end keeps the outer bracket serial");
-  kn_libraries_serial_end(a);
+  kn_libraries_serial_end();
   cr_expect_eq(omp_get_max_active_levels(), 3);
   cr_expect_eq(team_size(), free_team);
 }
