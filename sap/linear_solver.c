@@ -17,6 +17,10 @@ struct kn_sap_linsolve {
   /* dense path */
   double* H;
   size_t cap_H;
+  /* sparse blocks' patterns, copied: per block its start in pat (-1: dense), colptr then rowidx */
+  int* pat_at;
+  int* pat;
+  size_t num_pat, cap_pat;
   /* sparse path: per block, the list of partner blocks b > c with their pair index */
   int* partner_start; /* num_blocks + 1 */
   int* partner;       /* (block, pair) */
@@ -25,6 +29,8 @@ struct kn_sap_linsolve {
   cholmod_sparse* A;
   cholmod_factor* L;
   cholmod_dense *B, *X, *Y, *E;
+  cholmod_dense* W; /* the half solves' output (n x columns) */
+  double flops;     /* of one numeric factorization (CHOLMOD's analysis; n^3 / 3 dense) */
 };
 
 kn_sap_linsolve* kn_sap_linsolve_create(void) {
@@ -39,6 +45,7 @@ static void free_sparse(kn_sap_linsolve* ls) {
   cholmod_free_dense(&ls->X, &ls->cc);
   cholmod_free_dense(&ls->Y, &ls->cc);
   cholmod_free_dense(&ls->E, &ls->cc);
+  cholmod_free_dense(&ls->W, &ls->cc);
 }
 
 void kn_sap_linsolve_free(kn_sap_linsolve* ls) {
@@ -50,14 +57,28 @@ void kn_sap_linsolve_free(kn_sap_linsolve* ls) {
   free(ls->pair);
   free(ls->partner_start);
   free(ls->partner);
+  free(ls->pat_at);
+  free(ls->pat);
   free(ls->H);
   free(ls);
 }
+
+static int is_sparse_block(const kn_sap_layout* lay, int c) { return lay->colptr && lay->colptr[c]; }
 
 /* 1 when layout equals the pattern the current analysis was made for */
 static int same_pattern(const kn_sap_linsolve* ls, const kn_sap_layout* lay) {
   if (!ls->L || ls->num_blocks != lay->num_blocks || ls->num_pairs != lay->num_pairs) return 0;
   if (memcmp(ls->size, lay->size, (size_t)lay->num_blocks * sizeof(int))) return 0;
+  for (int c = 0; c < lay->num_blocks; c++) {
+    int sp = is_sparse_block(lay, c);
+    if (sp != (ls->pat_at[c] >= 0)) return 0;
+    if (!sp) continue;
+    const int* mine = ls->pat + ls->pat_at[c];
+    int nc = lay->size[c];
+    if (memcmp(mine, lay->colptr[c], (size_t)(nc + 1) * sizeof(int)) ||
+        memcmp(mine + nc + 1, lay->rowidx[c], (size_t)lay->colptr[c][nc] * sizeof(int)))
+      return 0;
+  }
   /* no pairs: nothing to compare (memcmp of a NULL pointer is undefined even for 0 bytes) */
   return lay->num_pairs == 0 || !memcmp(ls->pair, lay->pair, 2 * (size_t)lay->num_pairs * sizeof(int));
 }
@@ -71,7 +92,9 @@ static kn_status copy_layout(kn_sap_linsolve* ls, const kn_sap_layout* lay, kn_e
     if (b) ls->offset = b;
     int* c = realloc(ls->partner_start, (size_t)(cap + 1) * sizeof(int));
     if (c) ls->partner_start = c;
-    if (!a || !b || !c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
+    int* d = realloc(ls->pat_at, (size_t)cap * sizeof(int));
+    if (d) ls->pat_at = d;
+    if (!a || !b || !c || !d) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
     ls->cap_blocks = cap;
   }
   if (lay->num_pairs > ls->cap_pairs) {
@@ -82,6 +105,25 @@ static kn_status copy_layout(kn_sap_linsolve* ls, const kn_sap_layout* lay, kn_e
     if (b) ls->partner = b;
     if (!a || !b) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
     ls->cap_pairs = cap;
+  }
+  size_t npat = 0;
+  for (int c = 0; c < lay->num_blocks; c++)
+    if (is_sparse_block(lay, c)) npat += (size_t)lay->size[c] + 1 + (size_t)lay->colptr[c][lay->size[c]];
+  if (npat > ls->cap_pat) {
+    int* a = realloc(ls->pat, npat * sizeof(int));
+    if (!a) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (linear solver layout)");
+    ls->pat = a;
+    ls->cap_pat = npat;
+  }
+  ls->num_pat = 0;
+  for (int c = 0; c < lay->num_blocks; c++) {
+    ls->pat_at[c] = -1;
+    if (!is_sparse_block(lay, c)) continue;
+    int nc = lay->size[c], nnz = lay->colptr[c][nc];
+    ls->pat_at[c] = (int)ls->num_pat;
+    memcpy(ls->pat + ls->num_pat, lay->colptr[c], (size_t)(nc + 1) * sizeof(int));
+    memcpy(ls->pat + ls->num_pat + nc + 1, lay->rowidx[c], (size_t)nnz * sizeof(int));
+    ls->num_pat += (size_t)(nc + 1 + nnz);
   }
   ls->num_blocks = lay->num_blocks;
   ls->n = lay->n;
@@ -149,7 +191,7 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
   size_t nnz = 0;
   for (int c = 0; c < ls->num_blocks; c++) {
     size_t nc = (size_t)ls->size[c];
-    nnz += nc * (nc + 1) / 2;
+    nnz += ls->pat_at[c] >= 0 ? (size_t)ls->pat[ls->pat_at[c] + (int)nc] : nc * (nc + 1) / 2;
     for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++)
       nnz += nc * (size_t)ls->size[ls->partner[2 * k]];
   }
@@ -161,9 +203,13 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
   int at = 0;
   for (int c = 0; c < ls->num_blocks; c++) {
     int nc = ls->size[c], oc = ls->offset[c];
+    const int* cp = ls->pat_at[c] >= 0 ? ls->pat + ls->pat_at[c] : NULL;
     for (int jl = 0; jl < nc; jl++) {
       Ap[oc + jl] = at;
-      for (int il = jl; il < nc; il++) Ai[at++] = oc + il;
+      if (cp)
+        for (int z = cp[jl]; z < cp[jl + 1]; z++) Ai[at++] = oc + cp[nc + 1 + z];
+      else
+        for (int il = jl; il < nc; il++) Ai[at++] = oc + il;
       for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++) {
         int b = ls->partner[2 * k];
         for (int ib = 0; ib < ls->size[b]; ib++) Ai[at++] = ls->offset[b] + ib;
@@ -175,8 +221,13 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
   if (!ls->L || ls->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD symbolic analysis failed (status %d) on a %d x %d Hessian",
                    ls->cc.status, ls->n, ls->n);
+  ls->flops = ls->cc.fl;
   *analysed = 1;
   return KN_OK;
+}
+
+double kn_sap_linsolve_flops(const kn_sap_linsolve* ls) {
+  return ls->sparse ? ls->flops : (double)ls->n * ls->n * ls->n / 3.0;
 }
 
 //---- numeric factorization ----
@@ -190,6 +241,12 @@ kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, doubl
     memset(H, 0, (size_t)n * (size_t)n * sizeof(double));
     for (int c = 0; c < ls->num_blocks; c++) {
       int nc = ls->size[c], oc = ls->offset[c];
+      if (ls->pat_at[c] >= 0) { /* a sparse block: its lower-triangle columns scattered */
+        const int* cp = ls->pat + ls->pat_at[c];
+        for (int j = 0; j < nc; j++)
+          for (int z = cp[j]; z < cp[j + 1]; z++) H[(size_t)(oc + cp[nc + 1 + z]) * (size_t)n + (size_t)(oc + j)] = diag[c][z];
+        continue;
+      }
       for (int i = 0; i < nc; i++)
         memcpy(H + (size_t)(oc + i) * (size_t)n + oc, diag[c] + (size_t)i * (size_t)nc, (size_t)(i + 1) * sizeof(double));
     }
@@ -206,8 +263,14 @@ kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, doubl
   int at = 0;
   for (int c = 0; c < ls->num_blocks; c++) {
     int nc = ls->size[c];
+    const int* cp = ls->pat_at[c] >= 0 ? ls->pat + ls->pat_at[c] : NULL;
     for (int jl = 0; jl < nc; jl++) {
-      for (int il = jl; il < nc; il++) Ax[at++] = diag[c][il * nc + jl];
+      if (cp) {
+        memcpy(Ax + at, diag[c] + cp[jl], (size_t)(cp[jl + 1] - cp[jl]) * sizeof(double));
+        at += cp[jl + 1] - cp[jl];
+      } else {
+        for (int il = jl; il < nc; il++) Ax[at++] = diag[c][il * nc + jl];
+      }
       for (int k = ls->partner_start[c]; k < ls->partner_start[c + 1]; k++) {
         int b = ls->partner[2 * k], pk = ls->partner[2 * k + 1], nb = ls->size[b];
         /* H(row ib of b, column jl of c) = off[pk][jl][ib] since off is n_c x n_b (c < b) */
@@ -238,13 +301,31 @@ kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err) {
   return KN_OK;
 }
 
-const double* kn_sap_linsolve_dense_factor(const kn_sap_linsolve* ls) { return ls->sparse ? NULL : ls->H; }
-
-/* b => H^-1 b in place for one vector, as a preconditioner (sap/pcg.c): on the dense path by
- * kn_chol_solve1_fast (BLAS2 triangular solves, twice as fast as the exact path's kn_chol_solve at
- * n ~ 1000, which stays as it is so that its results do not change) */
-kn_status kn_sap_linsolve_precondition(kn_sap_linsolve* ls, double* b, kn_error* err) {
-  if (ls->sparse) return kn_sap_linsolve_solve(ls, b, err);
-  kn_chol_solve1_fast(ls->H, ls->n, b);
+/* B (n x ncols, column-major) => one stage of CHOLMOD's solve (CHOLMOD_P, _L, _Lt, _Pt) in place */
+static kn_status cholmod_stage(kn_sap_linsolve* ls, int sys, double* B, int ncols, kn_error* err) {
+  cholmod_dense b = {.nrow = (size_t)ls->n, .ncol = (size_t)ncols, .nzmax = (size_t)ls->n * (size_t)ncols,
+                     .d = (size_t)ls->n, .x = B, .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE};
+  if (!cholmod_solve2(sys, ls->L, &b, NULL, &ls->W, NULL, &ls->Y, &ls->E, &ls->cc))
+    return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD solve failed (status %d)", ls->cc.status);
+  memcpy(B, ls->W->x, (size_t)ls->n * (size_t)ncols * sizeof(double));
   return KN_OK;
 }
+
+kn_status kn_sap_linsolve_forward(kn_sap_linsolve* ls, double* B, int ncols, kn_error* err) {
+  if (!ls->sparse) {
+    kn_chol_lower_solve(ls->H, ls->n, B, ncols);
+    return KN_OK;
+  }
+  kn_status st = cholmod_stage(ls, CHOLMOD_P, B, ncols, err);
+  return st ? st : cholmod_stage(ls, CHOLMOD_L, B, ncols, err);
+}
+
+kn_status kn_sap_linsolve_backward(kn_sap_linsolve* ls, double* b, kn_error* err) {
+  if (!ls->sparse) {
+    kn_chol_lower_solve_T(ls->H, ls->n, b);
+    return KN_OK;
+  }
+  kn_status st = cholmod_stage(ls, CHOLMOD_Lt, b, 1, err);
+  return st ? st : cholmod_stage(ls, CHOLMOD_Pt, b, 1, err);
+}
+

@@ -9,12 +9,13 @@
  * U's columns are solved once, when a constraint joins V (one BLAS3 solve for all that join at an
  * iteration), W grows by their products, and each iteration factors the r x r matrix I + D W
  * (LU: D is indefinite when a contact leaves the active set). det H = det H_ref det(I + D W), so
- * I + D W is invertible whenever H is positive definite.
+ * I + D W is invertible whenever H is positive definite. With CHOLMOD's H_ref = P^T L L^T P (a
+ * fill-reducing permutation P), U = L^-1 P J_V^T and the last solve is P^T L^-T: the factor is
+ * reached only through sap/linear_solver.c's two half solves.
  *
  * The solver (sap/solver.c) takes this as the preconditioner of its CG, which then converges in
- * one product up to round-off, and refactors H when V passes its row budget. Dense factors only
- * (kn_chol_factor's): the sparse path's factorizations are cheap. Everything runs on one thread in
- * a fixed order: bitwise reproducible. */
+ * one product up to round-off, and refactors H when V passes its row budget. Everything runs on one
+ * thread in a fixed order: bitwise reproducible. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <stdlib.h>
@@ -103,23 +104,26 @@ double* kn_sap_lowrank_add(kn_sap_lowrank* lr, int constraint, int rows) {
   return cols;
 }
 
-/* the new columns of U (J^T, filled by the caller) => L^-1 J^T, and W's new rows and columns */
-static void solve_new(kn_sap_lowrank* lr, const double* L) {
+/* the new columns of U (J^T, filled by the caller) => L^-1 P J^T, and W's new rows and columns */
+static kn_status solve_new(kn_sap_lowrank* lr, kn_sap_linsolve* L, kn_error* err) {
   int n = lr->n, k0 = lr->solved, knew = lr->r - k0, r = lr->r, ld = lr->cap_r;
-  if (knew == 0) return;
+  if (knew == 0) return KN_OK;
   double* Unew = lr->U + (size_t)k0 * (size_t)n;
-  kn_chol_lower_solve(L, n, Unew, knew);
+  kn_status st = kn_sap_linsolve_forward(L, Unew, knew, err);
+  if (st) return st;
   /* W[:, k0:r] = U^T U_new (column-major, leading dimension cap_r), then the mirror rows */
   cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, r, knew, n, 1.0, lr->U, n, Unew, n, 0.0,
               lr->W + (size_t)k0 * (size_t)ld, ld);
   for (int b = k0; b < r; b++)
     for (int a = 0; a < k0; a++) lr->W[(size_t)a * ld + b] = lr->W[(size_t)b * ld + a];
   lr->solved = r;
+  return KN_OK;
 }
 
-kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
+kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, kn_sap_linsolve* L, const double* G, const double* G_ref, int slot,
                                 kn_error* err) {
-  solve_new(lr, L);
+  kn_status st = solve_new(lr, L, err);
+  if (st) return st;
   int r = lr->r, ld = lr->cap_r;
   if (r == 0) return KN_OK;
   /* M = I + D W row by row, D block diagonal by member; W is symmetric, so its row a is column a */
@@ -146,10 +150,11 @@ kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, const double* L, const doubl
   return KN_OK;
 }
 
-void kn_sap_lowrank_solve(const kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
-                          double* b) {
+kn_status kn_sap_lowrank_solve(const kn_sap_lowrank* lr, kn_sap_linsolve* L, const double* G, const double* G_ref,
+                               int slot, double* b, kn_error* err) {
   int n = lr->n, r = lr->r;
-  kn_chol_lower_solve(L, n, b, 1); /* y = L^-1 b */
+  kn_status st = kn_sap_linsolve_forward(L, b, 1, err); /* y = L^-1 P b */
+  if (st) return st;
   if (r > 0) {
     double* t = lr->t;
     cblas_dgemv(CblasColMajor, CblasTrans, n, r, 1.0, lr->U, n, b, 1, 0.0, t, 1); /* U^T y */
@@ -168,5 +173,5 @@ void kn_sap_lowrank_solve(const kn_sap_lowrank* lr, const double* L, const doubl
     LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', r, 1, lr->M, r, lr->ipiv, t, r); /* (M^T)^T u = t */
     cblas_dgemv(CblasColMajor, CblasNoTrans, n, r, -1.0, lr->U, n, t, 1, 1.0, b, 1); /* y - U u */
   }
-  kn_chol_lower_solve_T(L, n, b); /* L^-T */
+  return kn_sap_linsolve_backward(L, b, err); /* P^T L^-T */
 }

@@ -31,6 +31,15 @@ static size_t push_reals(kn_sap_problem* p, const double* x, size_t n) {
   return at;
 }
 
+/* append n ints => index of the first, or SIZE_MAX */
+static size_t push_ints(kn_sap_problem* p, const int* x, size_t n) {
+  if (!grow((void**)&p->ints, &p->cap_ints, p->num_ints + n, sizeof(int))) return (size_t)-1;
+  size_t at = p->num_ints;
+  memcpy(p->ints + at, x, n * sizeof(int));
+  p->num_ints += n;
+  return at;
+}
+
 kn_sap_problem* kn_sap_problem_create(double dt) {
   kn_sap_problem* p = calloc(1, sizeof *p);
   if (p) p->dt = dt;
@@ -42,6 +51,7 @@ void kn_sap_problem_free(kn_sap_problem* p) {
   free(p->cliques);
   free(p->constraints);
   free(p->reals);
+  free(p->ints);
   free(p->bytes);
   free(p);
 }
@@ -50,10 +60,20 @@ void kn_sap_problem_reset(kn_sap_problem* p, double dt) {
   p->dt = dt;
   p->nv = p->num_impulses = 0;
   p->num_cliques = p->num_constraints = 0;
-  p->num_reals = p->num_bytes = 0;
+  p->num_reals = p->num_bytes = p->num_ints = 0;
 }
 
 //---- cliques ----
+
+static kn_status reserve_clique(kn_sap_problem* p, kn_error* err) {
+  if (p->num_cliques < p->cap_cliques) return KN_OK;
+  int cap = p->cap_cliques ? 2 * p->cap_cliques : 8;
+  kn_sap_clique* c = realloc(p->cliques, (size_t)cap * sizeof *c);
+  if (!c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", p->num_cliques);
+  p->cliques = c;
+  p->cap_cliques = cap;
+  return KN_OK;
+}
 
 kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const double* v_star, int* index,
                             kn_error* err) {
@@ -73,17 +93,13 @@ kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const do
                        p->num_cliques, i, j, a, b);
     }
   }
-  if (p->num_cliques == p->cap_cliques) {
-    int cap = p->cap_cliques ? 2 * p->cap_cliques : 8;
-    kn_sap_clique* c = realloc(p->cliques, (size_t)cap * sizeof *c);
-    if (!c) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", p->num_cliques);
-    p->cliques = c;
-    p->cap_cliques = cap;
-  }
+  kn_status st = reserve_clique(p, err);
+  if (st) return st;
   size_t a_at = push_reals(p, A, (size_t)nv * (size_t)nv);
   size_t v_at = a_at == (size_t)-1 ? a_at : push_reals(p, v_star, (size_t)nv);
   if (v_at == (size_t)-1) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", p->num_cliques);
   kn_sap_clique* c = &p->cliques[p->num_cliques];
+  *c = (kn_sap_clique){0};
   c->nv = nv;
   c->offset = p->nv;
   c->A_at = a_at;
@@ -92,6 +108,69 @@ kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const do
   if (index) *index = p->num_cliques;
   p->num_cliques++;
   return KN_OK;
+}
+
+kn_status kn_sap_add_clique_sparse(kn_sap_problem* p, int nv, const int* colptr, const int* rowidx,
+                                   const double* values, const double* v_star, int* index, kn_error* err) {
+  int q = p->num_cliques;
+  if (nv <= 0 || !colptr || !rowidx || !values || !v_star)
+    return kn_fail(err, KN_ERR_INVALID, "sap: sparse clique %d: expected nv > 0 and non-NULL arrays (got nv %d)", q, nv);
+  if (colptr[0] != 0) return kn_fail(err, KN_ERR_INVALID, "sap: sparse clique %d: colptr[0] = %d, expected 0", q, colptr[0]);
+  for (int j = 0; j < nv; j++) {
+    int z0 = colptr[j], z1 = colptr[j + 1];
+    if (z1 <= z0 || rowidx[z0] != j)
+      return kn_fail(err, KN_ERR_INVALID, "sap: sparse clique %d: column %d does not start with its diagonal entry", q, j);
+    if (!(values[z0] > 0) || !isfinite(values[z0]))
+      return kn_fail(err, KN_ERR_INVALID, "sap: sparse clique %d: A[%d][%d] = %g, expected a positive diagonal", q, j, j,
+                     values[z0]);
+    if (!isfinite(v_star[j])) return kn_fail(err, KN_ERR_INVALID, "sap: sparse clique %d: v*[%d] is not finite", q, j);
+    for (int z = z0 + 1; z < z1; z++)
+      if (rowidx[z] <= rowidx[z - 1] || rowidx[z] >= nv || !isfinite(values[z]))
+        return kn_fail(err, KN_ERR_INVALID,
+                       "sap: sparse clique %d: column %d: row %d out of order or out of [%d, %d), or its value not finite",
+                       q, j, rowidx[z], j, nv);
+  }
+  kn_status st = reserve_clique(p, err);
+  if (st) return st;
+  size_t nnz = (size_t)colptr[nv];
+  size_t cp = push_ints(p, colptr, (size_t)nv + 1);
+  size_t ri = cp == (size_t)-1 ? cp : push_ints(p, rowidx, nnz);
+  size_t a_at = ri == (size_t)-1 ? ri : push_reals(p, values, nnz);
+  size_t v_at = a_at == (size_t)-1 ? a_at : push_reals(p, v_star, (size_t)nv);
+  size_t d_at = v_at == (size_t)-1 ? v_at : push_reals(p, NULL, (size_t)nv);
+  if (d_at == (size_t)-1) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", q);
+  for (int j = 0; j < nv; j++) p->reals[d_at + (size_t)j] = values[colptr[j]];
+  p->cliques[q] = (kn_sap_clique){.nv = nv, .offset = p->nv, .A_at = a_at, .vstar_at = v_at, .sparse = 1,
+                                  .nnz = nnz, .colptr_at = cp, .rowidx_at = ri, .diag_at = d_at};
+  p->nv += nv;
+  if (index) *index = q;
+  p->num_cliques++;
+  return KN_OK;
+}
+
+double kn_sap_clique_diag(const kn_sap_problem* p, int q, int k) {
+  const kn_sap_clique* c = &p->cliques[q];
+  return c->sparse ? p->reals[c->diag_at + (size_t)k] : p->reals[c->A_at + (size_t)k * (size_t)c->nv + (size_t)k];
+}
+
+void kn_sap_clique_matvec_add(const kn_sap_problem* p, int q, const double* x, double* y) {
+  const kn_sap_clique* c = &p->cliques[q];
+  const double* A = p->reals + c->A_at;
+  if (!c->sparse) {
+    kn_sap_sym_matvec_add(A, c->nv, x, y);
+    return;
+  }
+  /* lower triangle by columns: column j gives y_i += a_ij x_j (i > j) and y_j += a_ij x_i */
+  const int* cp = p->ints + c->colptr_at;
+  const int* ri = p->ints + c->rowidx_at;
+  for (int j = 0; j < c->nv; j++) {
+    double xj = x[j], sum = A[cp[j]] * xj;
+    for (int z = cp[j] + 1; z < cp[j + 1]; z++) {
+      y[ri[z]] += A[z] * xj;
+      sum += A[z] * x[ri[z]];
+    }
+    y[j] += sum;
+  }
 }
 
 //---- constraints ----
@@ -155,7 +234,6 @@ double kn_sap_delassus(const kn_sap_problem* p, int i) {
   for (int s = 0; s < 2; s++) {
     if (c->clique[s] < 0) continue;
     const kn_sap_clique* q = &p->cliques[c->clique[s]];
-    const double* A = p->reals + q->A_at;
     const double* J = p->reals + c->J_at[s];
     /* the columns where J is zero add +-0 to sums that start at +0: skipped (a deformable
      * clique's contact row has 81 nonzeros of thousands), the sums are the same bit for bit */
@@ -164,7 +242,7 @@ double kn_sap_delassus(const kn_sap_problem* p, int i) {
       int any = 0;
       for (int r = 0; r < n; r++) any |= J[r * q->nv + k] != 0;
       if (!any) continue;
-      double a = A[(size_t)k * q->nv + k];
+      double a = kn_sap_clique_diag(p, c->clique[s], k);
       for (int r = 0; r < n; r++)
         for (int t = 0; t < n; t++) sum[r * n + t] += J[r * q->nv + k] * J[t * q->nv + k] / a;
     }

@@ -87,6 +87,15 @@ void kn_sap_problem_reset(kn_sap_problem* p, double dt);
 kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const double* v_star, int* index,
                             kn_error* err);
 
+/* A sparse clique, e.g. a deformable body's whole grid: (nv, A's lower triangle in compressed
+ * columns — colptr (nv + 1), rowidx (colptr[nv]) ascending within each column and led by the
+ * diagonal, values — and v* (nv)) => clique index. Copied. The Newton matrix keeps A's pattern: a
+ * constraint's J block on this clique may only couple DoFs that A couples (a particle's support
+ * nodes, say); kn_sap_solve fails with KN_ERR_INVALID otherwise. Checked here: the structure, a
+ * positive diagonal, finite values (KN_ERR_INVALID naming the column). */
+kn_status kn_sap_add_clique_sparse(kn_sap_problem* p, int nv, const int* colptr, const int* rowidx,
+                                   const double* values, const double* v_star, int* index, kn_error* err);
+
 /* (cliques a, b (-1 for none), 3 x nv blocks J_a, J_b, parameters) => constraint index. */
 kn_status kn_sap_add_contact(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
                              const kn_sap_contact_params* params, int* index, kn_error* err);

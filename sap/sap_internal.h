@@ -49,8 +49,12 @@ typedef struct {
 
 typedef struct {
   int nv, offset;     /* offset in the full v */
-  size_t A_at;        /* index of A (nv x nv) in p->reals */
+  size_t A_at;        /* index of A in p->reals: nv x nv row-major, or a sparse clique's nnz values */
   size_t vstar_at;    /* index of v* (nv) in p->reals */
+  /* a sparse clique (kn_sap_add_clique_sparse): A's lower triangle in compressed columns, colptr
+   * (nv + 1) and rowidx (nnz) in p->ints, each column led by its diagonal; diag (nv) in p->reals */
+  int sparse;
+  size_t nnz, colptr_at, rowidx_at, diag_at;
 } kn_sap_clique;
 
 typedef struct {
@@ -70,6 +74,8 @@ struct kn_sap_problem {
   kn_sap_constraint* constraints;
   double* reals;          /* A, v*, J blocks */
   size_t num_reals, cap_reals;
+  int* ints;              /* sparse cliques' column pointers and row indices */
+  size_t num_ints, cap_ints;
   unsigned char* bytes;   /* constraint parameters, 16-byte aligned slots */
   size_t num_bytes, cap_bytes;
 };
@@ -79,6 +85,10 @@ kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, cons
                              int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
                              kn_error* err);
 const void* kn_sap_constraint_self(const kn_sap_problem* p, int i);
+/* the diagonal entry k of clique q's A */
+double kn_sap_clique_diag(const kn_sap_problem* p, int q, int k);
+/* y += A_q x (x, y: clique q's nv entries); a dense A's lower triangle only */
+void kn_sap_clique_matvec_add(const kn_sap_problem* p, int q, const double* x, double* y);
 /* (problem, constraint) => Delassus estimate w_i (§2.1) */
 double kn_sap_delassus(const kn_sap_problem* p, int i);
 /* v_c = sum over its cliques J_ic v_c (v is the full velocity) */
@@ -98,6 +108,10 @@ typedef struct {
   const int* offset;
   int num_pairs;
   const int* pair;    /* 2 * num_pairs */
+  /* per block: NULL for a dense one, else the lower-triangle pattern of a sparse clique
+   * (kn_sap_clique) whose diag block then holds the values in that order */
+  const int* const* colptr;
+  const int* const* rowidx;
 } kn_sap_layout;
 
 typedef struct kn_sap_linsolve kn_sap_linsolve;
@@ -108,12 +122,14 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* layo
                                   kn_error* err);
 /* (H blocks) => factorization; KN_ERR_NUMERIC when H is not positive definite */
 kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, double* const* off, kn_error* err);
+/* flops of one numeric factorization of the prepared pattern */
+double kn_sap_linsolve_flops(const kn_sap_linsolve* ls);
 /* b => H^-1 b in place */
 kn_status kn_sap_linsolve_solve(kn_sap_linsolve* ls, double* b, kn_error* err);
-/* b => H^-1 b in place, for a preconditioner: the same up to round-off, faster for one vector */
-kn_status kn_sap_linsolve_precondition(kn_sap_linsolve* ls, double* b, kn_error* err);
-/* the dense path's factor (kn_chol_factor's layout), or NULL on the sparse path */
-const double* kn_sap_linsolve_dense_factor(const kn_sap_linsolve* ls);
+/* H = P^T L L^T P factored (P = I on the dense path): the two halves of a solve, for sap/lowrank.c.
+ * forward: B (n x ncols, column-major) => L^-1 P B in place; backward: b => P^T L^-T b in place. */
+kn_status kn_sap_linsolve_forward(kn_sap_linsolve* ls, double* B, int ncols, kn_error* err);
+kn_status kn_sap_linsolve_backward(kn_sap_linsolve* ls, double* b, kn_error* err);
 
 /*---- H of a later Newton iteration from the factor of an earlier one (sap/lowrank.c) ----*/
 
@@ -131,13 +147,13 @@ int kn_sap_lowrank_capacity(const kn_sap_lowrank* lr);
 /* constraint (rows) joins the set: => `rows` zeroed vectors of n for the caller to fill with
  * J_i^T (vector r: row r of J_i), or NULL when that passes the budget or it is already in */
 double* kn_sap_lowrank_add(kn_sap_lowrank* lr, int constraint, int rows);
-/* (L, G and G_ref of every constraint in slots of `slot` doubles, each rows x rows row-major) =>
- * the new members solved for and I + D W factored; KN_ERR_NUMERIC when that is singular */
-kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
+/* (the factor of H_ref, G and G_ref of every constraint in slots of `slot` doubles, each rows x rows
+ * row-major) => the new members solved for and I + D W factored; KN_ERR_NUMERIC when that is singular */
+kn_status kn_sap_lowrank_factor(kn_sap_lowrank* lr, kn_sap_linsolve* L, const double* G, const double* G_ref, int slot,
                                 kn_error* err);
-/* b => H^-1 b in place (the same L, G, G_ref as the last factor) */
-void kn_sap_lowrank_solve(const kn_sap_lowrank* lr, const double* L, const double* G, const double* G_ref, int slot,
-                          double* b);
+/* b => H^-1 b in place (the same factor, G, G_ref as the last kn_sap_lowrank_factor) */
+kn_status kn_sap_lowrank_solve(const kn_sap_lowrank* lr, kn_sap_linsolve* L, const double* G, const double* G_ref,
+                               int slot, double* b, kn_error* err);
 
 /*---- inexact Newton: CG on H_k preconditioned by the factor of an earlier H (sap/pcg.c) ----*/
 

@@ -70,6 +70,14 @@ struct kn_sap_solver {
   size_t cap_cols, cap_jval;
   double *Hdiag_store, *Hoff_store;
   double **Hdiag, **Hoff;
+  const int **pcolptr, **prowidx; /* per participating clique: a sparse one's pattern, else NULL */
+  /* sparse cliques' Newton blocks (assemble_sparse): per DoF of each participating sparse clique,
+   * from lstart[lbase[k] + j], the constraint sides (h = 2 i + t) whose J has column j there, and
+   * its place t in their column lists (lent, pairs); gj holds G J per side in jval's layout; map
+   * is a row's place in the column being assembled */
+  int *lbase, *lstart, *lent, *map;
+  double* gj;
+  size_t cap_lstart, cap_lent, cap_map, cap_gj;
   size_t bytes;        /* size of the single block that holds everything above */
   void* block;
 };
@@ -94,6 +102,10 @@ void kn_sap_solver_free(kn_sap_solver* s) {
   kn_sap_lowrank_free(s->lr);
   free(s->cols);
   free(s->jval);
+  free(s->lstart);
+  free(s->lent);
+  free(s->map);
+  free(s->gj);
   free(s->block);
   free(s);
 }
@@ -108,9 +120,9 @@ typedef struct {
 static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, int n, int npairs, size_t hdiag,
                            size_t hoff, kn_error* err) {
   size_t nc = (size_t)p->num_constraints, ncl = (size_t)p->num_cliques, m = (size_t)KN_SAP_MAX_ROWS * nc;
-  size_t ints = ncl * 2 + (size_t)np * 2 + ncl + 2 * (size_t)npairs + 8 * nc;
+  size_t ints = ncl * 2 + (size_t)np * 3 + ncl + 2 * (size_t)npairs + 8 * nc;
   size_t reals = 16 * (size_t)n + 4 * m + 2 * (size_t)KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS * nc + 2 * nc + hdiag + hoff;
-  size_t ptrs = (size_t)np + (size_t)npairs + nc;
+  size_t ptrs = 3 * (size_t)np + (size_t)npairs + nc;
   size_t need = ints * sizeof(int) + 16 + reals * sizeof(double) + ptrs * sizeof(double*) + 16 +
                 nc * KN_SAP_MAX_DATA + 16;
   if (need > s->bytes) {
@@ -150,6 +162,8 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(Hoff_store, double, hoff);
   CARVE(Hdiag, double*, np);
   CARVE(Hoff, double*, npairs);
+  CARVE(pcolptr, const int*, np);
+  CARVE(prowidx, const int*, np);
   CARVE(self, const void*, nc);
   at = (unsigned char*)(((uintptr_t)at + 15) & ~(uintptr_t)15);
   CARVE(data, unsigned char, nc * KN_SAP_MAX_DATA);
@@ -164,6 +178,7 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
   CARVE(cstart, int, 2 * nc);
   CARVE(ccount, int, 2 * nc);
   CARVE(jvstart, int, 2 * nc);
+  CARVE(lbase, int, np);
 #undef CARVE
   return KN_OK;
 }
@@ -178,7 +193,7 @@ static void apply_A(const ctx* c, const double* x, double* y) {
   memset(y, 0, (size_t)c->n * sizeof(double));
   for (int k = 0; k < c->np; k++) {
     int q = c->s->part[k], o = c->s->roff[q];
-    kn_sap_sym_matvec_add(clique_A(c->prob, q), c->prob->cliques[q].nv, x + o, y + o);
+    kn_sap_clique_matvec_add(c->prob, q, x + o, y + o);
   }
 }
 
@@ -422,11 +437,67 @@ static void add_JtGJ(const double* Ja, int na, const int* cla, const double* vla
     JtGJ_rows(Ja, na, G, Jb, nb, rows, lower, out);
 }
 
-static void assemble_H(const ctx* c) {
+/* A sparse clique's block of H in A's pattern (lower triangle, by columns): A, then for each column
+ * j the J^T G J entries of the constraint sides with a column at j, in constraint order, placed
+ * through map. Each entry (a, b) gets sum_r J[r][a] (G J)[r][b], as add_JtGJ would. */
+static kn_status assemble_sparse(const ctx* c, int k, kn_error* err) {
+  const kn_sap_problem* p = c->prob;
+  kn_sap_solver* s = c->s;
+  int q = s->part[k], nq = p->cliques[q].nv;
+  const int *cp = s->pcolptr[k], *ri = s->prowidx[k];
+  const int* ls = s->lstart + s->lbase[k];
+  double* H = s->Hdiag[k];
+  memcpy(H, clique_A(p, q), (size_t)cp[nq] * sizeof(double));
+  /* G J once per constraint side (rows x count, as jval) */
+  for (int e = 0; e < ls[nq]; e++) {
+    int h = s->lent[2 * e], t = s->lent[2 * e + 1];
+    if (t != 0) continue; /* each side once: at its first column */
+    int i = h / 2, rows = p->constraints[i].rows, cnt = s->ccount[h];
+    const double* G = s->G + GSLOT * i;
+    const double* jv = s->jval + s->jvstart[h];
+    double* gj = s->gj + s->jvstart[h];
+    for (int r = 0; r < rows; r++)
+      for (int u = 0; u < cnt; u++) {
+        double sum = 0;
+        for (int m = 0; m < rows; m++) sum += G[r * rows + m] * jv[m * cnt + u];
+        gj[r * cnt + u] = sum;
+      }
+  }
+  for (int j = 0; j < nq; j++) s->map[j] = -1;
+  for (int j = 0; j < nq; j++) {
+    for (int z = cp[j]; z < cp[j + 1]; z++) s->map[ri[z]] = z;
+    for (int e = ls[j]; e < ls[j + 1]; e++) {
+      int h = s->lent[2 * e], t = s->lent[2 * e + 1], i = h / 2, rows = p->constraints[i].rows;
+      if (all_zero(s->G + GSLOT * i, rows * rows)) continue;
+      int cnt = s->ccount[h];
+      const int* col = s->cols + s->cstart[h];
+      const double* jv = s->jval + s->jvstart[h];
+      const double* gj = s->gj + s->jvstart[h];
+      for (int u = t; u < cnt; u++) {
+        int z = s->map[col[u]];
+        if (z < cp[j])
+          return kn_fail(err, KN_ERR_INVALID,
+                         "sap: constraint %d couples DoFs %d and %d of sparse clique %d, which its A does not couple", i,
+                         col[u], j, q);
+        double sum = 0;
+        for (int r = 0; r < rows; r++) sum += jv[r * cnt + u] * gj[r * cnt + t];
+        H[z] += sum;
+      }
+    }
+  }
+  return KN_OK;
+}
+
+static kn_status assemble_H(const ctx* c, kn_error* err) {
   const kn_sap_problem* p = c->prob;
   kn_sap_solver* s = c->s;
   for (int k = 0; k < c->np; k++) {
     int q = s->part[k], nq = p->cliques[q].nv;
+    if (s->pcolptr[k]) {
+      kn_status st = assemble_sparse(c, k, err);
+      if (st) return st;
+      continue;
+    }
     memcpy(s->Hdiag[k], clique_A(p, q), (size_t)nq * (size_t)nq * sizeof(double));
   }
   for (int k = 0; k < c->npairs; k++) {
@@ -448,7 +519,7 @@ static void assemble_H(const ctx* c) {
       continue;
     }
     for (int t = 0; t < 2; t++) {
-      if (k->clique[t] < 0) continue;
+      if (k->clique[t] < 0 || p->cliques[k->clique[t]].sparse) continue; /* assemble_sparse's */
       int q = k->clique[t], nq = p->cliques[q].nv;
       int h = 2 * i + t, known = s->ccount[h] >= 0;
       const int* cl = known ? s->cols + s->cstart[h] : NULL;
@@ -470,6 +541,7 @@ static void assemble_H(const ctx* c) {
                vlb, s->ccount[hb], k->rows, 0, s->Hoff[s->cpair[i]]);
     }
   }
+  return KN_OK;
 }
 
 /* y = H x = A x + sum_i J_i^T G_i J_i x without assembling H (the CG products of the inexact
@@ -482,7 +554,7 @@ static void apply_H_unassembled(void* user, const double* x, double* y) {
   memset(y, 0, (size_t)c->n * sizeof(double));
   for (int k = 0; k < c->np; k++) {
     int q = s->part[k], o = s->roff[q];
-    kn_sap_sym_matvec_add(clique_A(p, q), p->cliques[q].nv, x + o, y + o);
+    kn_sap_clique_matvec_add(p, q, x + o, y + o);
   }
   memset(s->vtmp, 0, (size_t)c->n * sizeof(double));
   for (int i = 0; i < c->nc; i++) {
@@ -510,6 +582,18 @@ static void apply_H_unassembled(void* user, const double* x, double* y) {
  * and rolling examples (s per step, divisor 2 / 3 / 4): 0.199 / 0.196 / 0.200, 0.134 / 0.196 /
  * 0.195, 0.225 / 0.224 / 0.286 (the machine's noise is 10-30 %). */
 #define LOWRANK_BUDGET_DIVISOR 2
+
+/* ... and no more than keeps the r x r LU of each iteration ((2/3) r^3 flops) within half a
+ * factorization of H: on CHOLMOD's path a factorization of an MPM grid's H costs far less than
+ * n^3 / 3 (dense, where the bound is 0.63 n and n / 2 rules). Measured on the grid route of the
+ * rolling bench scene and the shake and pouring examples (s per step), the bound's factor 1 / 0.5 /
+ * 0.25 (r^3 within a whole, a half, a quarter factorization) and n / 2 alone: rolling 0.275 /
+ * 0.214 / 0.216, 0.448; shake 0.076 / 0.071 / 0.093, 0.077; pouring 0.060 / 0.074 / 0.066, 0.065. */
+static int lowrank_budget(const ctx* c) {
+  double lu = cbrt(0.75 * kn_sap_linsolve_flops(c->s->ls));
+  int half = c->n / LOWRANK_BUDGET_DIVISOR;
+  return lu < half ? (int)lu : half;
+}
 
 /* 1 when constraint i's G is not G_ref's, bit for bit */
 static int changed(const ctx* c, int i) {
@@ -551,10 +635,7 @@ static int lowrank_update(const ctx* c) {
 /* z => M z for CG: H_k^-1 z by the low-rank route (exact up to round-off), else the factor's */
 static kn_status precondition(void* user, double* z, kn_error* err) {
   const ctx* c = user;
-  const double* L = kn_sap_linsolve_dense_factor(c->s->ls);
-  if (!L) return kn_sap_linsolve_precondition(c->s->ls, z, err);
-  kn_sap_lowrank_solve(c->s->lr, L, c->s->G, c->s->Gref, GSLOT, z);
-  return KN_OK;
+  return kn_sap_lowrank_solve(c->s->lr, c->s->ls, c->s->G, c->s->Gref, GSLOT, z, err);
 }
 
 //---- exact line search (§4.4) ----
@@ -701,6 +782,77 @@ static int all_finite(const double* x, int n) {
   return 1;
 }
 
+static kn_status grow_ints(int** a, size_t* cap, size_t need, kn_error* err) {
+  if (need <= *cap) return KN_OK;
+  int* b = realloc(*a, need * sizeof(int));
+  if (!b) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (%zu indices for the sparse Newton blocks)", need);
+  *a = b;
+  *cap = need;
+  return KN_OK;
+}
+
+/* per participating sparse clique and per DoF j, the constraint sides with a J column at j (in
+ * constraint order: a deterministic sum) and that column's place in their lists (assemble_sparse) */
+static kn_status sparse_lists(const ctx* c, kn_error* err) {
+  kn_sap_solver* s = c->s;
+  const kn_sap_problem* p = c->prob;
+  size_t nstart = 0, nent = 0, nmap = 0, ngj = 0;
+  for (int k = 0; k < c->np; k++) {
+    s->lbase[k] = (int)nstart;
+    if (!s->pcolptr[k]) continue;
+    nstart += (size_t)s->psize[k] + 1;
+    nmap = nmap > (size_t)s->psize[k] ? nmap : (size_t)s->psize[k];
+  }
+  if (nstart == 0) return KN_OK;
+  for (int h = 0; h < 2 * c->nc; h++)
+    if (s->ccount[h] >= 0) {
+      nent += (size_t)s->ccount[h];
+      size_t end = (size_t)s->jvstart[h] + (size_t)s->ccount[h] * (size_t)p->constraints[h / 2].rows;
+      ngj = ngj > end ? ngj : end;
+    }
+  kn_status st = grow_ints(&s->lstart, &s->cap_lstart, nstart, err);
+  if (!st) st = grow_ints(&s->lent, &s->cap_lent, 2 * nent + 2, err);
+  if (!st) st = grow_ints(&s->map, &s->cap_map, nmap, err);
+  if (st) return st;
+  if (ngj > s->cap_gj) {
+    double* g = realloc(s->gj, ngj * sizeof(double));
+    if (!g) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (G J of %zu entries)", ngj);
+    s->gj = g;
+    s->cap_gj = ngj;
+  }
+  memset(s->lstart, 0, nstart * sizeof(int));
+  /* counting sort by column: counts, prefix sums, then the entries in constraint order */
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < c->nc; i++)
+      for (int t = 0; t < 2; t++) {
+        int q = p->constraints[i].clique[t], h = 2 * i + t;
+        if (q < 0 || !p->cliques[q].sparse) continue;
+        int* ls = s->lstart + s->lbase[s->pidx[q]];
+        const int* col = s->cols + s->cstart[h];
+        for (int u = 0; u < s->ccount[h]; u++) {
+          if (pass == 0) {
+            ls[col[u] + 1]++;
+            continue;
+          }
+          int e = ls[col[u]]++;
+          s->lent[2 * e] = h, s->lent[2 * e + 1] = u;
+        }
+      }
+    for (int k = 0; k < c->np; k++) {
+      if (!s->pcolptr[k]) continue;
+      int* ls = s->lstart + s->lbase[k];
+      int nq = s->psize[k];
+      if (pass == 0) {
+        for (int j = 0; j < nq; j++) ls[j + 1] += ls[j];
+      } else { /* the fill advanced each start to the next one's: shift back */
+        for (int j = nq; j > 0; j--) ls[j] = ls[j - 1];
+        ls[0] = 0;
+      }
+    }
+  }
+  return KN_OK;
+}
+
 //---- the solve ----
 
 static int cmp_pair(const void* a, const void* b) {
@@ -741,7 +893,8 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   /* size the workspace for every clique participating (an upper bound, so that the steady
    * state allocates nothing) */
   size_t hdiag = 0;
-  for (int q = 0; q < p->num_cliques; q++) hdiag += (size_t)p->cliques[q].nv * (size_t)p->cliques[q].nv;
+  for (int q = 0; q < p->num_cliques; q++)
+    hdiag += p->cliques[q].sparse ? p->cliques[q].nnz : (size_t)p->cliques[q].nv * (size_t)p->cliques[q].nv;
   size_t hoff = 0;
   for (int i = 0; i < nc; i++)
     if (p->constraints[i].clique[1] >= 0)
@@ -794,7 +947,13 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   }
   {
     double* at = s->Hdiag_store;
-    for (int k = 0; k < np; k++) s->Hdiag[k] = at, at += (size_t)s->psize[k] * (size_t)s->psize[k];
+    for (int k = 0; k < np; k++) {
+      const kn_sap_clique* cq = &p->cliques[s->part[k]];
+      s->Hdiag[k] = at;
+      at += cq->sparse ? cq->nnz : (size_t)s->psize[k] * (size_t)s->psize[k];
+      s->pcolptr[k] = cq->sparse ? p->ints + cq->colptr_at : NULL;
+      s->prowidx[k] = cq->sparse ? p->ints + cq->rowidx_at : NULL;
+    }
     at = s->Hoff_store;
     for (int k = 0; k < npairs; k++)
       s->Hoff[k] = at, at += (size_t)s->psize[s->pairs[2 * k]] * (size_t)s->psize[s->pairs[2 * k + 1]];
@@ -806,12 +965,11 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
   //---- reduced v*, guess, scaling D = diag(A)^-1/2 (§4.1.4: the code's inverse square root) ----
   for (int k = 0; k < np; k++) {
     int q = s->part[k], nq = p->cliques[q].nv, o2 = s->roff[q];
-    const double* A = clique_A(p, q);
     const double* vs = p->reals + p->cliques[q].vstar_at;
     for (int t = 0; t < nq; t++) {
       s->vstar[o2 + t] = vs[t];
       s->v[o2 + t] = v_guess ? v_guess[p->cliques[q].offset + t] : vs[t];
-      s->D[o2 + t] = 1.0 / sqrt(A[t * nq + t]);
+      s->D[o2 + t] = 1.0 / sqrt(kn_sap_clique_diag(p, q, t));
     }
   }
   //---- per-constraint data, constant during Newton (§4.1.3) ----
@@ -822,7 +980,7 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     k->ops->make_data(s->self[i], p->dt, s->w[i], s->data + (size_t)i * KN_SAP_MAX_DATA);
     /* the single-dof fast path: any 1-row constraint on one clique whose J has one non-zero */
     s->sdof[i] = -1;
-    if (k->rows == 1 && k->clique[1] < 0) {
+    if (k->rows == 1 && k->clique[1] < 0 && !p->cliques[k->clique[0]].sparse) {
       int q = k->clique[0], nq = p->cliques[q].nv, nz = 0, at = -1;
       const double* J = con_J(p, i, 0);
       for (int t = 0; t < nq; t++)
@@ -850,7 +1008,8 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       for (int i = 0; i < nc; i++) {
         const kn_sap_constraint* k = &p->constraints[i];
         int large = 0;
-        for (int t = 0; t < 2; t++) large |= k->clique[t] >= 0 && p->cliques[k->clique[t]].nv > 192;
+        for (int t = 0; t < 2; t++)
+          large |= k->clique[t] >= 0 && (p->cliques[k->clique[t]].nv > 192 || p->cliques[k->clique[t]].sparse);
         for (int t = 0; t < 2; t++) {
           s->ccount[2 * i + t] = -1;
           if (!large || k->clique[t] < 0 || s->sdof[i] >= 0) continue;
@@ -875,17 +1034,24 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
       }
     }
   }
+  status = sparse_lists(&c, err);
+  if (status) return status;
   //---- the linear solver ----
   /* AUTO: sparse only for a large H that is mostly zeros. One big dense clique (a deformable's Schur
-   * complement) makes H dense anyway, and CHOLMOD would then only add its transposes and analysis. */
+   * complement) makes H dense anyway, and CHOLMOD would then only add its transposes and analysis.
+   * A sparse clique always goes to CHOLMOD. */
   double block_nnz = 0;
-  for (int k = 0; k < np; k++) block_nnz += 0.5 * (double)s->psize[k] * s->psize[k];
+  int any_sparse = 0;
+  for (int k = 0; k < np; k++) {
+    any_sparse |= s->pcolptr[k] != NULL;
+    block_nnz += s->pcolptr[k] ? (double)s->pcolptr[k][s->psize[k]] : 0.5 * (double)s->psize[k] * s->psize[k];
+  }
   for (int k = 0; k < npairs; k++) block_nnz += (double)s->psize[s->pairs[2 * k]] * s->psize[s->pairs[2 * k + 1]];
   int mostly_dense = block_nnz >= 0.25 * 0.5 * (double)n * n;
   int sparse = o.linear_solver == KN_SAP_LINEAR_SPARSE ||
-               (o.linear_solver == KN_SAP_LINEAR_AUTO && n > o.dense_max_nv && !mostly_dense);
+               (o.linear_solver == KN_SAP_LINEAR_AUTO && (any_sparse || (n > o.dense_max_nv && !mostly_dense)));
   kn_sap_layout lay = {.num_blocks = np, .n = n, .size = s->psize, .offset = s->poff, .num_pairs = npairs,
-                       .pair = s->pairs};
+                       .pair = s->pairs, .colptr = s->pcolptr, .rowidx = s->prowidx};
   int analysed = 0;
   status = kn_sap_linsolve_prepare(s->ls, &lay, sparse, &analysed, err);
   if (status) return status;
@@ -936,9 +1102,9 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     double dl0 = 0;
     int have_dv = 0;
     int use_factor = reuse && have_factor && !force_factor;
-    if (use_factor && !sparse) {
+    if (use_factor) {
       int exact = lowrank_update(&c);
-      use_factor = kn_sap_lowrank_factor(s->lr, kn_sap_linsolve_dense_factor(s->ls), s->G, s->Gref, GSLOT, NULL) == KN_OK;
+      use_factor = kn_sap_lowrank_factor(s->lr, s->ls, s->G, s->Gref, GSLOT, NULL) == KN_OK;
       if (use_factor && exact) {
         /* every change is in the set: H_k^-1 grad by the Woodbury identity, a direct solve like the
          * factor's own (CG would stop after its one product; shake example: 11 fewer H products per
@@ -972,15 +1138,16 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
     }
     if (!have_dv) {
       if (reuse && k == 0) predict_G(&c); /* eval_all recomputes G after the line search */
-      assemble_H(&c);
+      status = assemble_H(&c, err);
+      if (status) return status;
       status = kn_sap_linsolve_factor(s->ls, s->Hdiag, s->Hoff, err);
       st.factorizations++;
       if (status) return fail_at(&c, have_prev, err, err ? err->msg : "factorization failed");
       have_factor = 1;
       force_factor = 0;
-      if (reuse && !sparse) {
+      if (reuse) {
         memcpy(s->Gref, s->G, (size_t)GSLOT * (size_t)nc * sizeof(double));
-        status = kn_sap_lowrank_reset(s->lr, n, nc, n / LOWRANK_BUDGET_DIVISOR, err);
+        status = kn_sap_lowrank_reset(s->lr, n, nc, lowrank_budget(&c), err);
         if (status) return fail_at(&c, have_prev, err, err ? err->msg : "out of memory");
       }
       for (int t = 0; t < n; t++) s->dv[t] = -s->grad[t];

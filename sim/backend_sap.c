@@ -68,6 +68,7 @@ typedef struct {
   weld_side (*welds)[2]; /* per scene weld: A (P) and B (Q) */
   struct fem_all* fem;   /* FEM bodies' scratch (NULL without deformables) */
   int fem_full;          /* 1: full A as a dense clique instead of the Schur complement */
+  int mpm_clique;        /* kn_scene_mpm_clique */
   int total_tree_nv;
   size_t vcap;           /* doubles in v_guess and v_next */
   int nfem;
@@ -186,6 +187,7 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
     if (so->rel_tolerance) s->opt.rel_tolerance = *so->rel_tolerance;
     if (so->abs_tolerance) s->opt.abs_tolerance = *so->abs_tolerance;
     s->opt.linear_solver = (kn_sap_linear_solver)so->linear_solver;
+    s->mpm_clique = so->mpm_clique;
   }
   int nt = w->ntree, maxnv = 0, total = 0;
   s->clique_of_tree = kn_calloc((size_t)nt, sizeof *s->clique_of_tree);
@@ -675,11 +677,17 @@ typedef struct {
   kn_contact_material mat;
 } mpm_contact;
 
+/* how a grid enters SAP: the Schur complement of A_MPM on the contact particles' support nodes
+ * (digest 7.5 step 6), the whole grid as a sparse clique in A_MPM's pattern, or the full A as one
+ * dense clique (contact.solver.fem_schur: false, the elimination check) */
+typedef enum { MPM_SCHUR = 0, MPM_GRID, MPM_DENSE } mpm_route;
+
 typedef struct {
   kn_fem_schur* schur;
   int *col, *P;             /* per active node: first clique column (-1 absent); participating DoFs */
   unsigned char* mark;      /* per active node */
   int np, ncol, clique;
+  mpm_route route;
   double *S, *vs, *dv, *dvall, *vnext, *diagS, *diagA;
   size_t ncap, scap;        /* nodes and S doubles allocated */
   int *prev_index, prev_n;  /* the last step's nodes (sorted) and their v_n+1: the warm start */
@@ -792,14 +800,27 @@ static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
   return KN_OK;
 }
 
-/* MPM stage 1: each grid's clique, the Schur complement of A_MPM on the DoFs of the grid nodes
- * supporting a contact particle (digest 6.2, 7.5 step 6), or the full A (fem_schur: false) */
+/* The route of a grid with np DoFs in the contacts' support out of nd (contact.solver.mpm_clique).
+ * The Schur complement S (np x np) is dense: one forward solve per support DoF to build it, and SAP
+ * factors S + J^T G J densely, np^3 / 3 flops each time. The whole grid keeps A_MPM's pattern (14 %
+ * of the lower triangle on the examples' grids), and CHOLMOD factors it in the free motion's time.
+ * Measured on the examples (s per step, Schur / grid, 2026-11-22): shake (np 1422 of 1617) 0.129 /
+ * 0.071; rolling (940 of 1652) 0.227 / 0.191; squeeze (882 of 1029) 0.038 / 0.025; pouring (the
+ * whole grid, ~500) 0.072 / 0.068; tearing (~430 of 1262) 0.030 / 0.033. A small support (ball on
+ * slope: 81 of 1098) keeps the Schur complement. */
+static mpm_route choose_route(const sap_state* s, int np, int nd) {
+  if (s->fem_full) return MPM_DENSE;
+  if (s->mpm_clique != KN_SCENE_MPM_AUTO) return s->mpm_clique == KN_SCENE_MPM_GRID ? MPM_GRID : MPM_SCHUR;
+  return 2 * np >= nd && np >= 300 ? MPM_GRID : MPM_SCHUR;
+}
+
+/* MPM stage 1: each grid's clique (mpm_route); none for a grid without contacts */
 static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
   struct mpm_all* A = s->mpm;
   for (int i = 0; i < w->nmpm_grid; i++) {
     mpm_state* m = &A->m[i];
     kn_mpm_body* b = w->mpm_grids[i];
-    int n = b->grid.n;
+    int n = b->grid.n, nd = 3 * n;
     kn_status st = mpm_reserve(m, (size_t)n, err);
     if (st) return st;
     m->clique = -1, m->np = 0, m->ncol = 0;
@@ -817,15 +838,19 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
         for (int k = 0; k < 3; k++) m->P[m->np++] = 3 * a + k;
     }
     if (m->np == 0 && !s->fem_full) continue;
-    const struct cholmod_factor_struct* L = NULL;
-    if (m->np > 0) {
+    m->route = choose_route(s, m->np, nd);
+    const cholmod_sparse* Asp = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b);
+    const int *Ap = Asp->p, *Ai = Asp->i;
+    const double* Ax = Asp->x;
+    /* diag(A_MPM): SAP's Delassus estimate on every route (mpm_contacts) */
+    for (int j = 0; j < nd; j++) m->diagA[j] = Ax[Ap[j]];
+    if (m->route == MPM_SCHUR) {
+      const struct cholmod_factor_struct* L = NULL;
       st = grow(&m->S, &m->scap, (size_t)m->np * (size_t)m->np, err);
       if (!st) st = kn_mpm_dynamics_factor(b, &L, err);
       if (!st) st = kn_fem_schur_complement_factored(m->schur, kn_mpm_dynamics_matrix(b), L, m->P, m->np, m->S, err);
       if (st) return kn_error_prefix(err, "stage 2 (Schur complement of MPM body '%s'): ", b->name);
       for (int a = 0; a < m->np; a++) m->diagS[m->P[a]] = m->S[(size_t)a * m->np + a];
-    }
-    if (!s->fem_full) {
       for (int a = 0, j = 0; a < n; a++)
         if (m->mark[a]) {
           m->col[a] = 3 * j;
@@ -835,23 +860,20 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
       m->ncol = m->np;
       st = kn_sap_add_clique(s->prob, m->np, m->S, m->vs, &m->clique, err);
     } else {
-      /* the full A_MPM as one dense clique (the elimination check, T14) */
-      const cholmod_sparse* Asp = (const cholmod_sparse*)kn_mpm_dynamics_matrix(b);
-      int nd = 3 * n;
-      double* D = kn_calloc((size_t)nd * (size_t)nd, sizeof *D);
-      if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-      const int *Ap = Asp->p, *Ai = Asp->i;
-      const double* Ax = Asp->x;
-      for (int j = 0; j < nd; j++)
-        for (int k = Ap[j]; k < Ap[j + 1]; k++) D[(size_t)Ai[k] * nd + j] = D[(size_t)j * nd + Ai[k]] = Ax[k];
-      for (int a = 0; a < n; a++) {
-        m->col[a] = 3 * a;
-        for (int k = 0; k < 3; k++) m->diagA[3 * a + k] = D[(size_t)(3 * a + k) * nd + 3 * a + k];
-      }
+      for (int a = 0; a < n; a++) m->col[a] = 3 * a;
       memcpy(m->vs, b->grid.v_star, (size_t)nd * sizeof(double));
       m->ncol = nd;
-      st = kn_sap_add_clique(s->prob, nd, D, m->vs, &m->clique, err);
-      free(D);
+      if (m->route == MPM_GRID) {
+        /* A_MPM's lower triangle, sorted, each column led by its diagonal (mpm/free_motion.c) */
+        st = kn_sap_add_clique_sparse(s->prob, nd, Ap, Ai, Ax, m->vs, &m->clique, err);
+      } else {
+        double* D = kn_calloc((size_t)nd * (size_t)nd, sizeof *D);
+        if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+        for (int j = 0; j < nd; j++)
+          for (int k = Ap[j]; k < Ap[j + 1]; k++) D[(size_t)Ai[k] * nd + j] = D[(size_t)j * nd + Ai[k]] = Ax[k];
+        st = kn_sap_add_clique(s->prob, nd, D, m->vs, &m->clique, err);
+        free(D);
+      }
     }
     if (st) return kn_error_prefix(err, "stage 2 (clique of MPM body '%s'): ", b->name);
   }
@@ -885,7 +907,7 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
       int col = m->col[nodes[j]];
       for (int r = 0; r < 3; r++)
         for (int a = 0; a < 3; a++) Ja[r * m->ncol + col + a] -= wt[j] * mc->R[3 * a + r];
-      if (s->fem_full)
+      if (m->route == MPM_SCHUR)
         for (int r = 0; r < 3; r++)
           for (int q = 0; q < 3; q++)
             for (int a = 0; a < 3; a++) {
@@ -902,7 +924,7 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
       int nv = w->trees[tree].robot->model->nv;
       memset(s->J, 0, 3 * (size_t)nv * sizeof *s->J);
       contact_block(w, s, mc->collider, &cp, +1.0, s->J);
-      if (s->fem_full)
+      if (m->route == MPM_SCHUR)
         for (int r = 0; r < 3; r++)
           for (int q = 0; q < 3; q++)
             for (int j = 0; j < nv; j++) {
@@ -910,9 +932,10 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
               WS[3 * r + q] += x, WA[3 * r + q] += x;
             }
     }
-    if (s->fem_full) {
-      /* same R as with elimination: SAP's Delassus estimate comes from diag(S) there (cf. FEM) */
-      double ratio = frob(WS) / frob(WA);
+    if (m->route == MPM_SCHUR) {
+      /* the same R on every route: SAP's Delassus estimate (§2.1) takes the clique's diagonal,
+       * diag(S) here, diag(A_MPM) on the others; sigma and beta scale R_t and R_n with w */
+      double ratio = frob(WA) / frob(WS);
       par.sigma *= ratio;
       par.beta *= sqrt(ratio);
     }
@@ -965,7 +988,7 @@ static kn_status mpm_finish(kn_world* w, sap_state* s, double dt, kn_error* err)
     memcpy(m->vnext, b->grid.v_star, 3 * (size_t)n * sizeof(double));
     if (m->clique >= 0) {
       const double* v = s->v_next + kn_sap_clique_offset(s->prob, m->clique);
-      if (s->fem_full) {
+      if (m->route != MPM_SCHUR) {
         memcpy(m->vnext, v, 3 * (size_t)n * sizeof(double));
       } else {
         for (int a = 0; a < m->np; a++) m->dv[a] = v[a] - m->vs[a];

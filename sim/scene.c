@@ -147,6 +147,8 @@ static const cyaml_schema_value_t schema_pair = {
     CYAML_VALUE_SEQUENCE_FIXED(CYAML_FLAG_FLOW, char*, &schema_string, 2)};
 static const cyaml_strval_t linear_solver_strings[] = {
     {"auto", KN_SAP_LINEAR_AUTO}, {"dense", KN_SAP_LINEAR_DENSE}, {"sparse", KN_SAP_LINEAR_SPARSE}};
+static const cyaml_strval_t mpm_clique_strings[] = {
+    {"auto", KN_SCENE_MPM_AUTO}, {"schur", KN_SCENE_MPM_SCHUR}, {"grid", KN_SCENE_MPM_GRID}};
 static const cyaml_schema_field_t solver_fields[] = {
     CYAML_FIELD_INT_PTR("max_iterations", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_solver, max_iterations),
     DBL_OPT("rel_tolerance", kn_scene_solver, rel_tolerance),
@@ -155,6 +157,8 @@ static const cyaml_schema_field_t solver_fields[] = {
                      linear_solver_strings, 3),
     CYAML_FIELD_ENUM_PTR("fem_schur", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_solver,
                          fem_schur, bool_strings, 6),
+    CYAML_FIELD_ENUM("mpm_clique", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_solver, mpm_clique,
+                     mpm_clique_strings, 3),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),

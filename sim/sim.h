@@ -285,8 +285,15 @@ typedef struct {
   double* abs_tolerance;
   int linear_solver;        /* kn_sap_linear_solver: auto | dense | sparse */
   bool* fem_schur;          /* FEM cliques: Schur complement on the contact DoFs (true) or the
-                               full A as one dense clique (false, a check for small bodies) [true] */
+                               full A as one dense clique (false, a check for small bodies; MPM
+                               grids too) [true] */
+  int mpm_clique;           /* kn_scene_mpm_clique: how an MPM grid enters SAP [auto] */
 } kn_scene_solver;
+
+/* contact.solver.mpm_clique: schur = the Schur complement of A_MPM on the contact particles'
+ * support nodes (dense); grid = the whole grid as a sparse clique in A_MPM's pattern (CHOLMOD);
+ * auto = grid when the support holds at least half of the grid's DoFs and 300 or more */
+typedef enum { KN_SCENE_MPM_AUTO = 0, KN_SCENE_MPM_SCHUR, KN_SCENE_MPM_GRID } kn_scene_mpm_clique;
 
 /* deformables[i].shape: exactly one (sizes as the kn_tet_mesh generators; mesh: .msh / .vtk
  * tets, or a closed OBJ/STL surface tetrahedralized by tetgen). */
