@@ -19,8 +19,10 @@
  *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
  *                                  Drake-like collision filter groups: a member of a group never
  *                                  touches a member of a group it ignores (itself when listed)
- *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse}
- *                                  kn_sap_options [Drake's defaults, §4.7]
+ *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse,
+ *              fem_schur: true|false, mpm_clique: auto|schur|grid}
+ *                                  kn_sap_options [Drake's defaults, §4.7]; fem_schur and
+ *                                  mpm_clique: kn_scene_solver
  *   objects:
  *     - name: text                 (required, unique among objects and robots)
  *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, length]} |
@@ -110,7 +112,9 @@
  *       apart by a rigid part thinner than about 3 cells, whose grid would couple them across it;
  *       pose, velocity, friction, stiffness, dissipation_time.
  *       One contact per particle inside a rigid collider (signed distance < contact.margin); SAP
- *       gets the Schur complement of A_MPM on the grid nodes supporting those particles.
+ *       gets the Schur complement of A_MPM on the grid nodes supporting those particles, or, when
+ *       they hold half the grid or more, the whole grid as a sparse clique in A_MPM's pattern
+ *       (contact.solver.mpm_clique; the same SAP problem either way).
  *
  *   checks:                        scenario checks, evaluated after every step (sim/checks.c);
  *                                  results in kn_world_checks and summary.json "checks"
