@@ -132,9 +132,6 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs);
  * one after the other (column-major n x nrhs; BLAS3 for several), and b => L^-T b for one. */
 void kn_chol_lower_solve(const double* L, int n, double* B, int nrhs);
 void kn_chol_lower_solve_T(const double* L, int n, double* b);
-/* The same for one vector by BLAS2 triangular solves: equal to kn_chol_solve up to round-off and
- * about twice as fast at n ~ 1000 (LAPACK's dpotrs goes through dtrsm and packs the factor). */
-void kn_chol_solve1_fast(const double* L, int n, double* b);
 
 /* monotonic wall clock in seconds */
 double kn_wall_time(void);

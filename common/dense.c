@@ -119,16 +119,6 @@ void kn_chol_lower_solve_T(const double* L, int n, double* b) {
   cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, L, n, b, 1);
 }
 
-void kn_chol_solve1_fast(const double* L, int n, double* b) {
-  if (n <= KN_CHOL_SMALL) {
-    small_solve(L, n, b, 1);
-    return;
-  }
-  /* H = L L^T, L column-major lower (kn_chol_factor): L y = b, then L^T x = y */
-  cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, n, L, n, b, 1);
-  cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, L, n, b, 1);
-}
-
 double kn_wall_time(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
