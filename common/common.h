@@ -133,6 +133,28 @@ void kn_chol_solve(const double* L, int n, double* b, int nrhs);
 void kn_chol_lower_solve(const double* L, int n, double* B, int nrhs);
 void kn_chol_lower_solve_T(const double* L, int n, double* b);
 
+/*---- sparse Cholesky (CHOLMOD) without the input transposes (sparse_chol.c) ----*/
+
+struct cholmod_sparse_struct;
+struct cholmod_factor_struct;
+struct cholmod_common_struct;
+/* A matrix pattern's place in CHOLMOD's permuted form: S = tril(P A P^T) with P = L->Perm, and
+ * where each entry of tril(A) lands in it. Zero-initialize; S is NULL when L is simplicial. */
+typedef struct {
+  struct cholmod_sparse_struct* S;
+  int* to; /* entry z of A->x is entry to[z] of S->x */
+} kn_chol_permuted;
+/* (A: packed lower triangle, stype -1, int indices; L: cholmod_analyze(A)) => p for A's pattern.
+ * Call again after every new analysis. KN_ERR_NOMEM, or KN_ERR_INVALID for another kind of A. */
+kn_status kn_chol_permuted_prepare(kn_chol_permuted* p, struct cholmod_sparse_struct* A,
+                                   const struct cholmod_factor_struct* L, struct cholmod_common_struct* cc,
+                                   kn_error* err);
+/* cholmod_factorize(A, L, cc) for A's current values, bit for bit, without CHOLMOD's two transposes
+ * of A: its return value, cc->status and L->minor mean the same. */
+int kn_chol_permuted_factor(kn_chol_permuted* p, struct cholmod_sparse_struct* A, struct cholmod_factor_struct* L,
+                            struct cholmod_common_struct* cc);
+void kn_chol_permuted_free(kn_chol_permuted* p, struct cholmod_common_struct* cc);
+
 /* monotonic wall clock in seconds */
 double kn_wall_time(void);
 

@@ -15,6 +15,7 @@ struct kn_fem_solver {
   int n;                /* 3 * nfree */
   cholmod_sparse* A;    /* lower triangle, stype -1 */
   cholmod_factor* L;    /* symbolic analysis kept across iterations and steps */
+  kn_chol_permuted perm; /* A's entries in L's permuted order (common/sparse_chol.c) */
   int factor_current;   /* 1: L holds the numeric factor of A as it is now (reused by the Schur complement) */
   int* nbr_start;       /* nfree + 1: neighbours i > j of free vertex j, sorted */
   int* nbr;
@@ -34,6 +35,7 @@ void kn_fem_solver_free(kn_fem_solver* s) {
   if (!s) return;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_finish(&s->cc);
   free(s->nbr_start);
   free(s->nbr);
@@ -62,7 +64,7 @@ kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_facto
   if (!s->factor_current) {
     /* a nonlinear model's Newton ends with A assembled at v_star after its last factorization (at the
      * previous iterate), or Newton converged without a step: one numeric factorization, same analysis */
-    cholmod_factorize(s->A, s->L, &s->cc);
+    kn_chol_permuted_factor(&s->perm, s->A, s->L, &s->cc);
     if (s->cc.status < CHOLMOD_OK || s->cc.status == CHOLMOD_NOT_POSDEF || s->L->minor < s->L->n)
       return kn_fail(err, KN_ERR_NUMERIC, "%s: the %d x %d dynamics matrix is not positive definite (CHOLMOD status %d, column %d)",
                      b->name, s->n, s->n, s->cc.status, (int)s->L->minor);
@@ -174,6 +176,8 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
     if (!s->L || s->cc.status < CHOLMOD_OK)
       return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD symbolic analysis failed (status %d) on a %d x %d matrix",
                      b->name, s->cc.status, n, n);
+    kn_status st = kn_chol_permuted_prepare(&s->perm, s->A, s->L, &s->cc, err);
+    if (st != KN_OK) return st;
   }
   return KN_OK;
 }
@@ -317,7 +321,7 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
       return kn_fail(err, KN_ERR_NUMERIC,
                      "%s: %s: Newton did not converge in %d iterations (|grad E| = %g, tolerance %g)", b->name, what,
                      o->max_iterations, gnorm, o->rel_tolerance * ref);
-    cholmod_factorize(s->A, s->L, &s->cc);
+    kn_chol_permuted_factor(&s->perm, s->A, s->L, &s->cc);
     if (s->cc.status < CHOLMOD_OK || s->cc.status == CHOLMOD_NOT_POSDEF || s->L->minor < s->L->n)
       return kn_fail(err, KN_ERR_NUMERIC, "%s: %s: the %d x %d Hessian is not positive definite (CHOLMOD status %d, column %d)",
                      b->name, what, n, n, s->cc.status, (int)s->L->minor);

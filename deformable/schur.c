@@ -49,6 +49,7 @@ enum { W_SUP_OF, W_PINV, W_PARENT, W_HEAD, W_NEXT, W_POST, W_RANK, W_FIRST, W_CO
 struct kn_fem_schur {
   cholmod_common cc;
   cholmod_factor* own;   /* kn_fem_schur_complement's own factor of A */
+  kn_chol_permuted perm; /* A's entries in own's permuted order (common/sparse_chol.c) */
   int n_an, nnz;         /* pattern of the analysed matrix */
   int *Ap, *Ai;          /* copy of the analysed pattern, to notice a change */
   const cholmod_factor* L; /* the factor in use (own or the caller's), for the recovery */
@@ -75,6 +76,7 @@ kn_fem_schur* kn_fem_schur_create(void) {
 void kn_fem_schur_free(kn_fem_schur* s) {
   if (!s) return;
   if (s->own) cholmod_free_factor(&s->own, &s->cc);
+  kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_free_dense(&s->B, &s->cc);
   cholmod_free_dense(&s->X, &s->cc);
   cholmod_free_dense(&s->Y, &s->cc);
@@ -420,8 +422,10 @@ kn_status kn_fem_schur_complement(kn_fem_schur* s, const struct cholmod_sparse_s
     memcpy(s->Ai, A->i, (size_t)s->nnz * sizeof(int));
     s->own = cholmod_analyze(A, &s->cc);
     if (!s->own) return kn_fail(err, KN_ERR_NUMERIC, "schur: CHOLMOD analysis failed (status %d)", s->cc.status);
+    st = kn_chol_permuted_prepare(&s->perm, A, s->own, &s->cc, err);
+    if (st) return st;
   }
-  if (!cholmod_factorize(A, s->own, &s->cc) || s->cc.status != CHOLMOD_OK || s->own->minor < s->own->n)
+  if (!kn_chol_permuted_factor(&s->perm, A, s->own, &s->cc) || s->cc.status != CHOLMOD_OK || s->own->minor < s->own->n)
     return kn_fail(err, KN_ERR_NUMERIC, "schur: A is not positive definite (CHOLMOD status %d)", s->cc.status);
   return kn_fem_schur_complement_factored(s, Acs, (const struct cholmod_factor_struct*)s->own, P, np, S, err);
 }

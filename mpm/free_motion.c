@@ -124,6 +124,7 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   s->col_start[n] = at;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  kn_chol_permuted_free(&s->perm, &s->cc);
   s->have_factor = 0;
   size_t N = 3 * (size_t)n, nnz = 6 * (size_t)n + 9 * (size_t)at;
   s->A = cholmod_allocate_sparse(N, N, nnz, 1, 1, -1, CHOLMOD_REAL, &s->cc);
@@ -141,6 +142,8 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   s->L = cholmod_analyze(s->A, &s->cc);
   if (!s->L || s->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD analysis failed (status %d) on %zu DoFs", b->name, s->cc.status, N);
+  kn_status st = kn_chol_permuted_prepare(&s->perm, s->A, s->L, &s->cc, err);
+  if (st != KN_OK) return st;
   memcpy(s->pattern_index, gr->index, 3 * (size_t)n * sizeof(int));
   s->pattern_n = n;
   return KN_OK;
@@ -363,7 +366,7 @@ static kn_status factor_at(kn_mpm_body* b, double dt, const double* v, kn_error*
   s->have_factor = 0;
   kn_status st = assemble(b, dt, v, err);
   if (st != KN_OK) return st;
-  cholmod_factorize(s->A, s->L, &s->cc);
+  kn_chol_permuted_factor(&s->perm, s->A, s->L, &s->cc);
   s->factorizations++;
   if (s->cc.status != CHOLMOD_OK || s->L->minor < s->L->n)
     return kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: the dynamics matrix (%zu DoFs) is not positive definite",

@@ -23,6 +23,7 @@ void kn_mpm_solver_free(kn_mpm_solver* s) {
   if (!s) return;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
+  kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_finish(&s->cc);
   free(s->col_start), free(s->nbr), free(s->R0), free(s->hkey), free(s->hval), free(s->pattern_index);
   free(s->asm_int), free(s->asm_dbl);

@@ -10,6 +10,7 @@ struct kn_mpm_solver {
   cholmod_common cc;
   cholmod_sparse* A;   /* lower triangle, stype -1, over the active nodes of the last free motion */
   cholmod_factor* L;   /* factor of A at v* */
+  kn_chol_permuted perm; /* A's entries in L's permuted order (common/sparse_chol.c) */
   int have_factor;     /* L holds the numeric factor of the current A */
   int* col_start;      /* n + 1: neighbour list of node j (nodes k > j within 5^3), CSR over nodes */
   int* nbr;            /* neighbour node indices, ascending per node */

@@ -28,6 +28,7 @@ struct kn_sap_linsolve {
   cholmod_common cc;
   cholmod_sparse* A;
   cholmod_factor* L;
+  kn_chol_permuted perm; /* A's entries in L's permuted order: factorizations skip CHOLMOD's transposes */
   cholmod_dense *B, *X, *Y, *E;
   cholmod_dense* W; /* the half solves' output (n x columns) */
   double flops;     /* of one numeric factorization (CHOLMOD's analysis; n^3 / 3 dense) */
@@ -41,6 +42,7 @@ static void free_sparse(kn_sap_linsolve* ls) {
   if (!ls->cholmod_started) return;
   cholmod_free_sparse(&ls->A, &ls->cc);
   cholmod_free_factor(&ls->L, &ls->cc);
+  kn_chol_permuted_free(&ls->perm, &ls->cc);
   cholmod_free_dense(&ls->B, &ls->cc);
   cholmod_free_dense(&ls->X, &ls->cc);
   cholmod_free_dense(&ls->Y, &ls->cc);
@@ -221,6 +223,8 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
   if (!ls->L || ls->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD symbolic analysis failed (status %d) on a %d x %d Hessian",
                    ls->cc.status, ls->n, ls->n);
+  st = kn_chol_permuted_prepare(&ls->perm, ls->A, ls->L, &ls->cc, err);
+  if (st) return st;
   ls->flops = ls->cc.fl;
   *analysed = 1;
   return KN_OK;
@@ -278,7 +282,7 @@ kn_status kn_sap_linsolve_factor(kn_sap_linsolve* ls, double* const* diag, doubl
       }
     }
   }
-  if (!cholmod_factorize(ls->A, ls->L, &ls->cc) || ls->cc.status != CHOLMOD_OK || ls->L->minor < ls->L->n)
+  if (!kn_chol_permuted_factor(&ls->perm, ls->A, ls->L, &ls->cc) || ls->cc.status != CHOLMOD_OK || ls->L->minor < ls->L->n)
     return kn_fail(err, KN_ERR_NUMERIC,
                    "sap: CHOLMOD factorization failed (status %d, minor %d) on a %d x %d Hessian: not positive "
                    "definite",
