@@ -128,9 +128,7 @@ kn_sap_contact_params kn_sap_contact_params_default(void) {
       .phi0 = 0, .mu = 0.5, .stiffness = 1e6, .dissipation_time = 0.2, .beta = 1.0, .sigma = 1e-3};
 }
 
-kn_status kn_sap_add_contact(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
-                             const kn_sap_contact_params* params, int* index, kn_error* err) {
-  const kn_sap_contact_params* c = params;
+static kn_status check_params(const kn_sap_problem* p, const kn_sap_contact_params* c, kn_error* err) {
   int ic = p->num_constraints;
   if (!c) return kn_fail(err, KN_ERR_INVALID, "sap: contact %d: parameters are NULL", ic);
   if (!isfinite(c->phi0) || !(c->mu >= 0) || !isfinite(c->mu) || !(c->stiffness > 0) ||
@@ -142,5 +140,19 @@ kn_status kn_sap_add_contact(kn_sap_problem* p, int clique_a, const double* J_a,
                    ic, c->phi0, c->mu, c->stiffness, c->dissipation_time, c->beta, c->sigma);
   if (isinf(c->stiffness) && !(c->beta > 0))
     return kn_fail(err, KN_ERR_INVALID, "sap: contact %d: infinite stiffness needs beta > 0 (near-rigid regime)", ic);
-  return kn_sap_problem_add(p, &kn_sap_contact_ops, c, 3, clique_a, J_a, clique_b, J_b, index, err);
+  return KN_OK;
+}
+
+kn_status kn_sap_add_contact(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
+                             const kn_sap_contact_params* params, int* index, kn_error* err) {
+  kn_status st = check_params(p, params, err);
+  return st ? st : kn_sap_problem_add(p, &kn_sap_contact_ops, params, 3, clique_a, J_a, clique_b, J_b, index, err);
+}
+
+kn_status kn_sap_add_contact_nodal(kn_sap_problem* p, int clique_a, const kn_sap_nodal_jacobian* J_a, int clique_b,
+                                   const double* J_b, const kn_sap_contact_params* params, int* index,
+                                   kn_error* err) {
+  kn_status st = check_params(p, params, err);
+  return st ? st
+            : kn_sap_problem_add_nodal(p, &kn_sap_contact_ops, params, 3, clique_a, J_a, clique_b, J_b, index, err);
 }

@@ -175,20 +175,55 @@ void kn_sap_clique_matvec_add(const kn_sap_problem* p, int q, const double* x, d
 
 //---- constraints ----
 
-kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
-                             int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
+/* a nodal block (3 rows) on a clique of nv DoFs => its groups sorted by column into col, w;
+ * KN_ERR_INVALID naming the node for a bad one */
+static kn_status check_nodal(const kn_sap_nodal_jacobian* J, int nv, int ic, const char* kname, int* col, double* w,
                              kn_error* err) {
+  if (J->m < 1 || J->m > KN_SAP_MAX_NODES || !J->col || !J->w)
+    return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): a nodal Jacobian needs 1 to %d nodes (got %d)", ic,
+                   kname, KN_SAP_MAX_NODES, J->m);
+  for (int k = 0; k < 9; k++)
+    if (!isfinite(J->B[k]))
+      return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): nodal Jacobian B entry %d is not finite", ic, kname, k);
+  for (int a = 0; a < J->m; a++) {
+    if (J->col[a] < 0 || J->col[a] > nv - 3)
+      return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): node %d: columns %d..%d outside the clique's %d DoFs",
+                     ic, kname, a, J->col[a], J->col[a] + 2, nv);
+    if (!isfinite(J->w[a]))
+      return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): node %d: weight %g is not finite", ic, kname, a,
+                     J->w[a]);
+    /* insertion sort by column (m <= 32) */
+    int b = a;
+    for (; b > 0 && col[b - 1] > J->col[a]; b--) col[b] = col[b - 1], w[b] = w[b - 1];
+    col[b] = J->col[a], w[b] = J->w[a];
+  }
+  for (int a = 1; a < J->m; a++)
+    if (col[a] < col[a - 1] + 3)
+      return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): nodes at columns %d and %d overlap", ic, kname,
+                     col[a - 1], col[a]);
+  return KN_OK;
+}
+
+static kn_status add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows, int clique_a,
+                     const double* J_a, const kn_sap_nodal_jacobian* nodal_a, int clique_b, const double* J_b,
+                     int* index, kn_error* err) {
   const char* kname = kn_sap_kind_name(ops->kind);
   int ic = p->num_constraints;
-  if (clique_a < 0 || clique_a >= p->num_cliques || !J_a)
+  if (clique_a < 0 || clique_a >= p->num_cliques || (!J_a && !nodal_a))
     return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): clique_a %d out of range [0, %d) or J_a NULL", ic,
                    kname, clique_a, p->num_cliques);
   if (clique_b >= p->num_cliques || clique_b == clique_a || (clique_b >= 0 && !J_b))
     return kn_fail(err, KN_ERR_INVALID,
                    "sap: constraint %d (%s): clique_b %d must be -1 or a clique other than %d with a J_b block", ic,
                    kname, clique_b, clique_a);
-  if (rows < 1 || rows > KN_SAP_MAX_ROWS)
+  if (rows < 1 || rows > KN_SAP_MAX_ROWS || (nodal_a && rows != 3))
     return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): %d rows", ic, kname, rows);
+  int ncol[KN_SAP_MAX_NODES];
+  double nw[KN_SAP_MAX_NODES];
+  if (nodal_a) {
+    kn_status st = check_nodal(nodal_a, p->cliques[clique_a].nv, ic, kname, ncol, nw, err);
+    if (st) return st;
+  }
   if (p->num_constraints == p->cap_constraints) {
     int cap = p->cap_constraints ? 2 * p->cap_constraints : 16;
     kn_sap_constraint* c = realloc(p->constraints, (size_t)cap * sizeof *c);
@@ -198,19 +233,40 @@ kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, cons
   }
   kn_sap_constraint c = {.ops = ops, .rows = rows, .offset = p->num_impulses, .clique = {clique_a, clique_b}};
   const double* Js[2] = {J_a, J_b};
+  size_t reals0 = p->num_reals, ints0 = p->num_ints;
   for (int s = 0; s < 2; s++) {
     if (c.clique[s] < 0) continue;
+    if (s == 0 && nodal_a) {
+      int m = nodal_a->m;
+      c.nodal[0] = m;
+      c.J_at[0] = (size_t)-1;
+      c.nodal_at[0] = push_reals(p, nw, (size_t)m);
+      size_t b_at = c.nodal_at[0] == (size_t)-1 ? (size_t)-1 : push_reals(p, nodal_a->B, 9);
+      c.nodal_col_at[0] = b_at == (size_t)-1 ? b_at : push_ints(p, ncol, (size_t)m);
+      if (c.nodal_col_at[0] == (size_t)-1) {
+        p->num_reals = reals0, p->num_ints = ints0;
+        return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+      }
+      continue;
+    }
     size_t n = (size_t)rows * (size_t)p->cliques[c.clique[s]].nv;
     for (size_t k = 0; k < n; k++)
-      if (!isfinite(Js[s][k]))
+      if (!isfinite(Js[s][k])) {
+        p->num_reals = reals0, p->num_ints = ints0;
         return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d (%s): Jacobian block %c entry %zu is not finite", ic,
                        kname, s ? 'b' : 'a', k);
+      }
     c.J_at[s] = push_reals(p, Js[s], n);
-    if (c.J_at[s] == (size_t)-1) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+    if (c.J_at[s] == (size_t)-1) {
+      p->num_reals = reals0, p->num_ints = ints0;
+      return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+    }
   }
   size_t slot = (ops->self_size + 15) & ~(size_t)15;
-  if (!grow((void**)&p->bytes, &p->cap_bytes, p->num_bytes + slot, 1))
+  if (!grow((void**)&p->bytes, &p->cap_bytes, p->num_bytes + slot, 1)) {
+    p->num_reals = reals0, p->num_ints = ints0;
     return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding constraint %d", ic);
+  }
   c.self_at = p->num_bytes;
   memcpy(p->bytes + c.self_at, self, ops->self_size);
   p->num_bytes += slot;
@@ -219,6 +275,20 @@ kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, cons
   p->num_constraints++;
   if (index) *index = ic;
   return KN_OK;
+}
+
+kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
+                             int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
+                             kn_error* err) {
+  return add(p, ops, self, rows, clique_a, J_a, NULL, clique_b, J_b, index, err);
+}
+
+kn_status kn_sap_problem_add_nodal(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
+                                   int clique_a, const kn_sap_nodal_jacobian* nodal_a, int clique_b,
+                                   const double* J_b, int* index, kn_error* err) {
+  if (!nodal_a)
+    return kn_fail(err, KN_ERR_INVALID, "sap: constraint %d: the nodal Jacobian is NULL", p->num_constraints);
+  return add(p, ops, self, rows, clique_a, NULL, nodal_a, clique_b, J_b, index, err);
 }
 
 const void* kn_sap_constraint_self(const kn_sap_problem* p, int i) {
@@ -234,6 +304,20 @@ double kn_sap_delassus(const kn_sap_problem* p, int i) {
   for (int s = 0; s < 2; s++) {
     if (c->clique[s] < 0) continue;
     const kn_sap_clique* q = &p->cliques[c->clique[s]];
+    const int* col;
+    const double *w, *B;
+    int m = kn_sap_side_nodal(p, i, s, &col, &w, &B);
+    if (m) {
+      /* J_a = w_a B on node a's 3 DoFs: J D^-1 J^T = sum_a w_a^2 B diag(1 / A_aa) B^T */
+      for (int a = 0; a < m; a++) {
+        double d[3];
+        for (int k = 0; k < 3; k++) d[k] = w[a] * w[a] / kn_sap_clique_diag(p, c->clique[s], col[a] + k);
+        for (int r = 0; r < 3; r++)
+          for (int t = 0; t < 3; t++) W[r * 3 + t] += B[3 * r] * B[3 * t] * d[0] + B[3 * r + 1] * B[3 * t + 1] * d[1] +
+                                                       B[3 * r + 2] * B[3 * t + 2] * d[2];
+      }
+      continue;
+    }
     const double* J = p->reals + c->J_at[s];
     /* the columns where J is zero add +-0 to sums that start at +0: skipped (a deformable
      * clique's contact row has 81 nonzeros of thousands), the sums are the same bit for bit */
@@ -259,8 +343,18 @@ void kn_sap_constraint_vc(const kn_sap_problem* p, int i, const double* v, doubl
   for (int s = 0; s < 2; s++) {
     if (c->clique[s] < 0) continue;
     const kn_sap_clique* q = &p->cliques[c->clique[s]];
-    const double* J = p->reals + c->J_at[s];
     const double* vq = v + q->offset;
+    const int* col;
+    const double *w, *B;
+    int m = kn_sap_side_nodal(p, i, s, &col, &w, &B);
+    if (m) {
+      double y[3] = {0, 0, 0};
+      for (int a = 0; a < m; a++)
+        for (int k = 0; k < 3; k++) y[k] += w[a] * vq[col[a] + k];
+      for (int r = 0; r < 3; r++) vc[r] += B[3 * r] * y[0] + B[3 * r + 1] * y[1] + B[3 * r + 2] * y[2];
+      continue;
+    }
+    const double* J = p->reals + c->J_at[s];
     for (int r = 0; r < c->rows; r++)
       for (int k = 0; k < q->nv; k++) vc[r] += J[r * q->nv + k] * vq[k];
   }

@@ -99,6 +99,22 @@ kn_status kn_sap_add_clique_sparse(kn_sap_problem* p, int nv, const int* colptr,
 /* (cliques a, b (-1 for none), 3 x nv blocks J_a, J_b, parameters) => constraint index. */
 kn_status kn_sap_add_contact(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
                              const kn_sap_contact_params* params, int* index, kn_error* err);
+/* A contact's Jacobian block given by node: J[r][col[a] + c] = w[a] B[r][c] for a < m, r, c < 3,
+ * zero elsewhere. An MPM particle's support nodes (w its B-spline weights, B = -R_WC^T) or a mesh
+ * point's vertices (barycentric weights) are such: the block is 3 x 3m, not 3 x nv, and the
+ * solver's products with it cost 3m + 9 instead of 9m. 1 <= m <= KN_SAP_MAX_NODES, the groups
+ * col[a] .. col[a] + 2 inside the clique and disjoint, in any order. */
+#define KN_SAP_MAX_NODES 32
+typedef struct {
+  int m;
+  const int* col;
+  const double* w;
+  double B[9]; /* row-major */
+} kn_sap_nodal_jacobian;
+/* kn_sap_add_contact with clique_a's block given by node (checked: KN_ERR_INVALID naming the node) */
+kn_status kn_sap_add_contact_nodal(kn_sap_problem* p, int clique_a, const kn_sap_nodal_jacobian* J_a, int clique_b,
+                                   const double* J_b, const kn_sap_contact_params* params, int* index,
+                                   kn_error* err);
 /* (clique, dof of a 1-DoF joint in it, q0, lower, upper (+-INFINITY allowed), params or NULL for
  * the defaults) => constraint index. At least one limit must be finite. */
 kn_status kn_sap_add_limit(kn_sap_problem* p, int clique, int dof, double q0, double lower, double upper,

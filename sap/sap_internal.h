@@ -61,7 +61,11 @@ typedef struct {
   const kn_sap_kind_ops* ops;
   int rows, offset;       /* offset in gamma */
   int clique[2];          /* clique[1] = -1 when one clique */
-  size_t J_at[2];         /* index of J blocks (rows x nv) in p->reals */
+  size_t J_at[2];         /* index of J blocks (rows x nv) in p->reals (a nodal side: none) */
+  /* a side given by node (kn_sap_add_contact_nodal): m groups, 0 for a dense block; w (m) then B
+   * (9) in p->reals from nodal_at, the groups' first columns (m, ascending) in p->ints */
+  int nodal[2];
+  size_t nodal_at[2], nodal_col_at[2];
   size_t self_at;         /* byte offset of the parameters in p->bytes */
 } kn_sap_constraint;
 
@@ -80,11 +84,27 @@ struct kn_sap_problem {
   size_t num_bytes, cap_bytes;
 };
 
-/* Add a constraint of kind ops whose parameters are self; J blocks rows x nv of each clique. */
+/* Add a constraint of kind ops whose parameters are self; J blocks rows x nv of each clique, or
+ * (nodal_a) clique_a's block given by node (3 rows). */
+kn_status kn_sap_problem_add_nodal(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
+                                   int clique_a, const kn_sap_nodal_jacobian* nodal_a, int clique_b,
+                                   const double* J_b, int* index, kn_error* err);
 kn_status kn_sap_problem_add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows,
                              int clique_a, const double* J_a, int clique_b, const double* J_b, int* index,
                              kn_error* err);
 const void* kn_sap_constraint_self(const kn_sap_problem* p, int i);
+/* side s of constraint i given by node: its m (0 for a dense block), and col, w, B */
+static inline int kn_sap_side_nodal(const kn_sap_problem* p, int i, int s, const int** col, const double** w,
+                                    const double** B) {
+  const kn_sap_constraint* c = &p->constraints[i];
+  int m = c->nodal[s];
+  if (m) {
+    *col = p->ints + c->nodal_col_at[s];
+    *w = p->reals + c->nodal_at[s];
+    *B = *w + m;
+  }
+  return m;
+}
 /* the diagonal entry k of clique q's A */
 double kn_sap_clique_diag(const kn_sap_problem* p, int q, int k);
 /* y += A_q x (x, y: clique q's nv entries); a dense A's lower triangle only */

@@ -186,7 +186,11 @@ static kn_status workspace(kn_sap_solver* s, const kn_sap_problem* p, int np, in
 //---- products with A and J over the participating cliques ----
 
 static const double* clique_A(const kn_sap_problem* p, int c) { return p->reals + p->cliques[c].A_at; }
-static const double* con_J(const kn_sap_problem* p, int i, int s) { return p->reals + p->constraints[i].J_at[s]; }
+/* constraint i's dense J block on side s, NULL for a side given by node */
+static const double* con_J(const kn_sap_problem* p, int i, int s) {
+  size_t at = p->constraints[i].J_at[s];
+  return at == (size_t)-1 ? NULL : p->reals + at;
+}
 
 /* y = A x (reduced vectors; BLAS dsymv on each clique's lower triangle, sap/pcg.c) */
 static void apply_A(const ctx* c, const double* x, double* y) {
@@ -210,6 +214,18 @@ static void J_times(const ctx* c, int i, const double* x, double* vc) {
   for (int s = 0; s < 2; s++) {
     if (k->clique[s] < 0) continue;
     int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
+    const int* ncol;
+    const double *nw, *B;
+    int m = kn_sap_side_nodal(p, i, s, &ncol, &nw, &B);
+    if (m) { /* J = [w_a B] by node: J x = B (sum_a w_a x_a) */
+      double y0 = 0, y1 = 0, y2 = 0;
+      for (int a = 0; a < m; a++) {
+        const double* xa = x + o + ncol[a];
+        y0 += nw[a] * xa[0], y1 += nw[a] * xa[1], y2 += nw[a] * xa[2];
+      }
+      for (int r = 0; r < 3; r++) vc[r] += B[3 * r] * y0 + B[3 * r + 1] * y1 + B[3 * r + 2] * y2;
+      continue;
+    }
     const double* J = con_J(p, i, s);
     int cnt = c->s->ccount[2 * i + s];
     if (cnt >= 0) {
@@ -258,6 +274,19 @@ static void add_JT(const ctx* c, int i, const double* g, double* y) {
   for (int s = 0; s < 2; s++) {
     if (k->clique[s] < 0) continue;
     int nq = p->cliques[k->clique[s]].nv, o = c->s->roff[k->clique[s]];
+    const int* ncol;
+    const double *nw, *B;
+    int m = kn_sap_side_nodal(p, i, s, &ncol, &nw, &B);
+    if (m) { /* J^T g = w_a B^T g on node a */
+      double u0 = B[0] * g[0] + B[3] * g[1] + B[6] * g[2];
+      double u1 = B[1] * g[0] + B[4] * g[1] + B[7] * g[2];
+      double u2 = B[2] * g[0] + B[5] * g[1] + B[8] * g[2];
+      for (int a = 0; a < m; a++) {
+        double* ya = y + o + ncol[a];
+        ya[0] += nw[a] * u0, ya[1] += nw[a] * u1, ya[2] += nw[a] * u2;
+      }
+      continue;
+    }
     const double* J = con_J(p, i, s);
     int cnt = c->s->ccount[2 * i + s];
     if (cnt >= 0) { /* as in apply_J: y starts at +0 and is never -0, adding +-0 changes nothing */
@@ -388,7 +417,7 @@ static int JtGJ_sparse(const double* Ja, int na, const int* cla, const double* v
   double va[KN_SAP_MAX_ROWS * CAP], vb[KN_SAP_MAX_ROWS * CAP];
   /* the columns and their entries found once per solve (kn_sap_solve, compact: the dense rows
    * are 3 x thousands, mostly zeros), or found here */
-  int same = Ja == Jb;
+  int same = Ja == Jb && cla == clb;
   int ka = cla ? (nca <= CAP ? nca : -1) : nonzero_columns(Ja, na, rows, ca, CAP);
   if (ka < 0) return 0;
   if (cla) memcpy(ca, cla, (size_t)ka * sizeof(int));
@@ -426,11 +455,37 @@ static int JtGJ_sparse(const double* Ja, int na, const int* cla, const double* v
 
 /* cla, clb: the nonzero columns of Ja, Jb (nca, ncb of them) when known, else NULL; vla, vlb their
  * entries (rows x nca, rows x ncb) */
+/* out += Ja^T G Jb (lower = 0) where a side is either its nonzero columns (cl, vl, nc) or dense (J):
+ * the general case, for a side given by node beside one with more nonzero columns than
+ * JtGJ_sparse keeps */
+static void JtGJ_general(const double* Ja, int na, const int* cla, const double* vla, int nca, const double* G,
+                         const double* Jb, int nb, const int* clb, const double* vlb, int ncb, int rows, double* out) {
+  int ka = Ja ? na : nca, kb = Jb ? nb : ncb;
+  for (int u = 0; u < kb; u++) {
+    double gj[KN_SAP_MAX_ROWS];
+    for (int r = 0; r < rows; r++) {
+      double sum = 0;
+      for (int q = 0; q < rows; q++) sum += G[r * rows + q] * (Jb ? Jb[q * nb + u] : vlb[q * ncb + u]);
+      gj[r] = sum;
+    }
+    int cb = Jb ? u : clb[u];
+    for (int i = 0; i < ka; i++) {
+      double sum = 0;
+      for (int r = 0; r < rows; r++) sum += (Ja ? Ja[r * na + i] : vla[r * nca + i]) * gj[r];
+      out[(size_t)(Ja ? i : cla[i]) * (size_t)nb + (size_t)cb] += sum;
+    }
+  }
+}
+
 static void add_JtGJ(const double* Ja, int na, const int* cla, const double* vla, int nca, const double* G,
                      const double* Jb, int nb, const int* clb, const double* vlb, int ncb, int rows, int lower,
                      double* out) {
-  if ((na > 192 || nb > 192) && JtGJ_sparse(Ja, na, cla, vla, nca, G, Jb, nb, clb, vlb, ncb, rows, lower, out))
+  if ((na > 192 || nb > 192 || !Ja || !Jb) && JtGJ_sparse(Ja, na, cla, vla, nca, G, Jb, nb, clb, vlb, ncb, rows, lower, out))
     return;
+  if (!Ja || !Jb) { /* a side given by node: never the lower (diagonal) case here, JtGJ_sparse takes those */
+    JtGJ_general(Ja, na, cla, vla, nca, G, Jb, nb, clb, vlb, ncb, rows, out);
+    return;
+  }
   if (rows == 3)
     JtGJ_rows(Ja, na, G, Jb, nb, 3, lower, out);
   else
@@ -456,6 +511,17 @@ static kn_status assemble_sparse(const ctx* c, int k, kn_error* err) {
     const double* G = s->G + GSLOT * i;
     const double* jv = s->jval + s->jvstart[h];
     double* gj = s->gj + s->jvstart[h];
+    const int* ncol;
+    const double *nw, *B;
+    if (kn_sap_side_nodal(p, i, h % 2, &ncol, &nw, &B)) {
+      /* J = [w_a B] by node: J^T G J's block (a, b) is w_a w_b M with M = B^T G B, kept in gj */
+      double GB[9];
+      for (int r = 0; r < 3; r++)
+        for (int d = 0; d < 3; d++) GB[3 * r + d] = G[3 * r] * B[d] + G[3 * r + 1] * B[3 + d] + G[3 * r + 2] * B[6 + d];
+      for (int e2 = 0; e2 < 3; e2++)
+        for (int d = 0; d < 3; d++) gj[3 * e2 + d] = B[e2] * GB[d] + B[3 + e2] * GB[3 + d] + B[6 + e2] * GB[6 + d];
+      continue;
+    }
     for (int r = 0; r < rows; r++)
       for (int u = 0; u < cnt; u++) {
         double sum = 0;
@@ -473,6 +539,22 @@ static kn_status assemble_sparse(const ctx* c, int k, kn_error* err) {
       const int* col = s->cols + s->cstart[h];
       const double* jv = s->jval + s->jvstart[h];
       const double* gj = s->gj + s->jvstart[h];
+      const int* ncol;
+      const double *nw, *B;
+      if (kn_sap_side_nodal(p, i, h % 2, &ncol, &nw, &B)) {
+        /* column t = 3 b + d: entry u = 3 a + c is w_a (w_b M[c][d]) */
+        int b = t / 3, d = t % 3;
+        double mcol[3] = {nw[b] * gj[d], nw[b] * gj[3 + d], nw[b] * gj[6 + d]};
+        for (int u = t; u < cnt; u++) {
+          int z = s->map[col[u]];
+          if (z < cp[j])
+            return kn_fail(err, KN_ERR_INVALID,
+                           "sap: constraint %d couples DoFs %d and %d of sparse clique %d, which its A does not couple",
+                           i, col[u], j, q);
+          H[z] += nw[u / 3] * mcol[u % 3];
+        }
+        continue;
+      }
       for (int u = t; u < cnt; u++) {
         int z = s->map[col[u]];
         if (z < cp[j])
@@ -1012,9 +1094,26 @@ kn_status kn_sap_solve(kn_sap_solver* s, const kn_sap_problem* p, const kn_sap_o
           large |= k->clique[t] >= 0 && (p->cliques[k->clique[t]].nv > 192 || p->cliques[k->clique[t]].sparse);
         for (int t = 0; t < 2; t++) {
           s->ccount[2 * i + t] = -1;
-          if (!large || k->clique[t] < 0 || s->sdof[i] >= 0) continue;
+          if ((!large && !k->nodal[t]) || k->clique[t] < 0 || s->sdof[i] >= 0) continue;
           int nq = p->cliques[k->clique[t]].nv, cnt = 0;
           const double* J = con_J(p, i, t);
+          const int* ncol;
+          const double *nw, *B;
+          int m = kn_sap_side_nodal(p, i, t, &ncol, &nw, &B);
+          if (m) { /* a side given by node is always kept compressed: 3 m columns */
+            s->cstart[2 * i + t] = (int)total;
+            s->ccount[2 * i + t] = cnt = 3 * m;
+            s->jvstart[2 * i + t] = (int)vtotal;
+            if (pass == 1)
+              for (int a = 0; a < m; a++)
+                for (int d = 0; d < 3; d++) {
+                  s->cols[total + (size_t)(3 * a + d)] = ncol[a] + d;
+                  for (int r = 0; r < 3; r++) s->jval[vtotal + (size_t)(r * cnt + 3 * a + d)] = nw[a] * B[3 * r + d];
+                }
+            total += (size_t)cnt;
+            vtotal += (size_t)cnt * 3;
+            continue;
+          }
           for (int col = 0; col < nq; col++) {
             int any = 0;
             for (int r = 0; r < k->rows; r++) any |= J[r * nq + col] != 0;

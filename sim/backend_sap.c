@@ -699,8 +699,6 @@ struct mpm_all {
   mpm_state* m;
   mpm_contact* c;
   int nc, ccap, first;
-  double* Jm;
-  size_t jcap;
 };
 
 static void mpm_all_free(struct mpm_all* A, int nmpm) {
@@ -711,7 +709,7 @@ static void mpm_all_free(struct mpm_all* A, int nmpm) {
     free(m->col), free(m->P), free(m->mark), free(m->S), free(m->vs), free(m->dv), free(m->dvall), free(m->vnext);
     free(m->diagS), free(m->diagA), free(m->prev_index), free(m->prev_v);
   }
-  free(A->m), free(A->c), free(A->Jm);
+  free(A->m), free(A->c);
   free(A);
 }
 
@@ -884,10 +882,7 @@ static kn_status mpm_cliques(kn_world* w, sap_state* s, kn_error* err) {
  * J_MPM's blocks w_ip I3 over the particle's support nodes */
 static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
   struct mpm_all* A = s->mpm;
-  size_t need = 0;
-  for (int i = 0; i < w->nmpm_grid; i++) need = need > (size_t)A->m[i].ncol ? need : (size_t)A->m[i].ncol;
-  kn_status st = grow(&A->Jm, &A->jcap, 3 * need + 3, err);
-  if (st) return st;
+  kn_status st = KN_OK;
   A->first = kn_sap_problem_num_constraints(s->prob);
   for (int c = 0; c < A->nc; c++) {
     const mpm_contact* mc = &A->c[c];
@@ -898,15 +893,15 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
     par.mu = mc->mat.mu;
     par.stiffness = mc->mat.stiffness;
     par.dissipation_time = mc->mat.dissipation_time;
-    double* Ja = A->Jm;
-    memset(Ja, 0, 3 * (size_t)m->ncol * sizeof *Ja);
-    int nodes[27];
+    int nodes[27], cols[27];
     double wt[27], WS[9] = {0}, WA[9] = {0};
     int nn = kn_mpm_particle_weights(b, mc->particle, nodes, wt);
+    /* J_MPM by node: block j is -w_j R_WC^T on node j's 3 DoFs */
+    kn_sap_nodal_jacobian Ja = {.m = nn, .col = cols, .w = wt};
+    for (int r = 0; r < 3; r++)
+      for (int a = 0; a < 3; a++) Ja.B[3 * r + a] = -mc->R[3 * a + r];
     for (int j = 0; j < nn; j++) {
-      int col = m->col[nodes[j]];
-      for (int r = 0; r < 3; r++)
-        for (int a = 0; a < 3; a++) Ja[r * m->ncol + col + a] -= wt[j] * mc->R[3 * a + r];
+      cols[j] = m->col[nodes[j]];
       if (m->route == MPM_SCHUR)
         for (int r = 0; r < 3; r++)
           for (int q = 0; q < 3; q++)
@@ -940,9 +935,9 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
       par.beta *= sqrt(ratio);
     }
     if (tree >= 0)
-      st = kn_sap_add_contact(s->prob, m->clique, Ja, s->clique_of_tree[tree], s->J, &par, &index, err);
+      st = kn_sap_add_contact_nodal(s->prob, m->clique, &Ja, s->clique_of_tree[tree], s->J, &par, &index, err);
     else
-      st = kn_sap_add_contact(s->prob, m->clique, Ja, -1, NULL, &par, &index, err);
+      st = kn_sap_add_contact_nodal(s->prob, m->clique, &Ja, -1, NULL, &par, &index, err);
     if (!st) st = note(s, index, (constraint_info){KN_SAP_CONTACT, -4, mc->mpm, mc->collider, -1, mc->local}, err);
     if (st) return kn_error_prefix(err, "stage 2 (contact of MPM body '%s' particle %d with '%s'): ",
                                    w->mpms[mc->mpm].name, mc->local, w->colliders[mc->collider].name);

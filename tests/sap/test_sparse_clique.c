@@ -7,11 +7,18 @@
  *    permuted factor) and on exact Newton (H factored every iteration);
  *  - the sparse clique's solve is bitwise reproducible;
  *  - a constraint coupling DoFs that A does not couple is refused by kn_sap_solve, which leaves v
- *    as it was; malformed patterns are refused by kn_sap_add_clique_sparse, which adds nothing. */
+ *    as it was; malformed patterns are refused by kn_sap_add_clique_sparse, which adds nothing.
+ * Each particle's J block is by node, as an MPM particle's: w_a B on node a's DoFs (w its 8 weights,
+ * B a 3 x 3 matrix of its own). The same blocks given by node (kn_sap_add_contact_nodal, nodes in
+ * the lattice's order, not sorted) must give the dense-J solution to 1e-9, on the dense and the
+ * sparse clique, with the Delassus estimates (and so the regularization) equal to 1e-14; a rigid
+ * clique whose J has more nonzero columns than the compressed products keep (120) takes the
+ * general J^T G J; malformed nodal blocks are refused, adding nothing. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sap/sap.h"
+#include "sap/sap_internal.h"
 #include "sap_test_util.h"
 
 enum { SIDE = 6, NNODE = SIDE * SIDE * SIDE, NV = 3 * NNODE, NSMALL = 6, NPART = 160 };
@@ -28,7 +35,8 @@ typedef struct {
   double* values;
   double vstar[NV];
   int nodes[NPART][8];
-  double J[NPART][3 * 24]; /* per particle: 3 rows over its 24 DoFs */
+  double J[NPART][3 * 24]; /* per particle: 3 rows over its 24 DoFs, w[a] B on node a */
+  double w[NPART][8], B[NPART][9];
   double Jb[NPART][3 * NSMALL];
   kn_sap_contact_params par[NPART];
 } model;
@@ -52,7 +60,11 @@ static void build(model* m, unsigned long long seed) {
         int da = 3 * m->nodes[p][a / 3] + a % 3, db = 3 * m->nodes[p][b / 3] + b % 3;
         m->A[da * NV + db] += s;
       }
-    for (int k = 0; k < 3 * 24; k++) m->J[p][k] = urand() - 0.5;
+    for (int a = 0; a < 8; a++) m->w[p][a] = 0.05 + urand();
+    for (int k = 0; k < 9; k++) m->B[p][k] = urand() - 0.5;
+    for (int r = 0; r < 3; r++)
+      for (int a = 0; a < 8; a++)
+        for (int c = 0; c < 3; c++) m->J[p][r * 24 + 3 * a + c] = m->w[p][a] * m->B[p][3 * r + c];
     for (int k = 0; k < 3 * NSMALL; k++) m->Jb[p][k] = urand() - 0.5;
     kn_sap_contact_params cp = kn_sap_contact_params_default();
     cp.phi0 = -3e-3 * urand() + 5e-4;
@@ -90,8 +102,9 @@ static void release(model* m) {
 }
 
 /* the problem with the big clique dense or sparse; with stray = 1 one more contact couples DoFs 0
- * and NV - 1, which no particle does */
-static kn_sap_problem* problem(const model* m, int sparse, int stray) {
+ * and NV - 1, which no particle does; nodal = 1: the particles' blocks given by node; nbig > 0: the
+ * small clique replaced by one of nbig DoFs whose J blocks are dense */
+static kn_sap_problem* problem_with(const model* m, int sparse, int stray, int nodal, int nbig) {
   kn_sap_problem* p = kn_sap_problem_create(0.01);
   kn_error err = {0};
   if (sparse)
@@ -99,9 +112,12 @@ static kn_sap_problem* problem(const model* m, int sparse, int stray) {
                  err.msg);
   else
     cr_assert_eq(kn_sap_add_clique(p, NV, m->A, m->vstar, NULL, &err), KN_OK, "%s", err.msg);
-  double As[NSMALL * NSMALL] = {0}, vs[NSMALL];
-  for (int i = 0; i < NSMALL; i++) As[i * NSMALL + i] = 2.0 + i, vs[i] = 0.1 * i - 0.2;
-  cr_assert_eq(kn_sap_add_clique(p, NSMALL, As, vs, NULL, &err), KN_OK);
+  int ns = nbig > 0 ? nbig : NSMALL;
+  double* As = calloc((size_t)ns * (size_t)ns, sizeof(double));
+  double* vs = calloc((size_t)ns, sizeof(double));
+  double* Jb = calloc(3 * (size_t)ns, sizeof(double));
+  for (int i = 0; i < ns; i++) As[i * ns + i] = 2.0 + i % 7, vs[i] = 0.1 * (i % 5) - 0.2;
+  cr_assert_eq(kn_sap_add_clique(p, ns, As, vs, NULL, &err), KN_OK);
   double* Ja = calloc(3 * NV, sizeof(double));
   for (int c = 0; c < NPART + stray; c++) {
     memset(Ja, 0, sizeof(double) * 3 * NV);
@@ -110,18 +126,29 @@ static kn_sap_problem* problem(const model* m, int sparse, int stray) {
       cr_assert_eq(kn_sap_add_contact(p, 0, Ja, -1, NULL, &m->par[0], NULL, &err), KN_OK);
       continue;
     }
+    int b = c % 8 == 7 ? 1 : -1;
+    for (int k = 0; k < 3 * ns; k++) Jb[k] = nbig > 0 ? 0.01 * (1 + (k * 7 + c) % 13) : m->Jb[c][k];
+    if (nodal) {
+      int col[8];
+      for (int a = 0; a < 8; a++) col[a] = 3 * m->nodes[c][a];
+      kn_sap_nodal_jacobian nj = {.m = 8, .col = col, .w = m->w[c]};
+      memcpy(nj.B, m->B[c], sizeof nj.B);
+      cr_assert_eq(kn_sap_add_contact_nodal(p, 0, &nj, b, b >= 0 ? Jb : NULL, &m->par[c], NULL, &err), KN_OK, "%s",
+                   err.msg);
+      continue;
+    }
     for (int r = 0; r < 3; r++)
       for (int a = 0; a < 24; a++) Ja[r * NV + 3 * m->nodes[c][a / 3] + a % 3] += m->J[c][r * 24 + a];
-    int b = c % 8 == 7 ? 1 : -1;
-    cr_assert_eq(kn_sap_add_contact(p, 0, Ja, b, b >= 0 ? m->Jb[c] : NULL, &m->par[c], NULL, &err), KN_OK, "%s",
-                 err.msg);
+    cr_assert_eq(kn_sap_add_contact(p, 0, Ja, b, b >= 0 ? Jb : NULL, &m->par[c], NULL, &err), KN_OK, "%s", err.msg);
   }
-  free(Ja);
+  free(Ja), free(As), free(vs), free(Jb);
   return p;
 }
 
+static kn_sap_problem* problem(const model* m, int sparse, int stray) { return problem_with(m, sparse, stray, 0, 0); }
+
 typedef struct {
-  double v[NV + NSMALL], gamma[3 * NPART];
+  double v[NV + 120], gamma[3 * NPART];
   kn_sap_stats st;
 } solution;
 
@@ -174,6 +201,86 @@ Test(sap_sparse_clique, matches_the_dense_clique) {
   kn_sap_problem_free(pd);
   kn_sap_problem_free(ps);
   release(&m);
+}
+
+Test(sap_sparse_clique, nodal_jacobians_match_dense_ones) {
+  static model m;
+  build(&m, 13);
+  for (int nbig = 0; nbig <= 120; nbig += 120) {
+    kn_sap_problem* pd = problem_with(&m, 0, 0, 0, nbig);
+    kn_sap_problem* pn = problem_with(&m, 0, 0, 1, nbig);
+    kn_sap_problem* psn = problem_with(&m, 1, 0, 1, nbig);
+    int n = NV + (nbig ? nbig : NSMALL);
+    /* the same Delassus estimates: the same R, sigma and beta regularization */
+    double ew = 0;
+    for (int i = 0; i < NPART; i++) {
+      double wd = kn_sap_delassus(pd, i), wn = kn_sap_delassus(pn, i);
+      ew = fmax(ew, fabs(wn - wd) / wd);
+    }
+    static solution d, dn, sn, sn2, de, dne;
+    solve(pd, 1, &d);
+    solve(pn, 1, &dn);
+    solve(psn, 1, &sn);
+    solve(psn, 1, &sn2);
+    solve(pd, 0, &de);
+    solve(pn, 0, &dne);
+    double e1 = rel_diff(dn.v, d.v, n), e2 = rel_diff(dn.gamma, d.gamma, 3 * NPART);
+    double e3 = rel_diff(sn.v, d.v, n), e4 = rel_diff(sn.gamma, d.gamma, 3 * NPART);
+    double e5 = rel_diff(dne.v, de.v, n), e6 = rel_diff(dne.gamma, de.gamma, 3 * NPART);
+    fprintf(stderr, "nodal J (other clique %d DoFs): Delassus %.1e; dense clique v %.1e gamma %.1e, sparse clique v "
+            "%.1e gamma %.1e, exact Newton v %.1e gamma %.1e\n", nbig ? nbig : NSMALL, ew, e1, e2, e3, e4, e5, e6);
+    cr_expect_lt(ew, 1e-14);
+    cr_expect_lt(e1, 1e-9);
+    cr_expect_lt(e2, 1e-9);
+    cr_expect_lt(e3, 1e-9);
+    cr_expect_lt(e4, 1e-9);
+    cr_expect_lt(e5, 1e-9);
+    cr_expect_lt(e6, 1e-9);
+    cr_expect(dn.st.optimality_reached && sn.st.optimality_reached && dne.st.optimality_reached);
+    cr_expect(!memcmp(sn.v, sn2.v, sizeof sn.v), "not reproducible");
+    /* v_c = J v by node equals the dense product */
+    double vcd[3], vcn[3], evc = 0;
+    for (int i = 0; i < NPART; i++) {
+      kn_sap_constraint_vc(pd, i, d.v, vcd);
+      kn_sap_constraint_vc(pn, i, d.v, vcn);
+      for (int r = 0; r < 3; r++) evc = fmax(evc, fabs(vcn[r] - vcd[r]));
+    }
+    cr_expect_lt(evc, 1e-14, "v_c by node differs by %g", evc);
+    kn_sap_problem_free(pd);
+    kn_sap_problem_free(pn);
+    kn_sap_problem_free(psn);
+  }
+  release(&m);
+}
+
+Test(sap_sparse_clique, malformed_nodal_jacobians_are_refused) {
+  kn_sap_problem* p = kn_sap_problem_create(0.01);
+  kn_error err = {0};
+  double A[12 * 12] = {0}, vs[12] = {0};
+  for (int i = 0; i < 12; i++) A[i * 12 + i] = 1;
+  cr_assert_eq(kn_sap_add_clique(p, 12, A, vs, NULL, &err), KN_OK);
+  kn_sap_contact_params par = kn_sap_contact_params_default();
+  int col_ok[2] = {0, 6}, col_overlap[2] = {6, 4}, col_out[2] = {0, 10};
+  double w[2] = {0.5, 0.5}, w_nan[2] = {0.5, NAN};
+  const struct {
+    int m;
+    const int* col;
+    const double* w;
+    double b00;
+    const char* says;
+  } bad[] = {{0, col_ok, w, 1, "1 to 32 nodes"},     {33, col_ok, w, 1, "1 to 32 nodes"},
+             {2, col_overlap, w, 1, "overlap"},      {2, col_out, w, 1, "outside the clique"},
+             {2, col_ok, w_nan, 1, "not finite"},    {2, col_ok, w, INFINITY, "B entry 0 is not finite"}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    kn_sap_nodal_jacobian nj = {.m = bad[k].m, .col = bad[k].col, .w = bad[k].w, .B = {bad[k].b00, 0, 0, 0, 1, 0, 0, 0, 1}};
+    cr_expect_eq(kn_sap_add_contact_nodal(p, 0, &nj, -1, NULL, &par, NULL, &err), KN_ERR_INVALID, "case %zu", k);
+    cr_expect(strstr(err.msg, bad[k].says), "case %zu: %s", k, err.msg);
+    cr_expect_eq(kn_sap_problem_num_constraints(p), 0, "case %zu added a constraint", k);
+  }
+  kn_sap_nodal_jacobian good = {.m = 2, .col = col_ok, .w = w, .B = {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+  cr_expect_eq(kn_sap_add_contact_nodal(p, 0, &good, -1, NULL, &par, NULL, &err), KN_OK, "%s", err.msg);
+  cr_expect_eq(kn_sap_problem_num_constraints(p), 1);
+  kn_sap_problem_free(p);
 }
 
 Test(sap_sparse_clique, refuses_a_constraint_outside_the_pattern) {
