@@ -41,7 +41,79 @@ kn_status kn_mpm_material_validate(const kn_mpm_material* m, const char* name, k
 
 
 
-static int levi(int i, int j, int k) { return (i - j) * (j - k) * (k - i) / 2; }
+/* The EOS fluid's Hessian Psi'' c c^T + Psi' d2J/dF2 (c = cof F) projected to PSD in closed form,
+ * from the analytic eigensystem of J's Hessian (Smith, de Goes, Kim 2019, "Analytic Eigensystems for
+ * Isotropic Distortion Energies"). With F = U S V^T (S from F^T F = V S^2 V^T, U = F V S^-1, so
+ * det U det V = 1 when J > 0), dF = U X V^T gives J(F + dF) = det(S + X) exactly, and in X the
+ * Hessian splits into
+ *  - on (X11, X22, X33): Psi'' t t^T + Psi' [[0, s3, s2], [s3, 0, s1], [s2, s1, 0]], t = (s2 s3,
+ *    s1 s3, s1 s2) = cof S: a 3 x 3 eigenproblem;
+ *  - on each pair (Xij, Xji), k the third index: Psi' [[0, -sk], [-sk, 0]], eigenvalues -Psi' sk
+ *    on (1, 1) / sqrt 2 and +Psi' sk on (1, -1) / sqrt 2.
+ * The negative eigenvalues are dropped, and H = sum lambda q q^T with q = vec(U E V^T). It replaces
+ * a 9 x 9 LAPACK eigendecomposition per particle (kn_fem_project_psd) and gives the same matrix
+ * (tests/mpm/test_eos_hessian.c). */
+static void eos_hessian_psd(const double F[9], double d1, double d2, double H[81]) {
+  double FtF[9], e[3], V0[9];
+  kn_mat3_mulT(F, F, FtF);
+  kn_mat3_sym_eigen(FtF, e, V0);
+  /* descending singular values; V's columns in that order */
+  int o[3] = {0, 1, 2};
+  for (int a = 0; a < 3; a++)
+    for (int b = a + 1; b < 3; b++)
+      if (e[o[b]] > e[o[a]]) { int t = o[a]; o[a] = o[b]; o[b] = t; }
+  double V[9], U[9], sv[3];
+  for (int k = 0; k < 3; k++) {
+    sv[k] = sqrt(fmax(e[o[k]], 0.0));
+    for (int r = 0; r < 3; r++) V[3 * r + k] = V0[3 * r + o[k]];
+  }
+  /* u1, u2 = F v / s (Gram-Schmidt against round-off), u3 = det(V) u1 x u2: F = U S V^T with
+   * det U = det V, also when s3 is tiny */
+  double u[3][3];
+  for (int k = 0; k < 2; k++) {
+    double v[3] = {V[k], V[3 + k], V[6 + k]};
+    kn_mat3_vec(F, v, u[k]);
+    if (k == 1) {
+      double d = kn_vec3_dot(u[1], u[0]);
+      for (int r = 0; r < 3; r++) u[1][r] -= d * u[0][r];
+    }
+    double n = kn_vec3_norm(u[k]);
+    for (int r = 0; r < 3; r++) u[k][r] /= n;
+  }
+  kn_vec3_cross(u[0], u[1], u[2]);
+  double detV = kn_mat3_det(V);
+  for (int r = 0; r < 3; r++) u[2][r] *= detV < 0 ? -1.0 : 1.0;
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) U[3 * r + k] = u[k][r];
+  /* the scaling block */
+  double t[3] = {sv[1] * sv[2], sv[0] * sv[2], sv[0] * sv[1]}, M[9], lam[3], Z[9];
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) M[3 * a + b] = d2 * t[a] * t[b] + (a == b ? 0.0 : d1 * sv[3 - a - b]);
+  kn_mat3_sym_eigen(M, lam, Z);
+  memset(H, 0, 81 * sizeof(double));
+  double q[9];
+  for (int k = 0; k < 3; k++) {
+    if (!(lam[k] > 0)) continue;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++)
+        q[3 * a + b] = U[3 * a] * Z[k] * V[3 * b] + U[3 * a + 1] * Z[3 + k] * V[3 * b + 1] +
+                       U[3 * a + 2] * Z[6 + k] * V[3 * b + 2];
+    for (int x = 0; x < 9; x++)
+      for (int y = 0; y < 9; y++) H[9 * x + y] += lam[k] * q[x] * q[y];
+  }
+  /* the pairs: keep the eigenvalue |Psi' sk| (sign +1: on (1, -1), -1: on (1, 1)) */
+  const int pi[3] = {0, 0, 1}, pj[3] = {1, 2, 2};
+  for (int k = 0; k < 3; k++) {
+    int i = pi[k], j = pj[k];
+    double l = d1 * sv[3 - i - j], sg = l > 0 ? -1.0 : 1.0;
+    if (l == 0) continue;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) q[3 * a + b] = (U[3 * a + i] * V[3 * b + j] + sg * U[3 * a + j] * V[3 * b + i]) * 0.70710678118654752440;
+    double al = fabs(l);
+    for (int x = 0; x < 9; x++)
+      for (int y = 0; y < 9; y++) H[9 * x + y] += al * q[x] * q[y];
+  }
+}
 
 double kn_mpm_energy_density(const kn_mpm_material* mat, double mu, double lambda, const double FE[9],
                              const double R0[9], double P[9], double dPdF[81]) {
@@ -59,19 +131,8 @@ double kn_mpm_energy_density(const kn_mpm_material* mat, double mu, double lambd
   kn_mat3_cofactor(FE, c);
   if (P)
     for (int q = 0; q < 9; q++) P[q] = d1 * c[q];
-  if (dPdF) {
-    /* dP_ij/dF_kl = Psi'' c_ij c_kl + Psi' eps_ikm eps_jln F_mn, then PSD projection (digest §6.3) */
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++)
-        for (int kk = 0; kk < 3; kk++)
-          for (int l = 0; l < 3; l++) {
-            double h2 = 0;
-            for (int m = 0; m < 3; m++)
-              for (int n = 0; n < 3; n++) h2 += levi(i, kk, m) * levi(j, l, n) * FE[3 * m + n];
-            dPdF[9 * (3 * i + j) + 3 * kk + l] = d2 * c[3 * i + j] * c[3 * kk + l] + d1 * h2;
-          }
-    kn_fem_project_psd(dPdF, 9);
-  }
+  /* dP_ij/dF_kl = Psi'' c_ij c_kl + Psi' eps_ikm eps_jln F_mn, projected to PSD (digest §6.3) */
+  if (dPdF) eos_hessian_psd(FE, d1, d2, dPdF);
   return -k * (pow(J, 1 - g) / (1 - g) - J);
 }
 
