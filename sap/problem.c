@@ -31,11 +31,14 @@ static size_t push_reals(kn_sap_problem* p, const double* x, size_t n) {
   return at;
 }
 
-/* append n ints => index of the first, or SIZE_MAX */
+/* append n ints (copied from x, or zeros when x is NULL) => index of the first, or SIZE_MAX */
 static size_t push_ints(kn_sap_problem* p, const int* x, size_t n) {
   if (!grow((void**)&p->ints, &p->cap_ints, p->num_ints + n, sizeof(int))) return (size_t)-1;
   size_t at = p->num_ints;
-  memcpy(p->ints + at, x, n * sizeof(int));
+  if (x)
+    memcpy(p->ints + at, x, n * sizeof(int));
+  else
+    memset(p->ints + at, 0, n * sizeof(int));
   p->num_ints += n;
   return at;
 }
@@ -110,6 +113,69 @@ kn_status kn_sap_add_clique(kn_sap_problem* p, int nv, const double* A, const do
   return KN_OK;
 }
 
+/* the first entry of column j (of block column J = j / 3) below its diagonal block */
+static int below_block(const int* colptr, const int* rowidx, int j) {
+  int z = colptr[j], top = 3 * (j / 3) + 3;
+  while (z < colptr[j + 1] && rowidx[z] < top) z++;
+  return z;
+}
+
+/* (a lower CSC pattern, checked) => the number of 3 x 3 blocks below the diagonal when the entries
+ * below the diagonal blocks come in whole 3 x 3 blocks (nv = 3 nb; columns 3J, 3J + 1, 3J + 2 list
+ * the same block rows I > J, each as its 3 rows), else -1. The diagonal blocks may miss entries
+ * (zeros). */
+static int block3_count(int nv, const int* colptr, const int* rowidx) {
+  if (nv % 3) return -1;
+  int noff = 0;
+  for (int J = 0; J < nv / 3; J++) {
+    const int* first = rowidx + below_block(colptr, rowidx, 3 * J);
+    int len = colptr[3 * J + 1] - (int)(first - rowidx);
+    if (len % 3) return -1;
+    for (int c = 0; c < 3; c++) {
+      int j = 3 * J + c, z = below_block(colptr, rowidx, j);
+      if (colptr[j + 1] - z != len) return -1;
+      for (int k = 0; k < len; k++)
+        if (rowidx[z + k] != first[k] || first[k] != first[k - k % 3] + k % 3 || first[k - k % 3] % 3) return -1;
+    }
+    noff += len / 3;
+  }
+  return noff;
+}
+
+/* the clique's A (sparse, block3_count = noff) copied by block (kn_sap_clique.blocked) */
+static kn_status block3_store(kn_sap_problem* p, kn_sap_clique* c, int noff) {
+  int nb = c->nv / 3;
+  size_t bcp = push_ints(p, NULL, (size_t)nb + 1);
+  size_t bri = bcp == (size_t)-1 ? bcp : push_ints(p, NULL, (size_t)noff);
+  size_t bv = bri == (size_t)-1 ? bri : push_reals(p, NULL, 9 * ((size_t)nb + (size_t)noff));
+  if (bv == (size_t)-1) return KN_ERR_NOMEM;
+  const int* cp = p->ints + c->colptr_at;
+  const int* ri = p->ints + c->rowidx_at;
+  const double* A = p->reals + c->A_at;
+  int* bcolptr = p->ints + bcp;
+  int* browidx = p->ints + bri;
+  double* val = p->reals + bv; /* zeros: a diagonal block's missing entries stay 0 */
+  int at = 0;
+  for (int J = 0; J < nb; J++) {
+    bcolptr[J] = at;
+    double* D = val + 9 * ((size_t)J + (size_t)at);
+    int z0 = below_block(cp, ri, 3 * J), nbelow = (cp[3 * J + 1] - z0) / 3;
+    for (int cc = 0; cc < 3; cc++) {
+      int j = 3 * J + cc, zb = below_block(cp, ri, j);
+      for (int z = cp[j]; z < zb; z++) {
+        int r = ri[z] - 3 * J;
+        D[3 * r + cc] = D[3 * cc + r] = A[z];
+      }
+      for (int k = 0; k < 3 * nbelow; k++) D[9 * (1 + k / 3) + 3 * (k % 3) + cc] = A[zb + k];
+    }
+    for (int k = 0; k < nbelow; k++) browidx[at + k] = ri[z0 + 3 * k] / 3;
+    at += nbelow;
+  }
+  bcolptr[nb] = at;
+  c->blocked = 1, c->bcolptr_at = bcp, c->browidx_at = bri, c->bval_at = bv;
+  return KN_OK;
+}
+
 kn_status kn_sap_add_clique_sparse(kn_sap_problem* p, int nv, const int* colptr, const int* rowidx,
                                    const double* values, const double* v_star, int* index, kn_error* err) {
   int q = p->num_cliques;
@@ -142,6 +208,9 @@ kn_status kn_sap_add_clique_sparse(kn_sap_problem* p, int nv, const int* colptr,
   for (int j = 0; j < nv; j++) p->reals[d_at + (size_t)j] = values[colptr[j]];
   p->cliques[q] = (kn_sap_clique){.nv = nv, .offset = p->nv, .A_at = a_at, .vstar_at = v_at, .sparse = 1,
                                   .nnz = nnz, .colptr_at = cp, .rowidx_at = ri, .diag_at = d_at};
+  int noff = block3_count(nv, colptr, rowidx);
+  if (noff >= 0 && block3_store(p, &p->cliques[q], noff) != KN_OK)
+    return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory adding clique %d", q);
   p->nv += nv;
   if (index) *index = q;
   p->num_cliques++;
@@ -158,6 +227,32 @@ void kn_sap_clique_matvec_add(const kn_sap_problem* p, int q, const double* x, d
   const double* A = p->reals + c->A_at;
   if (!c->sparse) {
     kn_sap_sym_matvec_add(A, c->nv, x, y);
+    return;
+  }
+  if (c->blocked) {
+    /* by 3 x 3 block: block column J gives y_I += A_IJ x_J (I > J) and y_J += A_JJ x_J + A_IJ^T x_I */
+    const int* bcp = p->ints + c->bcolptr_at;
+    const int* bri = p->ints + c->browidx_at;
+    const double* val = p->reals + c->bval_at;
+    for (int J = 0; J < c->nv / 3; J++) {
+      const double* D = val + 9 * ((size_t)J + (size_t)bcp[J]);
+      const double x0 = x[3 * J], x1 = x[3 * J + 1], x2 = x[3 * J + 2];
+      double s0 = D[0] * x0 + D[1] * x1 + D[2] * x2;
+      double s1 = D[3] * x0 + D[4] * x1 + D[5] * x2;
+      double s2 = D[6] * x0 + D[7] * x1 + D[8] * x2;
+      for (int k = bcp[J]; k < bcp[J + 1]; k++) {
+        const double* B = D + 9 * (1 + k - bcp[J]);
+        const double* xi = x + 3 * bri[k];
+        double* yi = y + 3 * bri[k];
+        yi[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
+        yi[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
+        yi[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
+        s0 += B[0] * xi[0] + B[3] * xi[1] + B[6] * xi[2];
+        s1 += B[1] * xi[0] + B[4] * xi[1] + B[7] * xi[2];
+        s2 += B[2] * xi[0] + B[5] * xi[1] + B[8] * xi[2];
+      }
+      y[3 * J] += s0, y[3 * J + 1] += s1, y[3 * J + 2] += s2;
+    }
     return;
   }
   /* lower triangle by columns: column j gives y_i += a_ij x_j (i > j) and y_j += a_ij x_i */

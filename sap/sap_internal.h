@@ -55,6 +55,12 @@ typedef struct {
    * (nv + 1) and rowidx (nnz) in p->ints, each column led by its diagonal; diag (nv) in p->reals */
   int sparse;
   size_t nnz, colptr_at, rowidx_at, diag_at;
+  /* a sparse A made of 3 x 3 blocks (an MPM grid's or a mesh's, one block per node pair) is also
+   * kept by block for its products: per block column, the block rows below the diagonal from
+   * bcolptr_at (nv / 3 + 1) and browidx_at in p->ints, and the values, the whole diagonal block and
+   * then each one below (9 each, row-major), from bval_at in p->reals. blocked = 0: not such an A */
+  int blocked;
+  size_t bcolptr_at, browidx_at, bval_at;
 } kn_sap_clique;
 
 typedef struct {
