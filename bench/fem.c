@@ -65,7 +65,7 @@ static int compare_double(const void* a, const void* b) {
 /* (A after a step) => median of `reps` cholmod_factorize, after one untimed cholmod_analyze */
 static void time_factorization(const cholmod_sparse* Acs, int reps, fem_row* r) {
   cholmod_common cc;
-  cholmod_start(&cc);
+  kn_chol_start(&cc); /* the library's settings and ordering choice */
   cholmod_sparse* A = (cholmod_sparse*)Acs;
   double t0 = kn_wall_time();
   cholmod_factor* L = cholmod_analyze(A, &cc);

@@ -74,7 +74,7 @@ static int time_unavoidable(kn_mpm_body* b, int reps, mpm_row* r, char* msg, siz
   double tp[16], tf[16], ta[16];
   if (reps > 16) reps = 16;
   cholmod_common cc;
-  cholmod_start(&cc);
+  kn_chol_start(&cc); /* the library's settings and ordering choice */
   int ok = 1;
   /* the free motion rebuilds the grid and A at x^n; the factorization is timed on that A */
   const double g[3] = {0, 0, -9.81};

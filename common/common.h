@@ -138,6 +138,9 @@ void kn_chol_lower_solve_T(const double* L, int n, double* b);
 struct cholmod_sparse_struct;
 struct cholmod_factor_struct;
 struct cholmod_common_struct;
+/* cholmod_start with knead's settings: no printing, errors through cc->status, supernodal
+ * factors, and the fill-reducing ordering chosen by fill between the matrix's own order and AMD */
+void kn_chol_start(struct cholmod_common_struct* cc);
 /* A matrix pattern's place in CHOLMOD's permuted form: S = tril(P A P^T) with P = L->Perm, and
  * where each entry of tril(A) lands in it. Zero-initialize; S is NULL when L is simplicial. */
 typedef struct {

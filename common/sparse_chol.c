@@ -12,6 +12,20 @@
 
 #include "common/common.h"
 
+void kn_chol_start(struct cholmod_common_struct* cc) {
+  cholmod_start(cc);
+  cc->print = 0;            /* library code never prints */
+  cc->error_handler = NULL; /* errors come back through cc->status */
+  cc->supernodal = CHOLMOD_SUPERNODAL;
+  /* the fill-reducing ordering: the matrix's own order or AMD's, whichever fills less. An MPM
+   * grid's nodes come sorted by cell, a banded order that beats AMD on the example scenes (factor
+   * flops: rolling 1.16e8 vs 1.57e8, shake 1.51e8 vs 2.25e8, tearing 3.3e7 vs 6.4e7, pouring 2.0e7
+   * vs 2.3e7); the extra symbolic analysis costs less than AMD itself. */
+  cc->nmethods = 2;
+  cc->method[0].ordering = CHOLMOD_NATURAL;
+  cc->method[1].ordering = CHOLMOD_AMD;
+}
+
 void kn_chol_permuted_free(kn_chol_permuted* p, struct cholmod_common_struct* cc) {
   if (p->S) cholmod_free_sparse(&p->S, cc);
   free(p->to);

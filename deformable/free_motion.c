@@ -101,10 +101,7 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
   const kn_tet_mesh* m = &b->mesh;
   kn_fem_solver* s = kn_calloc(1, sizeof *s);
   if (!s) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the FEM solver", b->name);
-  cholmod_start(&s->cc);
-  s->cc.print = 0;              /* library code never prints */
-  s->cc.error_handler = NULL;   /* errors come back through cc.status */
-  s->cc.supernodal = CHOLMOD_SUPERNODAL;
+  kn_chol_start(&s->cc);
   b->solver = s;
   int nf = b->nfree, n = 3 * nf;
   s->n = n;

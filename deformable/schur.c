@@ -66,10 +66,7 @@ struct kn_fem_schur {
 kn_fem_schur* kn_fem_schur_create(void) {
   kn_fem_schur* s = kn_calloc(1, sizeof *s);
   if (!s) return NULL;
-  cholmod_start(&s->cc);
-  s->cc.print = 0;            /* library code never prints */
-  s->cc.error_handler = NULL; /* errors come back through cc.status */
-  s->cc.supernodal = CHOLMOD_SUPERNODAL;
+  kn_chol_start(&s->cc);
   return s;
 }
 

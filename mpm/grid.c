@@ -11,10 +11,7 @@ kn_status kn_mpm_solver_ensure(kn_mpm_body* b, kn_error* err) {
   if (b->solver) return KN_OK;
   kn_mpm_solver* s = kn_calloc(1, sizeof *s);
   if (!s) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the MPM solver", b->name);
-  cholmod_start(&s->cc);
-  s->cc.print = 0;            /* library code never prints */
-  s->cc.error_handler = NULL; /* errors come back through cc.status */
-  s->cc.supernodal = CHOLMOD_SUPERNODAL;
+  kn_chol_start(&s->cc);
   b->solver = s;
   return KN_OK;
 }
