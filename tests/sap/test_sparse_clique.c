@@ -316,9 +316,32 @@ Test(sap_sparse_clique, malformed_nodal_jacobians_are_refused) {
     cr_expect(strstr(err.msg, bad[k].says), "case %zu: %s", k, err.msg);
     cr_expect_eq(kn_sap_problem_num_constraints(p), 0, "case %zu added a constraint", k);
   }
-  kn_sap_nodal_jacobian good = {.m = 2, .col = col_ok, .w = w, .B = {1, 0, 0, 0, 1, 0, 0, 0, 1}};
+  /* a valid block on this small (12-DoF, dense-path) clique solves as its dense equivalent */
+  kn_sap_nodal_jacobian good = {.m = 2, .col = col_ok, .w = w, .B = {0.8, 0.6, 0, -0.6, 0.8, 0, 0, 0, 1}};
+  par.phi0 = -1e-3;
   cr_expect_eq(kn_sap_add_contact_nodal(p, 0, &good, -1, NULL, &par, NULL, &err), KN_OK, "%s", err.msg);
   cr_expect_eq(kn_sap_problem_num_constraints(p), 1);
+  kn_sap_problem* pd = kn_sap_problem_create(0.01);
+  for (int i = 0; i < 12; i++) vs[i] = 0.1 * (i % 4) - 0.15;
+  kn_sap_problem_free(p);
+  p = kn_sap_problem_create(0.01);
+  cr_assert_eq(kn_sap_add_clique(p, 12, A, vs, NULL, &err), KN_OK);
+  cr_assert_eq(kn_sap_add_clique(pd, 12, A, vs, NULL, &err), KN_OK);
+  cr_assert_eq(kn_sap_add_contact_nodal(p, 0, &good, -1, NULL, &par, NULL, &err), KN_OK);
+  double J[3 * 12] = {0};
+  for (int a = 0; a < 2; a++)
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) J[r * 12 + col_ok[a] + c] = w[a] * good.B[3 * r + c];
+  cr_assert_eq(kn_sap_add_contact(pd, 0, J, -1, NULL, &par, NULL, &err), KN_OK);
+  double v1[12], v2[12], g1[3], g2[3];
+  kn_sap_solver* s = kn_sap_solver_create();
+  cr_assert_eq(kn_sap_solve(s, p, NULL, NULL, v1, g1, NULL, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_sap_solve(s, pd, NULL, NULL, v2, g2, NULL, &err), KN_OK, "%s", err.msg);
+  cr_expect_gt(g2[2], 0, "the contact pushes (gamma_n %g)", g2[2]);
+  for (int k = 0; k < 12; k++) cr_expect_lt(fabs(v1[k] - v2[k]), 1e-12, "v[%d] %g vs %g", k, v1[k], v2[k]);
+  for (int k = 0; k < 3; k++) cr_expect_lt(fabs(g1[k] - g2[k]), 1e-12 * fabs(g2[2]), "gamma[%d] %g vs %g", k, g1[k], g2[k]);
+  kn_sap_solver_free(s);
+  kn_sap_problem_free(pd);
   kn_sap_problem_free(p);
 }
 
