@@ -81,7 +81,7 @@ static int time_unavoidable(kn_mpm_body* b, int reps, mpm_row* r, char* msg, siz
   kn_mpm_newton_options o = kn_mpm_newton_options_default();
   if (kn_mpm_free_motion(b, 0.01, g, &o, &e)) ok = 0;
   cholmod_sparse* A = ok ? (cholmod_sparse*)kn_mpm_dynamics_matrix(b) : NULL;
-  cholmod_factor* L = A ? cholmod_analyze(A, &cc) : NULL;
+  cholmod_factor* L = A ? kn_chol_analyze(A, NULL, &cc) : NULL;
   if (!L) ok = 0;
   r->nodes = b->grid.n;
   double* vs = ok ? malloc(sizeof(double) * 3 * (size_t)b->grid.n) : NULL;

@@ -138,9 +138,13 @@ void kn_chol_lower_solve_T(const double* L, int n, double* b);
 struct cholmod_sparse_struct;
 struct cholmod_factor_struct;
 struct cholmod_common_struct;
-/* cholmod_start with knead's settings: no printing, errors through cc->status, supernodal
- * factors, and the fill-reducing ordering chosen by fill between the matrix's own order and AMD */
+/* cholmod_start with knead's settings: no printing, errors through cc->status, supernodal factors */
 void kn_chol_start(struct cholmod_common_struct* cc);
+/* cholmod_analyze(_p) of A with the fill-reducing ordering chosen between the given order (order,
+ * n entries; NULL: A's own) and AMD: the given one is kept when nnz(L) is at most 3 nnz(A), else
+ * the one with less fill. NULL on failure (cc->status says why). */
+struct cholmod_factor_struct* kn_chol_analyze(struct cholmod_sparse_struct* A, const int* order,
+                                              struct cholmod_common_struct* cc);
 /* A matrix pattern's place in CHOLMOD's permuted form: S = tril(P A P^T) with P = L->Perm, and
  * where each entry of tril(A) lands in it. Zero-initialize; S is NULL when L is simplicial. */
 typedef struct {

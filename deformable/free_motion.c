@@ -169,7 +169,7 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
         else *rk = fi == fj ? -1 : rank_of(s, fj, fi);
       }
   if (n > 0) {
-    s->L = cholmod_analyze(s->A, &s->cc);
+    s->L = kn_chol_analyze(s->A, NULL, &s->cc);
     if (!s->L || s->cc.status < CHOLMOD_OK)
       return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD symbolic analysis failed (status %d) on a %d x %d matrix",
                      b->name, s->cc.status, n, n);

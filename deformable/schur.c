@@ -417,7 +417,7 @@ kn_status kn_fem_schur_complement(kn_fem_schur* s, const struct cholmod_sparse_s
     if (!s->Ap || !s->Ai) return kn_fail(err, KN_ERR_NOMEM, "schur: out of memory");
     memcpy(s->Ap, A->p, ((size_t)n + 1) * sizeof(int));
     memcpy(s->Ai, A->i, (size_t)s->nnz * sizeof(int));
-    s->own = cholmod_analyze(A, &s->cc);
+    s->own = kn_chol_analyze(A, NULL, &s->cc);
     if (!s->own) return kn_fail(err, KN_ERR_NUMERIC, "schur: CHOLMOD analysis failed (status %d)", s->cc.status);
     st = kn_chol_permuted_prepare(&s->perm, A, s->own, &s->cc, err);
     if (st) return st;

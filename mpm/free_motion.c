@@ -139,7 +139,7 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
         for (int r = 0; r < 3; r++) Ai[q++] = 3 * s->nbr[t] + r;
     }
   Ap[N] = q;
-  s->L = cholmod_analyze(s->A, &s->cc);
+  s->L = kn_chol_analyze(s->A, NULL, &s->cc);
   if (!s->L || s->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "%s: CHOLMOD analysis failed (status %d) on %zu DoFs", b->name, s->cc.status, N);
   kn_status st = kn_chol_permuted_prepare(&s->perm, s->A, s->L, &s->cc, err);

@@ -217,9 +217,9 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
     }
   }
   Ap[ls->n] = at;
-  /* the orderings tried (kn_chol_start), least fill kept: AMD, and the blocks' own order with the
-   * sparse blocks (an MPM grid, in its banded node order) first and the dense ones (robots, which
-   * couple to many grid DoFs) last, so that eliminating them fills nothing */
+  /* the fill-reducing ordering (kn_chol_analyze): the blocks' own order with the sparse blocks (an
+   * MPM grid, in its banded node order) first and the dense ones (robots, which couple to many grid
+   * DoFs) last, so that eliminating them fills nothing; AMD when that fills much */
   int* order = malloc((size_t)ls->n * sizeof(int) + 1);
   if (!order) return kn_fail(err, KN_ERR_NOMEM, "sap: out of memory (ordering of %d DoFs)", ls->n);
   int k = 0;
@@ -227,8 +227,7 @@ kn_status kn_sap_linsolve_prepare(kn_sap_linsolve* ls, const kn_sap_layout* lay,
     for (int c = 0; c < ls->num_blocks; c++)
       if ((ls->pat_at[c] >= 0) == (pass == 0))
         for (int i = 0; i < ls->size[c]; i++) order[k++] = ls->offset[c] + i;
-  ls->cc.method[0].ordering = CHOLMOD_GIVEN;
-  ls->L = cholmod_analyze_p(ls->A, order, NULL, 0, &ls->cc);
+  ls->L = kn_chol_analyze(ls->A, order, &ls->cc);
   free(order);
   if (!ls->L || ls->cc.status < CHOLMOD_OK)
     return kn_fail(err, KN_ERR_NUMERIC, "sap: CHOLMOD symbolic analysis failed (status %d) on a %d x %d Hessian",

@@ -1,10 +1,12 @@
 /* common/sparse_chol.c: a factorization through kn_chol_permuted_factor is cholmod_factorize's bit
  * for bit (same supernodal kernel, same entries), on a matrix whose AMD permutation is far from the
  * identity; an indefinite matrix fails at the same column; a simplicial analysis falls back; an
- * upper-triangle input is refused. */
+ * upper-triangle input is refused. kn_chol_analyze keeps a given order that fills little and takes
+ * AMD when it fills much. */
 #include <suitesparse/cholmod.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -119,6 +121,77 @@ Test(sparse_chol, simplicial_falls_back_and_upper_is_refused) {
   cr_assert(strstr(err.msg, "lower triangle"), "%s", err.msg);
   cr_assert_null(p.S);
   A->stype = -1;
+  cholmod_free_factor(&L, &cc), cholmod_free_sparse(&A, &cc);
+  cholmod_finish(&cc);
+}
+
+/* the 5-point Laplacian of an nx x ny grid (lower triangle, diagonal 5), grid point k numbered
+ * perm[k]; ny = 1 is a chain */
+static cholmod_sparse* grid(int nx, int ny, const int* perm, cholmod_common* cc) {
+  int n = nx * ny;
+  cholmod_triplet* T = cholmod_allocate_triplet((size_t)n, (size_t)n, 3 * (size_t)n, -1, CHOLMOD_REAL, cc);
+  int *Ti = T->i, *Tj = T->j;
+  double* Tx = T->x;
+  for (int k = 0; k < n; k++) {
+    int a = perm[k];
+    Ti[T->nnz] = a, Tj[T->nnz] = a, Tx[T->nnz++] = 5.0;
+    int nb[2] = {k % nx + 1 < nx ? k + 1 : -1, k + nx < n ? k + nx : -1};
+    for (int e = 0; e < 2; e++) {
+      if (nb[e] < 0) continue;
+      int b = perm[nb[e]];
+      Ti[T->nnz] = a > b ? a : b, Tj[T->nnz] = a > b ? b : a, Tx[T->nnz++] = -1.0;
+    }
+  }
+  cholmod_sparse* A = cholmod_triplet_to_sparse(T, 0, cc);
+  cholmod_free_triplet(&T, cc);
+  return A;
+}
+
+static void shuffle(int* x, int n, unsigned seed) {
+  for (int k = 0; k < n; k++) x[k] = k;
+  for (int k = n - 1; k > 0; k--) {
+    seed = seed * 1103515245u + 12345u;
+    int j = (int)((seed >> 8) % (unsigned)(k + 1)), t = x[k];
+    x[k] = x[j], x[j] = t;
+  }
+}
+
+Test(sparse_chol, ordering_given_when_it_fills_little_else_amd) {
+  cholmod_common cc;
+  kn_chol_start(&cc);
+  enum { N = 400 };
+  int id[N], shuffled[N];
+  for (int k = 0; k < N; k++) id[k] = k;
+  shuffle(shuffled, N, 7);
+  /* a chain in its own order fills nothing: kept without AMD */
+  cholmod_sparse* A = grid(N, 1, id, &cc);
+  cholmod_factor* L = kn_chol_analyze(A, NULL, &cc);
+  cr_assert_not_null(L);
+  cr_expect_neq(L->ordering, CHOLMOD_AMD);
+  cr_expect_leq(cc.lnz, 2.0 * N, "chain order: nnz(L) %g", cc.lnz);
+  cholmod_free_factor(&L, &cc), cholmod_free_sparse(&A, &cc);
+  /* a shuffled 20 x 20 grid: its own order fills far more than 3 nnz(A), AMD is taken */
+  A = grid(20, 20, shuffled, &cc);
+  double anz = (double)((int*)A->p)[N];
+  cc.nmethods = 1, cc.method[0].ordering = CHOLMOD_NATURAL;
+  L = cholmod_analyze(A, &cc);
+  double own = cc.lnz;
+  cholmod_free_factor(&L, &cc);
+  cc.nmethods = 0, cc.method[0].ordering = CHOLMOD_GIVEN;
+  L = kn_chol_analyze(A, NULL, &cc);
+  cr_assert_not_null(L);
+  fprintf(stderr, "shuffled 20 x 20 grid: nnz(A) %g, nnz(L) own order %g, kn_chol_analyze %g\n", anz, own, cc.lnz);
+  cr_expect_gt(own, 3.0 * anz);
+  cr_expect_eq(L->ordering, CHOLMOD_AMD);
+  cr_expect_lt(cc.lnz, 0.5 * own, "AMD on the shuffled grid: nnz(L) %g, own order %g", cc.lnz, own);
+  cholmod_free_factor(&L, &cc), cholmod_free_sparse(&A, &cc);
+  /* a shuffled chain with the chain's order given: kept */
+  A = grid(N, 1, shuffled, &cc);
+  L = kn_chol_analyze(A, shuffled, &cc);
+  cr_assert_not_null(L);
+  cr_expect_eq(L->ordering, CHOLMOD_GIVEN);
+  cr_expect_leq(cc.lnz, 2.0 * N, "given chain order: nnz(L) %g", cc.lnz);
+  cr_expect_eq(cc.nmethods, 0, "kn_chol_analyze restores the common's settings");
   cholmod_free_factor(&L, &cc), cholmod_free_sparse(&A, &cc);
   cholmod_finish(&cc);
 }
