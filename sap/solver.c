@@ -453,8 +453,6 @@ static int JtGJ_sparse(const double* Ja, int na, const int* cla, const double* v
   return 1;
 }
 
-/* cla, clb: the nonzero columns of Ja, Jb (nca, ncb of them) when known, else NULL; vla, vlb their
- * entries (rows x nca, rows x ncb) */
 /* out += Ja^T G Jb (lower = 0) where a side is either its nonzero columns (cl, vl, nc) or dense (J):
  * the general case, for a side given by node beside one with more nonzero columns than
  * JtGJ_sparse keeps */
@@ -477,6 +475,8 @@ static void JtGJ_general(const double* Ja, int na, const int* cla, const double*
   }
 }
 
+/* cla, clb: the nonzero columns of Ja, Jb (nca, ncb of them) when known, else NULL; vla, vlb their
+ * entries (rows x nca, rows x ncb). Ja or Jb NULL: a side given by node (its columns known). */
 static void add_JtGJ(const double* Ja, int na, const int* cla, const double* vla, int nca, const double* G,
                      const double* Jb, int nb, const int* clb, const double* vlb, int ncb, int rows, int lower,
                      double* out) {
