@@ -39,9 +39,7 @@ static cholmod_sparse* lattice(int nx, double shift, cholmod_common* cc) {
 
 Test(sparse_chol, same_factor_as_cholmod_factorize) {
   cholmod_common cc;
-  cholmod_start(&cc);
-  cc.print = 0;
-  cc.supernodal = CHOLMOD_SUPERNODAL;
+  kn_chol_start(&cc); /* supernodal; cholmod_analyze below orders by AMD */
   cholmod_sparse* A = lattice(14, 0.0, &cc);
   cholmod_factor* L1 = cholmod_analyze(A, &cc);
   cholmod_factor* L2 = cholmod_analyze(A, &cc);
@@ -78,10 +76,7 @@ Test(sparse_chol, same_factor_as_cholmod_factorize) {
 
 Test(sparse_chol, indefinite_fails_at_the_same_column) {
   cholmod_common cc;
-  cholmod_start(&cc);
-  cc.print = 0;
-  cc.error_handler = NULL;
-  cc.supernodal = CHOLMOD_SUPERNODAL;
+  kn_chol_start(&cc);
   cholmod_sparse* A = lattice(10, -11.0, &cc); /* diagonal 2: indefinite */
   cholmod_factor* L1 = cholmod_analyze(A, &cc);
   cholmod_factor* L2 = cholmod_analyze(A, &cc);
@@ -102,8 +97,7 @@ Test(sparse_chol, indefinite_fails_at_the_same_column) {
 
 Test(sparse_chol, simplicial_falls_back_and_upper_is_refused) {
   cholmod_common cc;
-  cholmod_start(&cc);
-  cc.print = 0;
+  kn_chol_start(&cc);
   cc.supernodal = CHOLMOD_SIMPLICIAL;
   cholmod_sparse* A = lattice(8, 0.0, &cc);
   cholmod_factor* L = cholmod_analyze(A, &cc);
