@@ -48,14 +48,23 @@ typedef struct {
 
 /* Per-geometry contact properties; a pair combines them (digest §2.2): friction by the harmonic
  * rule 2 mu_A mu_B / (mu_A + mu_B), stiffness in series k_A k_B / (k_A + k_B) (an infinite side
- * gives the other), dissipation time summed tau_A + tau_B. Defaults (kn_contact_material_default):
- * mu 0.5, k 1e6 N/m, tau_d 0.1 s. */
+ * gives the other), dissipation time summed tau_A + tau_B. Defaults (kn_contact_material_default)
+ * for a time step dt: mu 0.5, k 1e6 N/m (Drake's DefaultProximityProperties) and tau_d = dt / 2,
+ * so that a pair of defaults relaxes over one step (tau = dt: the near-rigid contact is critically
+ * damped, as Drake hard-codes for its other near-rigid constraints, digest §5.1). Drake's 0.1 s per
+ * geometry (0.2 s a pair) made a stack of five boxes sag 8 mm and a block on an incline slide on
+ * forever at dt = 0.01 (ARCHITECTURE.md, "Contact defaults"). */
 typedef struct {
   double mu;
   double stiffness;
   double dissipation_time;
 } kn_contact_material;
-kn_contact_material kn_contact_material_default(void);
+kn_contact_material kn_contact_material_default(double dt);
+/* The default dissipation time [s] of an FEM or MPM surface, and of a rigid geometry against one
+ * (sim: kn_world_collider.soft): Drake's 0.1 s. A deformable's per-vertex or per-particle contacts
+ * grip by their compliance: with the rigid default (dt / 2) the MPM dough cube of
+ * examples/regression slips out of the pads (ARCHITECTURE.md, "Contact defaults"). */
+#define KN_CONTACT_SOFT_DISSIPATION_TIME 0.1
 /* the pair rule above */
 kn_contact_material kn_contact_material_combine(const kn_contact_material* a, const kn_contact_material* b);
 
@@ -102,6 +111,15 @@ void kn_collision_exclude(kn_collision_scene* cs, int i, int j);
  * scene's buffer until the next call; *points and *count receive them. Deterministic order. */
 kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, double margin,
                               const kn_contact_point** points, int* count, kn_error* err);
+/* Speculative detection: as kn_collision_detect, with reach[i] (>= 0, finite; NULL = all 0) the
+ * distance any point of collider i can travel during the coming step. A pair (a, b) is reported
+ * where phi < margin + reach[a] + reach[b], so two bodies that may meet within the step get their
+ * contact before they touch (SAP's phi0 > 0 constraint then lets them close exactly that gap). */
+kn_status kn_collision_detect_reach(kn_collision_scene* cs, const kn_pose* X_WG, double margin, const double* reach,
+                                    const kn_contact_point** points, int* count, kn_error* err);
+/* collider i => radius of the ball about its geometry frame's origin that holds it [m]
+ * (INFINITY for a half-space) */
+double kn_collider_radius(const kn_collision_scene* cs, int i);
 
 /* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */

@@ -3,9 +3,9 @@
 
 #include "contact/contact.h"
 
-// () => Drake's DefaultProximityProperties point-contact values
-kn_contact_material kn_contact_material_default(void) {
-  kn_contact_material m = {.mu = 0.5, .stiffness = 1e6, .dissipation_time = 0.1};
+// (dt) => knead's per-geometry defaults: Drake's point-contact mu and k, tau_d = dt / 2
+kn_contact_material kn_contact_material_default(double dt) {
+  kn_contact_material m = {.mu = 0.5, .stiffness = 1e6, .dissipation_time = 0.5 * dt};
   return m;
 }
 

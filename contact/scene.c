@@ -166,17 +166,39 @@ static int cmp_pair(const void* pa, const void* pb) {
 // (poses X_WG, margin) => contact points of every allowed pair with phi < margin, sorted by pair
 kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, double margin,
                               const kn_contact_point** points, int* count, kn_error* err) {
+  return kn_collision_detect_reach(cs, X_WG, margin, NULL, points, count, err);
+}
+
+// collider i => radius about its geometry origin (the local AABB's farthest corner)
+double kn_collider_radius(const kn_collision_scene* cs, int i) {
+  if (cs->colliders[i].shape->type == KN_SHAPE_HALFSPACE) return INFINITY;
+  double r2 = 0;
+  for (int k = 0; k < 3; ++k) {
+    double e = fmax(fabs(cs->local_lo[3 * i + k]), fabs(cs->local_hi[3 * i + k]));
+    r2 += e * e;
+  }
+  return sqrt(r2);
+}
+
+// (poses X_WG, margin, reach per collider) => contact points of every allowed pair with
+// phi < margin + reach_a + reach_b, sorted by pair
+kn_status kn_collision_detect_reach(kn_collision_scene* cs, const kn_pose* X_WG, double margin, const double* reach,
+                                    const kn_contact_point** points, int* count, kn_error* err) {
   *points = NULL, *count = 0;
   if (!cs) return kn_fail(err, KN_ERR_INVALID, "collision detect: no scene");
   if (!(margin >= 0) || !isfinite(margin))
     return kn_fail(err, KN_ERR_INVALID, "collision detect: margin %g (expected finite and >= 0)", margin);
+  for (int i = 0; reach && i < cs->n; ++i)
+    if (!(reach[i] >= 0) || !isfinite(reach[i]))
+      return kn_fail(err, KN_ERR_INVALID, "collision detect: reach %g of collider %d (expected finite and >= 0)",
+                     reach[i], i);
   if (!cs->excluded_sorted && cs->nexcluded > 0) {
     qsort(cs->excluded, (size_t)cs->nexcluded, sizeof *cs->excluded, cmp_u64);
     cs->excluded_sorted = 1;
   }
   //---- broad phase: sweep and prune along x ----
   for (int i = 0; i < cs->n; ++i) {
-    world_aabb(cs, i, &X_WG[i], 0.5 * margin, &cs->aabb[6 * i]);
+    world_aabb(cs, i, &X_WG[i], 0.5 * margin + (reach ? reach[i] : 0.0), &cs->aabb[6 * i]);
     cs->order[i] = i;
   }
   g_sort_aabb = cs->aabb;
@@ -209,7 +231,8 @@ kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, doubl
     int a = cs->pairs[2 * q], b = cs->pairs[2 * q + 1];
     kn_nshape A = {cs->colliders[a].shape, cs->mesh[a], &X_WG[a], cs->colliders[a].material};
     kn_nshape B = {cs->colliders[b].shape, cs->mesh[b], &X_WG[b], cs->colliders[b].material};
-    if (kn_narrow_pair(&A, &B, a, b, margin, &cs->pts) != KN_OK)
+    double pair_margin = margin + (reach ? reach[a] + reach[b] : 0.0);
+    if (kn_narrow_pair(&A, &B, a, b, pair_margin, &cs->pts) != KN_OK)
       return kn_fail(err, KN_ERR_NOMEM, "collision detect: out of memory");
   }
   *points = cs->pts.p;

@@ -6,7 +6,7 @@
 #include "sap/sap_internal.h"
 
 typedef struct {
-  double Rt, Rn, vhat_n, mu;
+  double Rt, Rn, vhat_n, mu, vhat_t[2];
 } contact_data;
 _Static_assert(sizeof(contact_data) <= KN_SAP_MAX_DATA, "per-solve data must fit its slot");
 
@@ -64,7 +64,7 @@ kn_sap_contact_mode kn_sap_cone_project(double mu, double Rt, double Rn, const d
 //---- the constraint kind ----
 
 /* §2.1: R_t = sigma w, R_n = max(beta^2 w / (4 pi^2), 1 / (dt k (dt + tau_d))),
- * v_hat = (0, 0, -phi0 / (dt + tau_d)) */
+ * v_hat = (vhat_t, -phi0 / (dt + tau_d)) (vhat_t: the stiction anchors' bias, 0 in Drake) */
 static void make_data(const void* self, double dt, double w, void* data) {
   const kn_sap_contact_params* c = self;
   contact_data* d = data;
@@ -72,13 +72,14 @@ static void make_data(const void* self, double dt, double w, void* data) {
   d->Rn = fmax(kn_sap_near_rigid_factor(c->beta) * w, 1.0 / (dt * c->stiffness * (dt + c->dissipation_time)));
   d->vhat_n = -c->phi0 / (dt + c->dissipation_time);
   d->mu = c->mu;
+  d->vhat_t[0] = c->vhat_t[0], d->vhat_t[1] = c->vhat_t[1];
 }
 
 /* y = R^-1 (v_hat - v_c), gamma = P(y), l = 1/2 gamma^T R gamma, G = dP/dy R^-1 (§3) */
 static void eval(const void* self, const void* data, const double* vc, double* cost, double* gamma, double* G) {
   (void)self;
   const contact_data* d = data;
-  double y[3] = {-vc[0] / d->Rt, -vc[1] / d->Rt, (d->vhat_n - vc[2]) / d->Rn};
+  double y[3] = {(d->vhat_t[0] - vc[0]) / d->Rt, (d->vhat_t[1] - vc[1]) / d->Rt, (d->vhat_n - vc[2]) / d->Rn};
   kn_sap_cone_project(d->mu, d->Rt, d->Rn, y, gamma, G);
   *cost = 0.5 * (d->Rt * (gamma[0] * gamma[0] + gamma[1] * gamma[1]) + d->Rn * gamma[2] * gamma[2]);
 }
@@ -94,7 +95,8 @@ static void eval(const void* self, const void* data, const double* vc, double* c
 static void first_G(const void* self, const void* data, const double* vc, double* G) {
   (void)self;
   const contact_data* d = data;
-  double y[3] = {-vc[0] / d->Rt, -vc[1] / d->Rt, (d->vhat_n - vc[2]) / d->Rn}, gamma[3];
+  double y[3] = {(d->vhat_t[0] - vc[0]) / d->Rt, (d->vhat_t[1] - vc[1]) / d->Rt, (d->vhat_n - vc[2]) / d->Rn},
+         gamma[3];
   kn_sap_contact_mode mode = kn_sap_cone_project(d->mu, d->Rt, d->Rn, y, gamma, G);
   if (d->vhat_n <= 0 || mode == KN_SAP_STICTION) return;
   for (int k = 0; k < 9; k++) G[k] = 0;
@@ -107,7 +109,7 @@ static void regularization(const void* self, const void* data, double* R, double
   const contact_data* d = data;
   R[0] = R[1] = d->Rt;
   R[2] = d->Rn;
-  v_hat[0] = v_hat[1] = 0;
+  v_hat[0] = d->vhat_t[0], v_hat[1] = d->vhat_t[1];
   v_hat[2] = d->vhat_n;
 }
 
@@ -131,11 +133,11 @@ kn_sap_contact_params kn_sap_contact_params_default(void) {
 static kn_status check_params(const kn_sap_problem* p, const kn_sap_contact_params* c, kn_error* err) {
   int ic = p->num_constraints;
   if (!c) return kn_fail(err, KN_ERR_INVALID, "sap: contact %d: parameters are NULL", ic);
-  if (!isfinite(c->phi0) || !(c->mu >= 0) || !isfinite(c->mu) || !(c->stiffness > 0) ||
+  if (!isfinite(c->phi0) || !isfinite(c->vhat_t[0]) || !isfinite(c->vhat_t[1]) || !(c->mu >= 0) || !isfinite(c->mu) || !(c->stiffness > 0) ||
       !(c->dissipation_time >= 0) || !isfinite(c->dissipation_time) || !(c->beta >= 0) || !isfinite(c->beta) ||
       !(c->sigma > 0) || !isfinite(c->sigma))
     return kn_fail(err, KN_ERR_INVALID,
-                   "sap: contact %d: expected finite phi0, mu >= 0, stiffness > 0, dissipation_time >= 0, beta >= 0, "
+                   "sap: contact %d: expected finite phi0 and vhat_t, mu >= 0, stiffness > 0, dissipation_time >= 0, beta >= 0, "
                    "sigma > 0 (got phi0 %g mu %g k %g tau %g beta %g sigma %g)",
                    ic, c->phi0, c->mu, c->stiffness, c->dissipation_time, c->beta, c->sigma);
   if (isinf(c->stiffness) && !(c->beta > 0))

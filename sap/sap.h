@@ -56,6 +56,8 @@ typedef struct {
   double dissipation_time; /* tau_d [s], >= 0 (relaxation time of the pair) */
   double beta;             /* near-rigid threshold, >= 0 */
   double sigma;            /* friction regularization, > 0 */
+  double vhat_t[2];        /* tangential bias velocity in the contact frame [m/s] [0, 0]: the
+                              regularized stiction drives v_t to it (sim/stiction.h) */
 } kn_sap_contact_params;
 kn_sap_contact_params kn_sap_contact_params_default(void);
 

@@ -23,6 +23,7 @@
 
 #include "sim/backend.h"
 #include "sim/fem_contact.h"
+#include "sim/stiction.h"
 
 struct fem_all;
 static void fem_all_free(struct fem_all* A, int nfem);
@@ -58,6 +59,8 @@ typedef struct {
   double* J;             /* 3 x max nv, twice: A side and B side */
   double* Jv;            /* 3 x max nv */
   kn_pose* X_WG;         /* per collider */
+  double* reach;         /* per collider: speculative detection distance (kn_sim_collider_reach) */
+  kn_stiction stiction;  /* rigid contacts' stiction anchors, kept from step to step */
   double* v_guess;       /* total nv */
   double* v_next;
   double* gamma;         /* growable */
@@ -92,6 +95,8 @@ static void sap_free(void* p) {
   free(s->J);
   free(s->Jv);
   free(s->X_WG);
+  free(s->reach);
+  kn_stiction_free(&s->stiction);
   free(s->v_guess);
   free(s->v_next);
   free(s->gamma);
@@ -215,11 +220,13 @@ static kn_status sap_create(kn_world* w, void** out, kn_error* err) {
     s->Jw = kn_calloc(3 * (size_t)maxnv, sizeof(double));
     s->welds = kn_calloc(sc->doc->nwelds, sizeof *s->welds);
     s->X_WG = kn_calloc((size_t)w->ncollider, sizeof *s->X_WG);
+    s->reach = kn_calloc((size_t)w->ncollider, sizeof *s->reach);
     s->v_guess = kn_calloc((size_t)total, sizeof(double));
     s->v_next = kn_calloc((size_t)total, sizeof(double));
     s->total_tree_nv = total;
     s->vcap = (size_t)total;
-    ok = s->scratch && s->tau && s->Jw && s->welds && s->J && s->Jv && s->X_WG && s->v_guess && s->v_next;
+    ok = s->scratch && s->tau && s->Jw && s->welds && s->J && s->Jv && s->X_WG && s->reach && s->v_guess &&
+         s->v_next;
   }
   if (!ok) {
     sap_free(s);
@@ -762,7 +769,7 @@ static kn_status mpm_detect(kn_world* w, sap_state* s, kn_error* err) {
     kn_sim_mpm_aabb(b, blo, bhi);
     for (int k = 0; k < w->ncollider; k++) {
       const kn_world_collider* wc = &w->colliders[k];
-      kn_contact_material mat = kn_contact_material_combine(&wc->c.material, &w->mpms[i].material);
+      kn_contact_material mat = kn_contact_material_combine(&wc->soft, &w->mpms[i].material);
       kn_sim_mpm_bound bd;
       if (!kn_sim_mpm_bound_init(w, k, &s->X_WG[k], margin, blo, bhi, &bd)) continue;
       for (int p = 0; p < b->np; p++) {
@@ -1130,8 +1137,11 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   int npts = 0;
   t_mark = kn_wall_time();
   if (w->collision) {
-    for (int i = 0; i < w->ncollider; i++) kn_sim_collider_pose(w, i, &s->X_WG[i]);
-    st = kn_collision_detect(w->collision, s->X_WG, w->scene->margin, &pts, &npts, err);
+    for (int i = 0; i < w->ncollider; i++) {
+      kn_sim_collider_pose(w, i, &s->X_WG[i]);
+      s->reach[i] = kn_sim_collider_reach(w, i, dt);
+    }
+    st = kn_collision_detect_reach(w->collision, s->X_WG, w->scene->margin, s->reach, &pts, &npts, err);
     if (st) return kn_error_prefix(err, "contact detection: ");
   }
   t_detect += kn_wall_time() - t_mark;
@@ -1163,6 +1173,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     if ((st = mpm_cliques(w, s, err))) return st;
   }
   if ((st = kn_world_reserve_contacts(w, npts, err))) return st;
+  if ((st = kn_stiction_reserve(&s->stiction, npts, err))) return st;
 
   /* d1. contacts: v_c = R_WC^T (v_B - v_A) at p (§0) */
   int ncontact = 0;
@@ -1175,6 +1186,7 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     par.mu = cp->material.mu;
     par.stiffness = cp->material.stiffness;
     par.dissipation_time = cp->material.dissipation_time;
+    kn_stiction_bias(&s->stiction, ncontact, cp, s->X_WG, dt, par.vhat_t);
     int nva = ta >= 0 ? w->trees[ta].robot->model->nv : 0;
     double *Ja = s->J, *Jb = s->J + 3 * (size_t)nva;
     int index;
@@ -1390,6 +1402,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
     for (int a = 0; a < 3; a++) w->contacts[c].f[a] = (R[3 * a] * g[0] + R[3 * a + 1] * g[1] + R[3 * a + 2] * g[2]) / dt;
   }
   w->ncontact = ncontact;
+  /* contacts are the first constraints, 3 rows each: their impulses are gamma[0 .. 3 ncontact) */
+  kn_stiction_commit(&s->stiction, ncontact, s->gamma);
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
   w->last.residual = stats.residual;

@@ -22,8 +22,8 @@ const char* kn_sim_tree_name(const kn_world* w, int k) {
 const char* kn_sim_tree_kind(const kn_world* w, int k) { return w->trees[k].root >= 0 ? "robot" : "object"; }
 
 // (material keys, NULL = default) => kn_contact_material
-static kn_contact_material material_of(const double* mu, const double* k, const double* tau) {
-  kn_contact_material m = kn_contact_material_default();
+static kn_contact_material material_of(double dt, const double* mu, const double* k, const double* tau) {
+  kn_contact_material m = kn_contact_material_default(dt);
   if (mu) m.mu = *mu;
   if (k) m.stiffness = *k;
   if (tau) m.dissipation_time = *tau;
@@ -95,6 +95,17 @@ void kn_sim_collider_pose(const kn_world* w, int i, kn_pose* X_WG) {
     return;
   }
   kn_pose_mul(&d->X_wb[c->body], &c->c.X_bg, X_WG);
+}
+
+double kn_sim_collider_reach(const kn_world* w, int i, double dt) {
+  const kn_world_collider* c = &w->colliders[i];
+  if (c->c.clique < 0) return 0.0;
+  const kn_world_tree* tr = &w->trees[c->tree];
+  double V[6];
+  kn_mb_point_velocity(tr->robot->model, tr->data, c->body, c->c.X_bg.p, V);
+  double r = kn_collider_radius(w->collision, i);
+  double reach = dt * (kn_vec3_norm(V + 3) + kn_vec3_norm(V) * r) + dt * dt * kn_vec3_norm(w->scene->gravity);
+  return isfinite(reach) ? reach : 0.0;
 }
 
 void kn_sim_colliders_free(kn_world* w) {
@@ -170,16 +181,20 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err) {
           snprintf(buf, sizeof buf, "%s", o->name);
         else
           snprintf(buf, sizeof buf, "%s/%s", o->name, m->bodies[geo->body].name);
-        c->c.material = material_of(o->friction, o->stiffness, o->dissipation_time);
+        c->c.material = material_of(s->time_step, o->friction, o->stiffness, o->dissipation_time);
+        c->soft = c->c.material;
+        if (!o->dissipation_time) c->soft.dissipation_time = KN_CONTACT_SOFT_DISSIPATION_TIME;
       } else {
         const kn_scene_robot* r = &s->doc->robots[c->owner];
         /* an attached robot's links may carry a "<model>/" prefix in the merged tree */
         const char* link = m->bodies[geo->body].name;
         const char* slash = strrchr(link, '/');
         snprintf(buf, sizeof buf, "%s/%s", r->name, slash ? slash + 1 : link);
-        c->c.material = r->contact ? material_of(r->contact->friction, r->contact->stiffness,
+        c->c.material = r->contact ? material_of(s->time_step, r->contact->friction, r->contact->stiffness,
                                                  r->contact->dissipation_time)
-                                   : kn_contact_material_default();
+                                   : kn_contact_material_default(s->time_step);
+        c->soft = c->c.material;
+        if (!r->contact || !r->contact->dissipation_time) c->soft.dissipation_time = KN_CONTACT_SOFT_DISSIPATION_TIME;
       }
       c->name = kn_strdup(buf);
       if (!c->name) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);

@@ -177,7 +177,8 @@ static kn_status build_one(kn_world* w, unsigned i, int fi, kn_error* err) {
   if (d->velocity)
     for (int v = 0; v < b->mesh.nvert; v++)
       if (!b->fixed[v]) memcpy(b->v + 3 * v, d->velocity, 3 * sizeof(double));
-  f->material = kn_contact_material_default();
+  f->material = kn_contact_material_default(s->time_step);
+  f->material.dissipation_time = KN_CONTACT_SOFT_DISSIPATION_TIME;
   if (d->friction) f->material.mu = *d->friction;
   if (d->stiffness) f->material.stiffness = *d->stiffness;
   if (d->dissipation_time) f->material.dissipation_time = *d->dissipation_time;

@@ -574,7 +574,7 @@ kn_status kn_fem_detect(kn_fem_detector* d, const kn_world* w, const kn_pose* X_
         c.phi = phi;
         c.kind = KN_FEM_VERTEX_RIGID;
         frame_from_normal(g, c.R);
-        c.mat = kn_contact_material_combine(&w->colliders[k].c.material, &F->material);
+        c.mat = kn_contact_material_combine(&w->colliders[k].soft, &F->material);
         if ((st = push(d, &c, err))) return st;
       }
       for (int gi = 0; gi < w->nfem; gi++) {
@@ -647,7 +647,7 @@ kn_status kn_fem_detect(kn_fem_detector* d, const kn_world* w, const kn_pose* X_
         c.kind = KN_FEM_RIGID_FACE;
         double nrm[3] = {-hit.n[0], -hit.n[1], -hit.n[2]}; /* from the rigid body into the FEM body */
         frame_from_normal(nrm, c.R);
-        c.mat = kn_contact_material_combine(&w->colliders[k].c.material, &F->material);
+        c.mat = kn_contact_material_combine(&w->colliders[k].soft, &F->material);
         if ((st = push(d, &c, err))) return st;
       }
     }

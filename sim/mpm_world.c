@@ -79,7 +79,8 @@ static kn_status build_one(kn_world* w, unsigned i, int j, kn_error* err) {
     return kn_scene_fail(s, err, st, key, "%s", msg);
   }
   if (d->velocity) kn_mpm_body_set_velocity(m->body, d->velocity);
-  m->material = kn_contact_material_default();
+  m->material = kn_contact_material_default(s->time_step);
+  m->material.dissipation_time = KN_CONTACT_SOFT_DISSIPATION_TIME;
   if (d->friction) m->material.mu = *d->friction;
   if (d->stiffness) m->material.stiffness = *d->stiffness;
   if (d->dissipation_time) m->material.dissipation_time = *d->dissipation_time;

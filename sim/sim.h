@@ -534,6 +534,8 @@ typedef struct {
   int body;                 /* body index in that tree */
   int owner;                /* robot index, or -(object index) - 1 */
   kn_collider c;            /* c.clique = tree with nv > 0, else -1 (world-fixed, c.body -1) */
+  kn_contact_material soft; /* its material against FEM and MPM surfaces: c.material, but an unset
+                               dissipation_time is KN_CONTACT_SOFT_DISSIPATION_TIME there */
 } kn_world_collider;
 
 /* One contact point of the last step, with its force (gamma / dt). */

@@ -39,6 +39,10 @@ kn_status kn_sim_colliders_build(kn_world* w, kn_error* err);
 void kn_sim_colliders_free(kn_world* w);
 /* world pose of collider i's geometry frame from its tree's kinematics (X_wb) */
 void kn_sim_collider_pose(const kn_world* w, int i, kn_pose* X_WG);
+/* (tree kinematics at (q_n, v_n), dt) => how far any point of collider i can travel in the step:
+ * dt (|v_o| + |omega| r) + dt^2 |g|, with v_o, omega its geometry origin's velocity and r its
+ * radius; 0 for world-fixed colliders. Feeds speculative detection (kn_collision_detect_reach). */
+double kn_sim_collider_reach(const kn_world* w, int i, double dt);
 /* the name of tree k's robot or object, for messages */
 const char* kn_sim_tree_name(const kn_world* w, int k);
 /* "robot" or "object" */

@@ -12,7 +12,7 @@ Test(filter, rules) {
   const int clique[7] = {0, 0, 1, 2, -1, -1, 3}, body[7] = {0, 0, 0, 0, -1, -1, 0};
   for (int i = 0; i < 7; ++i) {
     c[i] = (kn_collider){.clique = clique[i], .body = body[i], .shape = &s,
-                         .material = kn_contact_material_default(), .group = 0x1, .mask = 0xffffffffu};
+                         .material = kn_contact_material_default(0.01), .group = 0x1, .mask = 0xffffffffu};
     kn_pose_identity(&c[i].X_bg);
     kn_pose_identity(&X[i]);
     X[i].p[0] = 0.01 * i;

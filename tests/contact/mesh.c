@@ -62,7 +62,7 @@ static void write_stl(const char* path, double h) {
 }
 
 static kn_collider col(const kn_shape* s, int clique, int body) {
-  kn_collider c = {.clique = clique, .body = body, .shape = s, .material = kn_contact_material_default(),
+  kn_collider c = {.clique = clique, .body = body, .shape = s, .material = kn_contact_material_default(0.01),
                    .group = 0xffffffffu, .mask = 0xffffffffu};
   kn_pose_identity(&c.X_bg);
   return c;

@@ -6,7 +6,7 @@
 #include "contact/contact.h"
 
 static kn_collision_scene* one(kn_shape* s) {
-  kn_collider c = {.clique = 0, .body = 0, .shape = s, .material = kn_contact_material_default(),
+  kn_collider c = {.clique = 0, .body = 0, .shape = s, .material = kn_contact_material_default(0.01),
                    .group = 0xffffffffu, .mask = 0xffffffffu};
   kn_pose_identity(&c.X_bg);
   kn_collision_scene* cs = NULL;
@@ -127,6 +127,6 @@ Test(material, combine) {
   cr_expect(fabs(c.dissipation_time - 0.15) < 1e-15);
   b.stiffness = INFINITY;
   cr_expect_eq(kn_contact_material_combine(&a, &b).stiffness, 1e6);
-  kn_contact_material d = kn_contact_material_default();
-  cr_expect(d.mu == 0.5 && d.stiffness == 1e6 && d.dissipation_time == 0.1);
+  kn_contact_material d = kn_contact_material_default(0.01);
+  cr_expect(d.mu == 0.5 && d.stiffness == 1e6 && d.dissipation_time == 0.005);
 }
