@@ -61,6 +61,7 @@ typedef struct {
   kn_pose* X_WG;         /* per collider */
   double* reach;         /* per collider: speculative detection distance (kn_sim_collider_reach) */
   kn_stiction stiction;  /* rigid contacts' stiction anchors, kept from step to step */
+  kn_stiction_keyed fem_anchors, mpm_anchors; /* FEM vertices' and MPM particles' against rigid colliders */
   double* v_guess;       /* total nv */
   double* v_next;
   double* gamma;         /* growable */
@@ -97,6 +98,8 @@ static void sap_free(void* p) {
   free(s->X_WG);
   free(s->reach);
   kn_stiction_free(&s->stiction);
+  kn_stiction_keyed_free(&s->fem_anchors);
+  kn_stiction_keyed_free(&s->mpm_anchors);
   free(s->v_guess);
   free(s->v_next);
   free(s->gamma);
@@ -513,6 +516,7 @@ static kn_status fem_contacts(kn_world* w, sap_state* s, kn_error* err) {
   size_t need = 0;
   for (int fi = 0; fi < w->nfem; fi++) need = need > (size_t)A->f[fi].ncol ? need : (size_t)A->f[fi].ncol;
   kn_status st = grow(&A->Jf, &A->jcap, 6 * need + 6, err);
+  if (!st) st = kn_stiction_keyed_reserve(&s->fem_anchors, A->nc, err);
   if (st) return st;
   for (int c = 0; c < A->nc; c++) {
     const fem_contact* fc = &A->c[c];
@@ -522,6 +526,12 @@ static kn_status fem_contacts(kn_world* w, sap_state* s, kn_error* err) {
     par.mu = fc->mat.mu;
     par.stiffness = fc->mat.stiffness;
     par.dissipation_time = fc->mat.dissipation_time;
+    /* a vertex against a rigid collider keeps a stiction anchor (sim/stiction.h); B is the vertex */
+    int anchored = fc->kind == KN_FEM_VERTEX_RIGID;
+    int vtx = fc->b.vert[0], ka = anchored ? fc->a.collider : 0;
+    kn_stiction_keyed_bias(&s->fem_anchors, c, anchored ? kn_stiction_key(fc->b.fem, ka, vtx) : 0,
+                           anchored ? w->fems[fc->b.fem].body->x + 3 * vtx : fc->p, anchored ? &s->X_WG[ka] : NULL, 1, fc->R,
+                           fc->mat.mu, w->scene->time_step, par.vhat_t);
     double* Jb = A->Jf;
     double* Ja = A->Jf + 3 * need;
     memset(A->Jf, 0, (6 * need + 6) * sizeof(double));
@@ -891,6 +901,7 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
   struct mpm_all* A = s->mpm;
   kn_status st = KN_OK;
   A->first = kn_sap_problem_num_constraints(s->prob);
+  if ((st = kn_stiction_keyed_reserve(&s->mpm_anchors, A->nc, err))) return st;
   for (int c = 0; c < A->nc; c++) {
     const mpm_contact* mc = &A->c[c];
     const mpm_state* m = &A->m[mc->grid];
@@ -900,6 +911,9 @@ static kn_status mpm_contacts(kn_world* w, sap_state* s, kn_error* err) {
     par.mu = mc->mat.mu;
     par.stiffness = mc->mat.stiffness;
     par.dissipation_time = mc->mat.dissipation_time;
+    /* the particle keeps a stiction anchor on the collider (sim/stiction.h); A is the particle */
+    kn_stiction_keyed_bias(&s->mpm_anchors, c, kn_stiction_key(mc->grid, mc->collider, mc->particle), mc->p,
+                           &s->X_WG[mc->collider], 0, mc->R, mc->mat.mu, w->scene->time_step, par.vhat_t);
     int nodes[27], cols[27];
     double wt[27], WS[9] = {0}, WA[9] = {0};
     int nn = kn_mpm_particle_weights(b, mc->particle, nodes, wt);
@@ -1404,6 +1418,13 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   w->ncontact = ncontact;
   /* contacts are the first constraints, 3 rows each: their impulses are gamma[0 .. 3 ncontact) */
   kn_stiction_commit(&s->stiction, ncontact, s->gamma);
+  /* FEM and MPM contacts are consecutive 3-row constraints from first_fem and s->mpm->first */
+  if (w->nfem > 0)
+    kn_stiction_keyed_commit(&s->fem_anchors, s->fem->nc,
+                             s->fem->nc ? s->gamma + kn_sap_constraint_offset(s->prob, first_fem) : NULL);
+  if (w->nmpm > 0)
+    kn_stiction_keyed_commit(&s->mpm_anchors, s->mpm->nc,
+                             s->mpm->nc ? s->gamma + kn_sap_constraint_offset(s->prob, s->mpm->first) : NULL);
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
   w->last.residual = stats.residual;
