@@ -721,6 +721,11 @@ typedef struct {
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
 
+/* 1 when output.html can be written: the three.js it inlines was found ($KNEAD_THREE_JS, the build
+ * tree's, the installed one; output_html.c), else 0 and a scene with output.html fails in
+ * kn_world_run with KN_ERR_UNSUPPORTED. */
+int kn_output_html_available(void);
+
 /*---- checks and golden baselines (checks.c, golden.c) ----*/
 
 /* One check's outcome so far. measured is the worst value (unit by type: m, mm for grasp_held,
