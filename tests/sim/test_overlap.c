@@ -1,6 +1,8 @@
 /* sim/overlap.c: kn_world_create warns about pairs of bodies that start interpenetrating deeper
- * than contact.margin, once per pair at its deepest point, and not about pairs resting in contact
- * or pairs the collision filter removes. */
+ * than contact.margin (rigid colliders and robot links, FEM surface vertices, MPM particles), once
+ * per pair at its deepest point, and not about pairs resting in contact or pairs the collision
+ * filter removes. Depths are analytic (box faces, mesh vertices and particle lattices at known
+ * heights). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -88,4 +90,47 @@ Test(overlap, robot_links_are_named) {
     found += strcmp(w[i], "left_gripper/gripper_palm and right_gripper/gripper_palm start interpenetrating by "
                           "30.0 mm (deeper than the contact margin 0 mm)") == 0;
   cr_expect_eq(found, 1, "%d warnings, the first: %s", n, n ? w[0] : "-");
+}
+
+/* Deformables: a 0.1 m FEM cube and a 0.1 m MPM cube rest on the floor (phi = 0: no warning), each
+ * under a fixed 0.3 x 0.3 x 0.1 m lid whose bottom face is at z = 0.08 m. The FEM top face
+ * vertices (z = 0.1) lie 20 mm inside the lid, 100 mm or more from its sides; the MPM body's
+ * deepest particles are its top layer, 1e3 (max z - 0.08) mm inside (h 0.02 at 8 particles per
+ * cell: two per cell and axis, the top layer at 0.1 - h / 4 = 0.095 m, so 15 mm). */
+Test(overlap, fem_vertices_and_mpm_particles) {
+  const char* yaml =
+      "time_step: 0.01\nduration: 0.01\n"
+      "objects:\n"
+      "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+      "  - {name: lid, shape: {box: [0.3, 0.3, 0.1]}, fixed: true, pose: {xyz: [0, 0, 0.13]}}\n"
+      "  - {name: lid2, shape: {box: [0.3, 0.3, 0.1]}, fixed: true, pose: {xyz: [0.5, 0, 0.13]}}\n"
+      "deformables:\n"
+      "  - name: jelly\n    shape: {box: [0.1, 0.1, 0.1]}\n    resolution: 0.05\n"
+      "    material: {youngs_modulus: 1e5, poisson_ratio: 0.4, density: 1e3}\n    pose: {xyz: [0, 0, 0.05]}\n"
+      "  - name: dough\n    model: mpm\n    shape: {box: [0.1, 0.1, 0.1]}\n    resolution: 0.02\n"
+      "    particles_per_cell: 8\n"
+      "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.4, density: 1e3}\n"
+      "    pose: {xyz: [0.5, 0, 0.05]}\n";
+  kn_scene* s = NULL;
+  kn_world* w = NULL;
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(s, &w, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(w->nmpm, 1);
+  const kn_mpm_body* b = w->mpms[0].body;
+  double ztop = -1, zlow = 1;
+  for (int p = 0; p < b->np; p++) ztop = fmax(ztop, b->x[3 * p + 2]), zlow = fmin(zlow, b->x[3 * p + 2]);
+  cr_expect_float_eq(ztop, 0.095, 1e-12, "top particle layer at %.17g m", ztop);
+  cr_expect_gt(zlow, 0, "a particle below the floor: %g m", zlow);
+  char mpm_line[256];
+  snprintf(mpm_line, sizeof mpm_line, "lid2 and dough start interpenetrating by %.1f mm (deeper than the contact "
+           "margin 0 mm)", 1e3 * (ztop - 0.08));
+  cr_assert_eq(w->warnings.count, 2, "%d warnings, the first: %s", w->warnings.count,
+               w->warnings.count ? w->warnings.items[0] : "-");
+  cr_expect_str_eq(w->warnings.items[0], "lid and jelly start interpenetrating by 20.0 mm (deeper than the contact "
+                   "margin 0 mm)");
+  cr_expect_str_eq(w->warnings.items[1], mpm_line);
+  cr_expect_str_eq(mpm_line, "lid2 and dough start interpenetrating by 15.0 mm (deeper than the contact margin 0 mm)");
+  kn_world_free(w);
+  kn_scene_free(s);
 }
