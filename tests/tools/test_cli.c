@@ -1,6 +1,6 @@
 /* tools/: the knead command run as a user would (KNEAD_CLI is the built program): info on the
  * project's arm, a URDF that cannot load, run on a tiny scene, the default scene from another
- * folder, and usage errors. */
+ * folder and the replay it writes, and usage errors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
