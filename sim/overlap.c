@@ -10,8 +10,6 @@
  * collider. A pair warns when its deepest point lies deeper than contact.margin (plus
  * OVERLAP_TOLERANCE for the rounding of poses written in scenes): one warning per pair of names,
  * colliders with the same name (several shapes on one link) counted as one. */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
