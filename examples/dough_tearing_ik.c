@@ -12,10 +12,14 @@
  * Jacobian of kn_mb_point_jacobian over the 7 arm joints), warm-started from the previous pose so
  * the elbow stays in one branch. The scene is mirror-symmetric (the right arm is the left one
  * turned by pi about the world z axis through the middle), so the right arm takes the same q: the
- * program checks that by forward kinematics of the right arm. The scene then sets q7 = pi/2 (a
- * quarter turn of the palm about the vertical flange axis, so the fingers close along x): the palm
- * origin stays where it is. Prints the q of each pose; the
- * numbers are pasted into the scene.
+ * program checks that by forward kinematics of the right arm. The scene then turns the palm about
+ * the vertical flange axis by q7 = pi/2 - PALM_YAW (the palm origin stays where it is): the fingers
+ * close along a line PALM_YAW off the pull axis x. The two palms (0.16 m long along that line, 0.05 m
+ * wide) are then parallel, their centres 2 GRIP_X apart along x, i.e. 2 GRIP_X sin(PALM_YAW) apart
+ * across their width: they clear each other by that minus 0.05 m (19.6 mm), where turned straight
+ * along x (q7 = pi/2) at GRIP_X 0.065 they overlapped by 30 mm. The wrist housings (spheres of
+ * 0.065 m on arm_link_6, above the flanges) clear each other by 2 GRIP_X - 0.13 m (10 mm).
+ * Prints the scene's q of each pose (q7 included); the numbers are pasted into the scene.
  * Run: ./build/dough_tearing_ik [GRIP_X] */
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +29,9 @@
 #include "sim/sim.h"
 
 #define BASE_X 0.75
-#define GRIP_X 0.065 /* [m] default, the scene's; argv[1] overrides */
+#define GRIP_X 0.07 /* [m] default, the scene's; argv[1] overrides */
+#define PALM_YAW 0.52 /* [rad] the closing line off the x axis (scene q7 = pi/2 - PALM_YAW) */
+#define PALM_WIDTH 0.05 /* [m] knead_gripper.urdf's palm box across its closing axis */
 #define GRASP_Z 0.105
 #define PRE_DZ 0.06
 #define LIFT_DZ 0.06
@@ -109,8 +115,11 @@ int main(int argc, char** argv) {
     }
     printf("%-9s left palm at (%.3f, %.3f, %.3f), pose error %.1e, right palm at (%.3f, %.3f, %.3f): [",
            poses[k].name, p[0], p[1], p[2], res, pr[0], pr[1], pr[2]);
-    for (int j = 0; j < 7; j++) printf("%.6f%s", fabs(q[j]) < 5e-7 ? 0.0 : q[j], j < 6 ? ", " : "]\n");
+    for (int j = 0; j < 6; j++) printf("%.6f, ", fabs(q[j]) < 5e-7 ? 0.0 : q[j]);
+    printf("%.6f]\n", q[6] + 2 * atan(1.0) - PALM_YAW); /* the IK's q7 is 0: the palm axes of R_t */
   }
+  printf("palms clear each other by %.1f mm, wrist housings by %.1f mm\n",
+         1e3 * (2 * grip_x * sin(PALM_YAW) - PALM_WIDTH), 1e3 * (2 * grip_x - 0.13));
   /* the diagonal of M at the lift pose, for the gains: kp_i ~ M_ii w^2, kd_i ~ 2 M_ii w */
   double M[16 * 16];
   kn_mb_kinematics(m, q, NULL, d);

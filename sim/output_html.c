@@ -63,6 +63,8 @@ const char* kn_html_three_js_path(void) {
   return NULL;
 }
 
+int kn_output_html_available(void) { return kn_html_three_js_path() != NULL; }
+
 kn_status kn_html_begin(const kn_world* w, const kn_out_scene* g, kn_html_recorder** out, kn_error* err) {
   if (!kn_html_three_js_path())
     return kn_fail(err, KN_ERR_UNSUPPORTED,

@@ -634,7 +634,8 @@ typedef struct {
   int nrobot, ntree;
   kn_world_robot* robots;
   kn_world_tree* trees;
-  kn_diag warnings;         /* URDF warnings, prefixed with the robot name */
+  kn_diag warnings;         /* URDF warnings, prefixed with the robot name; pairs of bodies that
+                               start interpenetrating deeper than contact.margin (one per pair) */
   int nobject;
   kn_world_object* objects;
   int ncollider;
@@ -668,7 +669,11 @@ typedef struct {
 
 /* Build the world of a validated scene: load each URDF (embedded, relative or package://), weld
  * attached robots into their parent's tree, set q0 and controllers, and check that every tree
- * is simulatable. Errors name the scene file, line and key. Free with kn_world_free. */
+ * is simulatable. Errors name the scene file, line and key. Free with kn_world_free.
+ * w->warnings gets the URDF warnings and one line per pair of bodies the step's contact detection
+ * finds interpenetrating at t = 0 deeper than contact.margin (rigid colliders, FEM and MPM bodies,
+ * the collision filter applied): "A and B start interpenetrating by D mm (deeper than the contact
+ * margin M mm)", D at the pair's deepest point. */
 kn_status kn_world_create(const kn_scene* scene, kn_world** out, kn_error* err);
 void kn_world_free(kn_world* w);
 
@@ -717,6 +722,11 @@ typedef struct {
  * and err says which step failed. */
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
+
+/* 1 when output.html can be written: the three.js it inlines was found ($KNEAD_THREE_JS, the build
+ * tree's, the installed one; output_html.c), else 0 and a scene with output.html fails in
+ * kn_world_run with KN_ERR_UNSUPPORTED. */
+int kn_output_html_available(void);
 
 /*---- checks and golden baselines (checks.c, golden.c) ----*/
 

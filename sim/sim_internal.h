@@ -37,6 +37,10 @@ kn_status kn_sim_object_load(const kn_scene* s, unsigned i, kn_robot** out, doub
  * contact.exclude pairs (colliders.c). */
 kn_status kn_sim_colliders_build(kn_world* w, kn_error* err);
 void kn_sim_colliders_free(kn_world* w);
+/* (world at t = 0) => one warning in w->warnings per pair of colliders, FEM or MPM bodies whose
+ * deepest contact point (the step's detection, its filter) lies deeper than contact.margin
+ * (overlap.c); nothing with backend none. Errors: KN_ERR_NOMEM, detection errors. */
+kn_status kn_sim_initial_overlaps(kn_world* w, kn_error* err);
 /* world pose of collider i's geometry frame from its tree's kinematics (X_wb) */
 void kn_sim_collider_pose(const kn_world* w, int i, kn_pose* X_WG);
 /* (tree kinematics at (q_n, v_n), dt) => how far any point of collider i can travel in the step:

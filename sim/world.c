@@ -496,6 +496,8 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     if (st) w->backend = NULL;
   }
   if (!st) st = kn_sim_checks_create(w, err);
+  /* 7. bodies that start inside each other: a warning per pair (overlap.c) */
+  if (!st) st = kn_sim_initial_overlaps(w, err);
 
   for (int i = 0; i < n; i++) kn_robot_free(loaded[i]);
   free(loaded);

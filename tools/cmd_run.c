@@ -1,5 +1,6 @@
 /* `knead` and `knead run SCENE.yaml`: load, build the world, simulate with a progress display,
- * write the outputs and print one line of results. */
+ * write the outputs and print one line of results (and "open DIR/replay.html" when the scene wrote
+ * the replay: the embedded default scene does). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,14 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
     knead_error("%s", err.msg);
     return 1;
   }
+  /* the embedded default scene asks for replay.html; a build without three.js (npm or its registry
+   * unreachable) still runs it, without the replay */
+  kn_scene_output* so = scene->doc->output ? scene->doc->output : scene->doc->outputs;
+  if (!scene_path && so && so->html && !kn_output_html_available()) {
+    knead_error("warning: no replay.html: three.js not found (the build installs it with npm from its registry; "
+                "or set KNEAD_THREE_JS to a three.min.js)");
+    so->html = false;
+  }
   kn_world* world = NULL;
   if ((st = kn_world_create(scene, &world, &err))) {
     knead_error("%s", err.msg);
@@ -95,6 +104,8 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
            scene->name, sum.steps, sum.sim_time_s, sum.wall_time_s,
            sum.wall_time_s > 0 ? sum.sim_time_s / sum.wall_time_s : 0.0, (unsigned long long)sum.final_state_hash,
            dir);
+    /* where the replay is, ready to paste (the default scene writes one) */
+    if (scene->output && scene->output->html) printf("open %s/replay.html\n", dir);
   }
   kn_world_free(world);
   kn_scene_free(scene);

@@ -1,5 +1,5 @@
 /* knead — the command-line program: run scenes, describe robots, run the benchmarks.
- *   knead                          run the embedded default scene
+ *   knead                          run the embedded default scene (with its replay.html)
  *   knead run SCENE.yaml [--out DIR] [--package-path DIR]...
  *   knead info [--json] [--package-path DIR]... ROBOT.urdf
  *   knead bench [ARGS...]          exec knead-bench from the folder of this program */
@@ -16,7 +16,8 @@
 static const char usage[] =
     "usage: knead [COMMAND] [ARGS]\n"
     "\n"
-    "  knead                       run the embedded default scene (outputs in out/default)\n"
+    "  knead                       run the embedded default scene: trajectory.csv, summary.json\n"
+    "                              and the replay in out/default (prints: open out/default/replay.html)\n"
     "  knead run SCENE.yaml        simulate a scene: progress on stderr, trajectory.csv and\n"
     "                              summary.json in out/<scene name>\n"
     "      --out DIR               write the outputs to DIR instead\n"

@@ -151,14 +151,21 @@ Test(grasp, low_friction_box_drops) {
 
 /* The embedded default scene (examples/default_scene.yaml) is this grasp: everything from the
  * scene's name on is grasp_box.yaml's, with only the name changed (so its outputs go to
- * out/default). */
+ * out/default) and its last line, the output section, asking for the replay too (html: true). */
 Test(grasp, default_scene_is_the_grasp) {
   char* g = read_text(SCENE);
   char* d = read_text(KNEAD_SOURCE_DIR "/examples/default_scene.yaml");
   const char *pg = strstr(g, "name: grasp_box\n"), *pd = strstr(d, "name: default\n");
   cr_assert(pg && pd, "name lines");
-  cr_expect_str_eq(pd + strlen("name: default\n"), pg + strlen("name: grasp_box\n"),
-                   "examples/default_scene.yaml differs from examples/grasp_box.yaml below the name");
+  pg += strlen("name: grasp_box\n"), pd += strlen("name: default\n");
+  const char *og = strstr(pg, "output: {trajectory_rate: 100}\n"),
+             *od = strstr(pd, "output: {trajectory_rate: 100, html: true}");
+  cr_assert(og && od, "output lines");
+  cr_expect_eq(og - pg, od - pd, "examples/default_scene.yaml differs from examples/grasp_box.yaml below the name");
+  cr_expect_eq(strncmp(pg, pd, (size_t)(og - pg)), 0,
+               "examples/default_scene.yaml differs from examples/grasp_box.yaml below the name");
+  cr_expect_str_eq(og, "output: {trajectory_rate: 100}\n", "grasp_box.yaml's output section is its last line");
+  cr_expect_eq(strchr(od, '\n') ? strchr(od, '\n')[1] : 1, 0, "default_scene.yaml's output section is its last line");
   free(g);
   free(d);
 }

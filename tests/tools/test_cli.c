@@ -1,12 +1,14 @@
 /* tools/: the knead command run as a user would (KNEAD_CLI is the built program): info on the
  * project's arm, a URDF that cannot load, run on a tiny scene, the default scene from another
- * folder, and usage errors. */
+ * folder and the replay it writes, and usage errors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include "sim/sim.h"
 
 #define ARM KNEAD_SOURCE_DIR "/examples/models/knead_arm7.urdf"
 
@@ -175,6 +177,41 @@ Test(cli, default_scene_runs_from_any_folder) {
   cr_assert_not_null(sum, "no out/default/summary.json in %s", tmpdir);
   cr_assert(strstr(sum, "\"status\": \"ok\"") != NULL, "%s", sum);
   cr_assert(strstr(sum, "\"dofs\": 7") != NULL, "%s", sum);
+}
+
+/* README command 1: `knead` alone runs the embedded default scene, which asks for the three.js
+ * replay: out/default/replay.html is written and its path printed last on stdout, ready to paste.
+ * A build without three.js runs it without the replay and says why on stderr. */
+Test(cli, default_run_writes_the_replay_and_says_where) {
+  cr_assert_eq(run("%s", ""), 0, "%s", slurp("err.txt"));
+  char out[4096], path[512];
+  cr_assert_not_null(slurp("out.txt"));
+  snprintf(out, sizeof out, "%s", slurp("out.txt"));
+  snprintf(path, sizeof path, "%s/out/default/replay.html", tmpdir);
+  FILE* f = fopen(path, "r");
+  if (kn_output_html_available()) {
+    cr_assert_not_null(f, "no out/default/replay.html in %s", tmpdir);
+    char head[64] = "";
+    cr_expect_not_null(fgets(head, sizeof head, f));
+    fclose(f);
+    cr_expect(strstr(head, "<!DOCTYPE html>") || strstr(head, "<!doctype html>"), "%s", head);
+    size_t n = strlen(out), tail = strlen("open out/default/replay.html\n");
+    cr_expect(n >= tail && strcmp(out + n - tail, "open out/default/replay.html\n") == 0,
+              "stdout does not end with the replay's path:\n%s", out);
+  } else {
+    cr_expect_null(f, "replay.html written without three.js");
+    if (f) fclose(f);
+    cr_expect(strstr(slurp("err.txt"), "warning: no replay.html") != NULL, "%s", slurp("err.txt"));
+    cr_expect_null(strstr(out, "replay.html"), "%s", out);
+  }
+  /* a scene that does not ask for the replay gets neither the file nor the line */
+  write_file("plain.yaml", "name: plain\ntime_step: 0.01\nduration: 0.02\n");
+  cr_assert_eq(run("run %s", "plain.yaml"), 0, "%s", slurp("err.txt"));
+  cr_expect_null(strstr(slurp("out.txt"), "replay.html"), "%s", slurp("out.txt"));
+  snprintf(path, sizeof path, "%s/out/plain/replay.html", tmpdir);
+  f = fopen(path, "r");
+  cr_expect_null(f, "out/plain/replay.html written");
+  if (f) fclose(f);
 }
 
 Test(cli, usage_errors_exit_2) {
