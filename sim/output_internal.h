@@ -53,9 +53,10 @@ kn_status kn_out_tessellate(const kn_shape* s, int* nv, double** v, int* nt, int
 typedef struct kn_vtk_writer kn_vtk_writer;
 /* (out_dir) => out_dir/frames/ created, a writer */
 kn_status kn_vtk_begin(const char* out_dir, kn_vtk_writer** out, kn_error* err);
-/* (world at time t, g updated) => frames/frame_NNNNN.vtu */
+/* (world at time t, g updated) => frames/frame_NNNNN.vtu (binary: appended raw, zlib-compressed) */
 kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene* g, kn_error* err);
-/* => frames.pvd indexing every frame written; frees vw (also on error) */
+/* => frames.pvd indexing every frame written, frames/frame_NNNNN.vtu files numbered past the last
+ * frame (an earlier run's) removed, nothing else; frees vw (also on error) */
 kn_status kn_vtk_end(kn_vtk_writer* vw, kn_error* err);
 
 typedef struct kn_plot_recorder kn_plot_recorder;
