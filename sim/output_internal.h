@@ -77,8 +77,9 @@ kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_sce
 /* => out_dir/replay.html; frees h; out_dir NULL: only that */
 kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene* g, const char* out_dir,
                       kn_error* err);
-/* the three.min.js file the replay inlines: $KNEAD_THREE_JS, the build tree's, the installed one;
- * NULL when none exists */
+/* the three.min.js file the replay inlines (output_assets.c): $KNEAD_THREE_JS, the installed copy
+ * next to the running libknead or program (<libdir>/../share/knead, <bindir>/../share/knead), the
+ * build tree's, the configured prefix's; NULL when none exists. Thread-local storage. */
 const char* kn_html_three_js_path(void);
 
 /* The run's optional outputs (output.vtk, .plots, .html) as one unit for kn_world_run. */
