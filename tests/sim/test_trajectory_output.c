@@ -5,7 +5,9 @@
  * contact. Both fall for 0.1 s at dt 0.01: the root's world z after n steps is
  * z0 - g dt^2 n (n + 1) / 2 (the position update uses v_n+1), x and y stay at the pose and the
  * orientation stays the pose's quaternion (cos 0.25, 0, 0, sin 0.25). Before, the columns were the
- * coordinates in the base_pose frame: (0, 0, 0) at t = 0 and z down to -0.05. */
+ * coordinates in the base_pose frame: (0, 0, 0) at t = 0 and z down to -0.05. A third tree, tumbling
+ * (initial twist) from a rotated pose, has its row equal to the root's world pose X_wb from the
+ * kinematics. trajectory.json has one entry per CSV column with its unit. */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include <criterion/criterion.h>
 #include <ftw.h>
@@ -75,8 +77,9 @@ Test(trajectory_output, floating_roots_in_world_coordinates, .timeout = 60) {
   snprintf(yaml, sizeof yaml,
            "time_step: %g\nduration: %g\n"
            "robots:\n  - {name: drop, urdf: %s, floating: true, base_pose: {xyz: [0.3, -0.2, 0.5], rpy: [0, 0, 0.5]}}\n"
-           "objects:\n  - {name: thing, urdf: %s, pose: {xyz: [-0.4, 0.1, 0.8], rpy: [0, 0, 0.5]}}\n",
-           DT, NSTEP * DT, path, path);
+           "objects:\n  - {name: thing, urdf: %s, pose: {xyz: [-0.4, 0.1, 0.8], rpy: [0, 0, 0.5]}}\n"
+           "  - {name: tumble, urdf: %s, pose: {xyz: [1, 2, 3], rpy: [0.3, -0.4, 1.1]}, velocity: [0.5, -1, 2, 0.1, 0, 0]}\n",
+           DT, NSTEP * DT, path, path, path);
   kn_error err = {0};
   kn_scene* s = NULL;
   kn_world* w = NULL;
@@ -115,10 +118,30 @@ Test(trajectory_output, floating_roots_in_world_coordinates, .timeout = 60) {
   }
   cr_expect_eq(rows, NSTEP + 1);
   /* the same numbers through the API */
-  double row[32];
-  cr_assert_leq(kn_world_trajectory_ncolumn(w), 32);
+  double row[64];
+  cr_assert_leq(kn_world_trajectory_ncolumn(w), 64);
   kn_world_trajectory_row(w, row);
   cr_expect(fabs(row[2] - (0.5 - G * DT * DT * NSTEP * (NSTEP + 1) / 2.0)) < 1e-12, "row z %.15g", row[2]);
+
+  /* a tumbling root (rotating q, a rotated pose): the row is the body's world pose from the
+   * kinematics, X_wb = X_pj * X_JB(q) */
+  {
+    const kn_world_tree* tr = &w->trees[w->objects[1].tree];
+    const kn_mb_model* m = tr->robot->model;
+    kn_mb_data* d = kn_mb_data_create(m);
+    kn_mb_kinematics(m, tr->q, NULL, d);
+    int k0 = w->robots[0].ncolumn + w->objects[0].ncolumn;
+    double R[9];
+    kn_mat3_from_quat(row + k0 + 3, R);
+    for (int a = 0; a < 3; a++) cr_expect(fabs(row[k0 + a] - d->X_wb[0].p[a]) < 1e-12, "p[%d] %.15g vs %.15g", a, row[k0 + a], d->X_wb[0].p[a]);
+    for (int a = 0; a < 9; a++) cr_expect(fabs(R[a] - d->X_wb[0].R[a]) < 1e-12, "R[%d] %.15g vs %.15g", a, R[a], d->X_wb[0].R[a]);
+    double qn = 0;
+    for (int a = 3; a < 7; a++) qn += row[k0 + a] * row[k0 + a];
+    cr_expect(fabs(qn - 1) < 1e-12);
+    /* and not the coordinates: the joint-frame position is far from the world one */
+    cr_expect(fabs(tr->q[0] - row[k0]) + fabs(tr->q[2] - row[k0 + 2]) > 0.5);
+    kn_mb_data_free(d);
+  }
 
   /* trajectory.json: one entry per CSV column, in order, with the unit of each */
   snprintf(path, sizeof path, "%s/trajectory.json", out);
