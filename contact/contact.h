@@ -7,7 +7,7 @@
 #ifndef KNEAD_CONTACT_H
 #define KNEAD_CONTACT_H
 
-#include "common/common.h"
+#include "../common/common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,8 +24,8 @@
 #ifndef KNEAD_CONTROLLERS_H
 #define KNEAD_CONTROLLERS_H
 
-#include "common/common.h"
-#include "multibody/multibody.h"
+#include "../common/common.h"
+#include "../multibody/multibody.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 #ifndef KNEAD_DEFORMABLE_H
 #define KNEAD_DEFORMABLE_H
 
-#include "common/common.h"
+#include "../common/common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,7 +20,7 @@
 #ifndef KNEAD_MPM_H
 #define KNEAD_MPM_H
 
-#include "common/common.h"
+#include "../common/common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -28,7 +28,7 @@
 #ifndef KNEAD_MULTIBODY_H
 #define KNEAD_MULTIBODY_H
 
-#include "common/common.h"
+#include "../common/common.h"
 
 #ifdef __cplusplus
 extern "C" {

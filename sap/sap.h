@@ -27,7 +27,7 @@
 #ifndef KNEAD_SAP_H
 #define KNEAD_SAP_H
 
-#include "common/common.h"
+#include "../common/common.h"
 
 #ifdef __cplusplus
 extern "C" {

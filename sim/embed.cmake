@@ -1,6 +1,6 @@
 # Embed examples/default_scene.yaml and examples/models/*.urdf into libknead as C byte arrays,
 # served by sim/embedded.c as knead://<name>, so `knead` with no arguments runs from any folder
-# and without the source tree. Included by the top-level CMakeLists.txt after add_library(knead);
+# and without the source tree. Included by the top-level CMakeLists.txt after add_library(knead_objects);
 # also run as a script (cmake -P) to write the generated file.
 if(CMAKE_SCRIPT_MODE_FILE)
   string(REPLACE "|" ";" files "${FILES}")
@@ -36,4 +36,4 @@ add_custom_command(OUTPUT ${KNEAD_EMBED_C}
   DEPENDS ${KNEAD_EMBED_FILES} ${CMAKE_CURRENT_LIST_FILE}
   COMMENT "Embedding the default scene and examples/models into libknead"
   VERBATIM)
-target_sources(knead PRIVATE ${KNEAD_EMBED_C})
+target_sources(knead_objects PRIVATE ${KNEAD_EMBED_C})

@@ -193,6 +193,7 @@ kn_status kn_sim_object_load(const kn_scene* s, unsigned i, kn_robot** out, doub
   if (st) return st;
   /* the initial configuration: neutral, with a primitive's pose in its floating coordinates */
   const kn_mb_model* m = (*out)->model;
+  if (!q0) return KN_OK;
   if (nq0 < m->nq) return kn_fail(err, KN_ERR_INVALID, "kn_sim_object_load: q0 buffer too small");
   kn_mb_neutral_q(m, q0);
   if (o->shape && !o->fixed) {

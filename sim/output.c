@@ -49,27 +49,11 @@ static void json_string(FILE* f, const char* s) {
   fputc('"', f);
 }
 
-static void write_row(FILE* f, const kn_world* w) {
+// (world) => one trajectory.csv row: t, then kn_world_trajectory_row (world coordinates)
+static void write_row(FILE* f, const kn_world* w, double* row) {
   fprintf(f, "%.10g", w->t);
-  for (int i = 0; i < w->nrobot; i++) {
-    const kn_world_robot* r = &w->robots[i];
-    const double* q = w->trees[r->tree].q + r->q_offset;
-    for (int k = 0; k < r->nq; k++) fprintf(f, ",%.10g", q[k]);
-  }
-  for (int i = 0; i < w->nobject; i++) {
-    const kn_world_tree* tr = &w->trees[w->objects[i].tree];
-    for (int k = 0; k < tr->robot->model->nq; k++) fprintf(f, ",%.10g", tr->q[k]);
-  }
-  for (int i = 0; i < w->nfem; i++) {
-    double c[3];
-    kn_sim_deformable_centroid(&w->fems[i], c);
-    fprintf(f, ",%.10g,%.10g,%.10g", c[0], c[1], c[2]);
-  }
-  for (int i = 0; i < w->nmpm; i++) {
-    double c[3];
-    kn_sim_mpm_centroid(&w->mpms[i], c);
-    fprintf(f, ",%.10g,%.10g,%.10g", c[0], c[1], c[2]);
-  }
+  kn_world_trajectory_row(w, row);
+  for (int k = 0, n = kn_world_trajectory_ncolumn(w); k < n; k++) fprintf(f, ",%.10g", row[k]);
   fputc('\n', f);
 }
 
@@ -168,19 +152,20 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   double rate = s->output ? s->output->trajectory_rate : 0.0;
   long stride = rate > 0 ? lround(1.0 / (rate * s->time_step)) : 1;
   if (stride < 1) stride = 1;
-  fputs("t", f);
-  for (int i = 0; i < w->nrobot; i++)
-    for (int k = 0; k < w->robots[i].ncolumn; k++) fprintf(f, ",%s", w->robots[i].columns[k]);
-  for (int i = 0; i < w->nobject; i++)
-    for (int k = 0; k < w->objects[i].ncolumn; k++) fprintf(f, ",%s", w->objects[i].columns[k]);
-  for (int i = 0; i < w->nfem; i++) fprintf(f, ",%s/cx,%s/cy,%s/cz", w->fems[i].name, w->fems[i].name, w->fems[i].name);
-  for (int i = 0; i < w->nmpm; i++) fprintf(f, ",%s/cx,%s/cy,%s/cz", w->mpms[i].name, w->mpms[i].name, w->mpms[i].name);
-  fputc('\n', f);
+  kn_sim_trajectory_header(w, f);
+  double* row = kn_calloc((size_t)kn_world_trajectory_ncolumn(w) + 1, sizeof *row);
+  snprintf(path, sizeof path, "%s/trajectory.json", out_dir);
+  if (!row || (st = kn_sim_trajectory_describe(w, path, err))) {
+    free(row);
+    fclose(f);
+    return st ? st : kn_fail(err, KN_ERR_NOMEM, "trajectory.csv: out of memory");
+  }
   FILE* fs = NULL;
   FILE* fc = NULL;
   if (s->output && s->output->solver) {
     snprintf(path, sizeof path, "%s/solver.csv", out_dir);
     if (!(fs = fopen(path, "w"))) {
+      free(row);
       fclose(f);
       return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     }
@@ -189,6 +174,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   if (s->output && s->output->contacts) {
     snprintf(path, sizeof path, "%s/contacts.csv", out_dir);
     if (!(fc = fopen(path, "w"))) {
+      free(row);
       fclose(f);
       if (fs) fclose(fs);
       return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -198,6 +184,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
 
   kn_outputs* extra = NULL; /* vtk frames, plots, replay.html (output_frames.c) */
   if ((st = kn_outputs_begin(w, out_dir, &extra, err))) {
+    free(row);
     fclose(f);
     if (fs) fclose(fs);
     if (fc) fclose(fc);
@@ -205,7 +192,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   }
   kn_run_summary sum = {0};
   long total = kn_world_total_steps(w);
-  write_row(f, w);
+  write_row(f, w, row);
   sum.trajectory_rows = 1;
   double wall0 = kn_wall_time();
   int last_report = -1;
@@ -246,7 +233,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
               k->f[2], k->phi);
     }
     if (n % stride == 0 || n == total) {
-      write_row(f, w);
+      write_row(f, w, row);
       sum.trajectory_rows++;
     }
     int report = (int)(200.0 * (double)n / (double)total);
@@ -255,6 +242,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
       progress(user, (double)n / (double)total);
     }
   }
+  free(row);
   sum.wall_time_s = kn_wall_time() - wall0;
   sum.sim_time_s = w->t;
   sum.final_state_hash = kn_world_state_hash(w);

@@ -51,18 +51,6 @@ static float colour_value(const kn_mpm_body* b, int p) {
   return (float)sqrt(t);
 }
 
-const char* kn_html_three_js_path(void) {
-  const char* env = getenv("KNEAD_THREE_JS");
-  if (env && *env) return access(env, R_OK) == 0 ? env : NULL;
-#ifdef KNEAD_THREE_JS_BUILD
-  if (access(KNEAD_THREE_JS_BUILD, R_OK) == 0) return KNEAD_THREE_JS_BUILD;
-#endif
-#ifdef KNEAD_THREE_JS_INSTALLED
-  if (access(KNEAD_THREE_JS_INSTALLED, R_OK) == 0) return KNEAD_THREE_JS_INSTALLED;
-#endif
-  return NULL;
-}
-
 int kn_output_html_available(void) { return kn_html_three_js_path() != NULL; }
 
 kn_status kn_html_begin(const kn_world* w, const kn_out_scene* g, kn_html_recorder** out, kn_error* err) {

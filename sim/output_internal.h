@@ -53,9 +53,10 @@ kn_status kn_out_tessellate(const kn_shape* s, int* nv, double** v, int* nt, int
 typedef struct kn_vtk_writer kn_vtk_writer;
 /* (out_dir) => out_dir/frames/ created, a writer */
 kn_status kn_vtk_begin(const char* out_dir, kn_vtk_writer** out, kn_error* err);
-/* (world at time t, g updated) => frames/frame_NNNNN.vtu */
+/* (world at time t, g updated) => frames/frame_NNNNN.vtu (binary: appended raw, zlib-compressed) */
 kn_status kn_vtk_frame(kn_vtk_writer* vw, const kn_world* w, const kn_out_scene* g, kn_error* err);
-/* => frames.pvd indexing every frame written; frees vw (also on error) */
+/* => frames.pvd indexing every frame written, frames/frame_NNNNN.vtu files numbered past the last
+ * frame (an earlier run's) removed, nothing else; frees vw (also on error) */
 kn_status kn_vtk_end(kn_vtk_writer* vw, kn_error* err);
 
 typedef struct kn_plot_recorder kn_plot_recorder;
@@ -76,8 +77,9 @@ kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_sce
 /* => out_dir/replay.html; frees h; out_dir NULL: only that */
 kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene* g, const char* out_dir,
                       kn_error* err);
-/* the three.min.js file the replay inlines: $KNEAD_THREE_JS, the build tree's, the installed one;
- * NULL when none exists */
+/* the three.min.js file the replay inlines (output_assets.c): $KNEAD_THREE_JS, the installed copy
+ * next to the running libknead or program (<libdir>/../share/knead, <bindir>/../share/knead), the
+ * build tree's, the configured prefix's; NULL when none exists. Thread-local storage. */
 const char* kn_html_three_js_path(void);
 
 /* The run's optional outputs (output.vtk, .plots, .html) as one unit for kn_world_run. */

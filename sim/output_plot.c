@@ -1,8 +1,12 @@
-/* Plots of a run, drawn by gnuplot as SVG: contact forces over time (per collider pair and per FEM
- * body), joint tracking error of every PD controller (reference kn_ctrl_reference minus actual)
- * and the height of every free object and FEM centroid. The numbers go to plots/<name>.dat and
- * the commands to plots/plots.gp, so a plot can be redrawn or restyled by hand; gnuplot runs by
- * posix_spawn (no shell). Without gnuplot the plots are skipped with a warning. */
+/* Plots of a run, drawn by gnuplot as SVG: contact forces over time (the sum of the point force
+ * magnitudes per pair of colliders, FEM and MPM bodies, and the magnitude of the net contact force
+ * on each FEM and MPM body), joint tracking error of every PD controller (reference
+ * kn_ctrl_reference minus actual) and the height of every free object and FEM and MPM centroid.
+ * Each curve has its own colour, dash pattern and marker, and the markers of curve k of n sit k/n
+ * of a marker interval after curve 0's, so curves that coincide (the two fingers' forces on a
+ * centred object) still both show. The numbers go to plots/<name>.dat and the commands to
+ * plots/plots.gp, so a plot can be redrawn or restyled by hand; gnuplot runs by posix_spawn (no
+ * shell). Without gnuplot the plots are skipped with a warning. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -19,7 +23,8 @@
 extern char** environ;
 
 #define KN_PLOT_MAX_SAMPLES 4000
-#define KN_PLOT_MAX_PAIRS 12  /* collider pairs plotted one by one; the rest summed as "other" */
+#define KN_PLOT_MAX_PAIRS 12  /* contact pairs plotted one by one; the rest summed as "other" */
+#define KN_PLOT_MARKERS 12    /* markers per curve */
 
 typedef struct {
   char* name;
@@ -39,14 +44,14 @@ struct kn_plot_recorder {
   int n, cap;               /* samples */
   double* t;
   int npair;
-  int* pair;                /* 2 per pair: collider a < b */
+  int* pair;                /* 2 per pair: contact side ids a < b (side_name) */
   series pairs[KN_PLOT_MAX_PAIRS + 1]; /* the last: "other pairs" */
-  series* fem_force;        /* per FEM body */
+  series* fem_force;        /* per FEM body, then per MPM body: |net contact force| */
   int ntrack;
   tracking* track;
   int nheight;
-  series* height;           /* free objects then FEM centroids */
-  int* height_tree;         /* tree of each object height, -1 for a FEM */
+  series* height;           /* free objects, then FEM centroids, then MPM centroids */
+  int* height_tree;         /* tree of each object height, -1 for a FEM, -2 for an MPM body */
 };
 
 static double* zeros(int n) { return kn_calloc((size_t)n, sizeof(double)); }
@@ -67,7 +72,7 @@ static const char* dof_joint(const kn_mb_model* m, int dof) {
   return "?";
 }
 
-static void free_recorder(kn_plot_recorder* p, int nfem) {
+static void free_recorder(kn_plot_recorder* p, int nfem) { /* nfem: FEM + MPM bodies */
   if (!p) return;
   free(p->t), free(p->pair);
   for (int i = 0; i <= KN_PLOT_MAX_PAIRS; i++) free(p->pairs[i].name), free(p->pairs[i].y);
@@ -86,18 +91,21 @@ kn_status kn_plot_begin(const kn_world* w, long total_steps, kn_plot_recorder** 
   p->stride = total_steps > KN_PLOT_MAX_SAMPLES ? (total_steps + KN_PLOT_MAX_SAMPLES - 1) / KN_PLOT_MAX_SAMPLES : 1;
   p->cap = (int)(total_steps / p->stride) + 2;
   int ok = (p->t = zeros(p->cap)) && (p->pair = kn_calloc(2 * KN_PLOT_MAX_PAIRS, sizeof(int))) &&
-           (p->fem_force = kn_calloc((size_t)(w->nfem ? w->nfem : 1), sizeof(series)));
+           (p->fem_force = kn_calloc((size_t)(w->nfem + w->nmpm + 1), sizeof(series)));
   ok = ok && (p->pairs[KN_PLOT_MAX_PAIRS].y = zeros(p->cap)) && (p->pairs[KN_PLOT_MAX_PAIRS].name = kn_strdup("other pairs"));
   for (int i = 0; ok && i < w->nfem; i++)
     ok = (p->fem_force[i].name = join(w->fems[i].name, "", " (FEM, total)")) && (p->fem_force[i].y = zeros(p->cap));
+  for (int i = 0; ok && i < w->nmpm; i++)
+    ok = (p->fem_force[w->nfem + i].name = join(w->mpms[i].name, "", " (MPM, total)")) &&
+         (p->fem_force[w->nfem + i].y = zeros(p->cap));
   int nctrl = 0, nobj = 0;
   for (int k = 0; k < w->ntree; k++) {
     nctrl += w->trees[k].nctrl;
     nobj += w->trees[k].object >= 0 && !w->objects[w->trees[k].object].fixed;
   }
   ok = ok && (p->track = kn_calloc((size_t)(nctrl ? nctrl : 1), sizeof(tracking))) &&
-       (p->height = kn_calloc((size_t)(nobj + w->nfem + 1), sizeof(series))) &&
-       (p->height_tree = kn_calloc((size_t)(nobj + w->nfem + 1), sizeof(int)));
+       (p->height = kn_calloc((size_t)(nobj + w->nfem + w->nmpm + 1), sizeof(series))) &&
+       (p->height_tree = kn_calloc((size_t)(nobj + w->nfem + w->nmpm + 1), sizeof(int)));
   for (int k = 0; ok && k < w->ntree; k++) {
     const kn_world_tree* tr = &w->trees[k];
     for (int c = 0; ok && c < tr->nctrl; c++) {
@@ -120,15 +128,27 @@ kn_status kn_plot_begin(const kn_world* w, long total_steps, kn_plot_recorder** 
     series* h = &p->height[p->nheight++];
     ok = (h->name = join(w->fems[i].name, "", " (centroid)")) && (h->y = zeros(p->cap));
   }
+  for (int i = 0; ok && i < w->nmpm; i++) {
+    p->height_tree[p->nheight] = -2;
+    series* h = &p->height[p->nheight++];
+    ok = (h->name = join(w->mpms[i].name, "", " (centroid)")) && (h->y = zeros(p->cap));
+  }
   if (!ok) {
-    free_recorder(p, w->nfem);
+    free_recorder(p, w->nfem + w->nmpm);
     return kn_fail(err, KN_ERR_NOMEM, "output.plots: out of memory");
   }
   *out = p;
   return KN_OK;
 }
 
-// (colliders a, b) => the pair's series, a new one while there is room, else "other pairs"
+// contact side id => its name: colliders 0 .., then FEM bodies, then MPM bodies
+static const char* side_name(const kn_world* w, int id) {
+  if (id < w->ncollider) return w->colliders[id].name;
+  id -= w->ncollider;
+  return id < w->nfem ? w->fems[id].name : w->mpms[id - w->nfem].name;
+}
+
+// (contact sides a, b) => the pair's series, a new one while there is room, else "other pairs"
 static series* pair_series(kn_plot_recorder* p, const kn_world* w, int a, int b) {
   if (a > b) {
     int t = a;
@@ -138,7 +158,7 @@ static series* pair_series(kn_plot_recorder* p, const kn_world* w, int a, int b)
     if (p->pair[2 * i] == a && p->pair[2 * i + 1] == b) return &p->pairs[i];
   if (p->npair < KN_PLOT_MAX_PAIRS) {
     series* s = &p->pairs[p->npair];
-    if ((s->y = zeros(p->cap)) && (s->name = join(w->colliders[a].name, " - ", w->colliders[b].name))) {
+    if ((s->y = zeros(p->cap)) && (s->name = join(side_name(w, a), " - ", side_name(w, b)))) {
       p->pair[2 * p->npair] = a, p->pair[2 * p->npair + 1] = b;
       p->npair++;
       return s;
@@ -156,16 +176,30 @@ void kn_plot_sample(kn_plot_recorder* p, const kn_world* w, const kn_out_scene* 
   p->t[n] = w->t;
   /* contact force magnitudes summed over the points of each pair [N] */
   for (int c = 0; c < w->ncontact; c++) pair_series(p, w, w->contacts[c].a, w->contacts[c].b)->y[n] += norm3(w->contacts[c].f);
+  int fem0 = w->ncollider, mpm0 = w->ncollider + w->nfem; /* side ids of the deformables */
+  for (int c = 0; c < w->nfem_contact; c++) {
+    const kn_world_fem_contact* k = &w->fem_contacts[c];
+    pair_series(p, w, k->a_fem >= 0 ? fem0 + k->a_fem : k->a_collider, fem0 + k->fem_b)->y[n] += norm3(k->f);
+  }
+  for (int c = 0; c < w->nmpm_contact; c++) {
+    const kn_world_mpm_contact* k = &w->mpm_contacts[c];
+    pair_series(p, w, mpm0 + k->mpm, k->collider)->y[n] += norm3(k->f);
+  }
   for (int i = 0; i < w->nfem; i++) p->fem_force[i].y[n] = norm3(w->fems[i].force);
+  for (int i = 0; i < w->nmpm; i++) p->fem_force[w->nfem + i].y[n] = norm3(w->mpms[i].force);
   for (int i = 0; i < p->ntrack; i++) {
     tracking* tk = &p->track[i];
     const double* q = w->trees[tk->tree].q;
     kn_ctrl_reference(tk->c, w->t, tk->q_ref, NULL, NULL);
     for (int d = 0; d < tk->c->ndof; d++) tk->err[d].y[n] = tk->q_ref[d] - q[tk->c->qidx[d]];
   }
-  for (int i = 0, f = 0; i < p->nheight; i++) {
+  for (int i = 0, f = 0, m = 0; i < p->nheight; i++) {
     if (p->height_tree[i] >= 0) {
       p->height[i].y[n] = g->data[p->height_tree[i]]->X_wb[0].p[2];
+    } else if (p->height_tree[i] == -2) {
+      double c[3];
+      kn_sim_mpm_centroid(&w->mpms[m++], c);
+      p->height[i].y[n] = c[2];
     } else {
       double c[3];
       kn_sim_deformable_centroid(&w->fems[f++], c);
@@ -217,10 +251,20 @@ static int write_plot(FILE* gp, const char* dir, const char* name, const char* t
   gp_string(gp, ylabel);
   fputs("\nplot ", gp);
   snprintf(path, sizeof path, "%s/plots/%s.dat", dir, name);
+  /* curve k: colour k + 1, dash pattern (solid, dashed, dotted, dash-dot, dash-dot-dot) and marker
+   * of its own; a marker every `every` samples from sample k * every / ns (staggered); the key
+   * entry is a NaN curve drawn with both */
+  static const int marker[] = {7, 5, 9, 2, 1, 6, 4, 8, 11, 13, 3, 10};
+  int every = p->n > KN_PLOT_MARKERS ? p->n / KN_PLOT_MARKERS : 1;
   for (int k = 0; k < ns; k++) {
+    int lc = k + 1, dt = k % 5 + 1, pt = marker[k % (int)(sizeof marker / sizeof *marker)];
     if (k) fputs(", \\\n     ", gp);
-    gp_string(gp, k ? "" : path);
-    fprintf(gp, " using 1:%d with lines lw 1.5 title ", k + 2);
+    gp_string(gp, path);
+    fprintf(gp, " using 1:%d with lines lw 1.5 lc %d dt %d notitle, \\\n     ", k + 2, lc, dt);
+    gp_string(gp, path);
+    fprintf(gp, " using 1:%d every %d::%d with points lc %d pt %d ps 0.8 notitle, \\\n     ", k + 2, every,
+            k * every / ns, lc, pt);
+    fprintf(gp, "NaN with linespoints lw 1.5 lc %d dt %d pt %d ps 0.8 title ", lc, dt, pt);
     gp_string(gp, s[k]->name);
   }
   fputs("\n\n", gp);
@@ -253,20 +297,20 @@ static int run_gnuplot(const char* script, const char* log) {
 kn_status kn_plot_end(kn_plot_recorder* p, const kn_world* w, const char* out_dir, kn_diag* warnings,
                       kn_error* err) {
   if (!out_dir) {
-    free_recorder(p, w->nfem);
+    free_recorder(p, w->nfem + w->nmpm);
     return KN_OK;
   }
   char dir[4096], script[4096], log[4096];
   snprintf(dir, sizeof dir, "%s/plots", out_dir);
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    free_recorder(p, w->nfem);
+    free_recorder(p, w->nfem + w->nmpm);
     return kn_fail(err, KN_ERR_IO, "%s: cannot create folder: %s", dir, strerror(errno));
   }
   snprintf(script, sizeof script, "%s/plots.gp", dir);
   snprintf(log, sizeof log, "%s/gnuplot.log", dir);
   FILE* gp = fopen(script, "w");
   if (!gp) {
-    free_recorder(p, w->nfem);
+    free_recorder(p, w->nfem + w->nmpm);
     return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", script, strerror(errno));
   }
   fputs("# knead: plots of one run (gnuplot plots.gp redraws them)\n"
@@ -280,7 +324,7 @@ kn_status kn_plot_end(kn_plot_recorder* p, const kn_world* w, const char* out_di
   int other = 0;
   for (int i = 0; i < p->n; i++) other |= p->pairs[KN_PLOT_MAX_PAIRS].y[i] != 0;
   if (other) s[ns++] = &p->pairs[KN_PLOT_MAX_PAIRS];
-  for (int i = 0; i < w->nfem && ns < (int)(sizeof s / sizeof *s); i++) s[ns++] = &p->fem_force[i];
+  for (int i = 0; i < w->nfem + w->nmpm && ns < (int)(sizeof s / sizeof *s); i++) s[ns++] = &p->fem_force[i];
   nplot += write_plot(gp, out_dir, "contact_forces", "contact force magnitude by pair", "|f| [N]", p, s, ns, err, &st);
   for (int i = 0; !st && i < p->ntrack; i++) {
     const tracking* tk = &p->track[i];
@@ -299,7 +343,7 @@ kn_status kn_plot_end(kn_plot_recorder* p, const kn_world* w, const char* out_di
   if (!st) nplot += write_plot(gp, out_dir, "heights", "object heights", "z [m]", p, s, ns, err, &st);
   int bad = ferror(gp);
   if (fclose(gp) != 0 || bad) st = st ? st : kn_fail(err, KN_ERR_IO, "%s: write error", script);
-  free_recorder(p, w->nfem);
+  free_recorder(p, w->nfem + w->nmpm);
   if (st || nplot == 0) return st;
   int rc = run_gnuplot(script, log);
   if (rc < 0)

@@ -70,9 +70,16 @@
  *                                  --out) [out/<scene name>]; rate 0 = every step [0]
  *           vtk: bool              frames/frame_NNNNN.vtu (rigid geometry tessellated at its world
  *                                  pose, FEM surfaces, MPM particles; point data velocity, cell data
- *                                  body_id) and frames.pvd, the time index ParaView opens [false]
- *           plots: bool            plots/<name>.svg by gnuplot: contact forces, joint tracking error,
- *                                  object heights; no gnuplot: skipped with a warning [false]
+ *                                  body_id) and frames.pvd, the time index ParaView opens [false].
+ *                                  Binary: VTK XML appended raw data, zlib-compressed (header_type
+ *                                  UInt64); a run removes the frame_NNNNN.vtu files it did not write
+ *                                  (a longer earlier run's), and nothing else in frames/
+ *           plots: bool            plots/<name>.svg by gnuplot: contact forces (per collider pair,
+ *                                  per FEM and MPM body), joint tracking error, heights (free
+ *                                  objects, FEM and MPM centroids); each curve has its own colour,
+ *                                  dash pattern and marker (markers staggered between curves), so
+ *                                  equal curves (two fingers' forces) both show; no gnuplot:
+ *                                  skipped with a warning [false]
  *           html: bool             replay.html, an animation with three.js inlined (no network) [false]
  *           frame_rate: fps > 0    frames per second of vtk and html [30]
  *
@@ -98,7 +105,8 @@
  *     Contacts: each free surface vertex against every rigid collider (signed distance <
  *     contact.margin) and against the other FEM bodies' deformed surfaces; SAP gets the Schur
  *     complement of A on the contact vertices (contact.solver.fem_schur: false hands it the
- *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid).
+ *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid, in
+ *     the world frame [m]).
  *     model: mpm (digest §7): shape box | sphere | cylinder | mesh (closed OBJ/STL); resolution =
  *       grid spacing h [min size / 8]; particles_per_cell: 1, 8, 27, ... [8]; material: {type:
  *       linear_corotated | eos_fluid, youngs_modulus, poisson_ratio, density, yield_stress (von
@@ -155,13 +163,13 @@
 
 #include <stdbool.h>
 
-#include "common/common.h"
-#include "contact/contact.h"
-#include "controllers/controllers.h"
-#include "deformable/deformable.h"
-#include "mpm/mpm.h"
-#include "multibody/multibody.h"
-#include "urdf/urdf.h"
+#include "../common/common.h"
+#include "../contact/contact.h"
+#include "../controllers/controllers.h"
+#include "../deformable/deformable.h"
+#include "../mpm/mpm.h"
+#include "../multibody/multibody.h"
+#include "../urdf/urdf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -710,8 +718,20 @@ typedef struct {
   long trajectory_rows;     /* data rows written to trajectory.csv */
 } kn_run_summary;
 
+/* trajectory.csv's values for the current state (trajectory.c): kn_world_trajectory_ncolumn(w)
+ * numbers after t, in the header's order: each robot's nq coordinates ("robot/joint"), each
+ * object's, then the FEM and MPM centroids ("<name>/cx,cy,cz", world frame [m]). Joint
+ * coordinates are multibody.h's (rad for revolute, m for prismatic), except a FLOATING root joint
+ * (a floating robot, a free object or a floating URDF object): its x, y, z [m] and qw, qx, qy, qz
+ * are the pose of the root body in the world, base_pose (or pose) applied, not its coordinates
+ * in the joint frame. The run's trajectory.json names each column's unit and meaning. */
+int kn_world_trajectory_ncolumn(const kn_world* w);
+void kn_world_trajectory_row(const kn_world* w, double* row);
+
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
- * (t, then every coordinate by "robot/joint", then the objects') and `out_dir`/summary.json (with
+ * (t, then every coordinate by "robot/joint", then the objects', in world coordinates as
+ * kn_world_trajectory_row), trajectory.json (per column of trajectory.csv: name, unit, meaning)
+ * and `out_dir`/summary.json (with
  * the solver statistics: totals, max, mean), plus solver.csv (per step: t, iterations, line-search
  * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
  * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones

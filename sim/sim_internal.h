@@ -3,6 +3,7 @@
 #define KNEAD_SIM_INTERNAL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "contact/contact.h"
 #include "sap/sap.h"
@@ -28,7 +29,8 @@ int kn_scene_lines_find(const kn_scene_lines* l, const char* key_path);
 int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key);
 
 /* objects[i] of the scene => its tree as a kn_robot (objects.c) and its initial q (q0 holds nq0
- * doubles, at least the model's nq; free primitives need 7). Errors name the scene key. */
+ * doubles, at least the model's nq; free primitives need 7; q0 NULL: the tree only, for a URDF
+ * object of any nq). Errors name the scene key. */
 kn_status kn_sim_object_load(const kn_scene* s, unsigned i, kn_robot** out, double* q0, int nq0, kn_error* err);
 
 /* The colliders of every tree (robots' COLLISION geometry, objects' shapes) with their
@@ -66,6 +68,11 @@ kn_status kn_sim_mpm_build(kn_world* w, kn_error* err);
 void kn_sim_mpm_free(kn_world* w);
 void kn_sim_mpm_backup(kn_world* w, int restore);
 uint64_t kn_sim_mpm_hash(const kn_world* w, uint64_t h);
+/* trajectory.csv's header line "t,robot/joint,..." (trajectory.c) */
+void kn_sim_trajectory_header(const kn_world* w, FILE* f);
+/* (world) => path written: trajectory.json, trajectory.csv's columns with unit and meaning */
+kn_status kn_sim_trajectory_describe(const kn_world* w, const char* path, kn_error* err);
+
 /* Broad phase of MPM particle contacts (mpm_world.c): a conservative bound of collider k
  * (pose X_WG) against a body's particles, so that skipped particles are exactly those whose signed
  * distance is >= margin anyway (the contact set is identical to testing every particle). */

@@ -422,14 +422,13 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
   for (int i = 0; !st && i < nobj; i++) {
     kn_world_tree* t = &w->trees[w->ntree];
     kn_world_object* wo = &w->objects[i];
-    double q0[7];
     wo->name = kn_strdup(d->objects[i].name);
     wo->fixed = d->objects[i].fixed;
     wo->tree = w->ntree++;
     w->nobject++;
     t->root = -1;
     t->object = i;
-    if ((st = kn_sim_object_load(s, (unsigned)i, &t->robot, q0, 7, err))) break;
+    if ((st = kn_sim_object_load(s, (unsigned)i, &t->robot, NULL, 0, err))) break;
     if (make_object_columns(wo, t->robot->model)) st = kn_fail(err, KN_ERR_NOMEM, "out of memory");
   }
 

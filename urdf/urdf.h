@@ -16,9 +16,9 @@
 #ifndef KNEAD_URDF_H
 #define KNEAD_URDF_H
 
-#include "common/common.h"
-#include "contact/contact.h"
-#include "multibody/multibody.h"
+#include "../common/common.h"
+#include "../contact/contact.h"
+#include "../multibody/multibody.h"
 
 #ifdef __cplusplus
 extern "C" {

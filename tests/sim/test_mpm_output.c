@@ -7,7 +7,8 @@
  * VTU frames and the replay, all other particles 0.
  * Checks: trajectory.csv has blob/cx,cy,cz columns equal to the mass-weighted centroid;
  * summary.json's "mpm" block (name, particles, mass, centroid); frames/frame_*.vtu hold 64 points
- * and 64 vertex cells with velocity = -g t and plastic_strain; replay.html (when three.js is
+ * and 64 vertex cells with velocity = -g t and plastic_strain, decoded from the binary (zlib) arrays,
+ * and the last frame's positions and velocities equal the particles' bit for bit; replay.html (when three.js is
  * installed) carries the particles, their colour quantity and maximum, and the subsampling caps. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <criterion/criterion.h>
@@ -20,6 +21,7 @@
 #include "sim/output_internal.h"
 #include "sim/sim.h"
 #include "../support/files.h"
+#include "../support/vtu.h"
 
 #define G 9.81
 #define DT 0.01
@@ -127,22 +129,6 @@ Test(mpm_output, trajectory_and_summary, .timeout = 60) {
   run_free(&r);
 }
 
-// the n numbers of the DataArray named `name` after it in s
-static int read_array(const char* s, const char* name, double* out, int n) {
-  char key[64];
-  snprintf(key, sizeof key, "Name=\"%s\"", name);
-  const char* p = strstr(s, key);
-  if (!p || !(p = strchr(p, '>'))) return 0;
-  p++;
-  for (int i = 0; i < n; i++) {
-    char* e;
-    out[i] = strtod(p, &e);
-    if (e == p) return i;
-    p = e;
-  }
-  return n;
-}
-
 Test(mpm_output, vtu_frames, .timeout = 60) {
   run r = run_blob(0.1, 0.05, 0, NSTEP * DT);
   const int np = 64;
@@ -150,8 +136,9 @@ Test(mpm_output, vtu_frames, .timeout = 60) {
   for (int f = 0; f <= 5; f++) {
     char path[256];
     snprintf(path, sizeof path, "%s/frames/frame_%05d.vtu", r.dir, f);
-    char* s = slurp(path);
-    cr_assert_not_null(s, "missing %s", path);
+    vtu_file vf;
+    cr_assert(vtu_open(path, &vf), "missing or not a binary .vtu: %s", path);
+    const char* s = vf.xml;
     long npt, ncell;
     const char* piece = strstr(s, "<Piece ");
     cr_assert_not_null(piece);
@@ -159,39 +146,37 @@ Test(mpm_output, vtu_frames, .timeout = 60) {
     cr_expect_eq(npt, np, "frame %d points %ld", f, npt);
     cr_expect_eq(ncell, np, "frame %d cells %ld", f, ncell);
     double v[3 * 64], ps[64], types[64], kind[64], conn[64], off[64], x[3 * 64];
-    cr_assert_eq(read_array(s, "velocity", v, 3 * np), 3 * np);
-    cr_assert_eq(read_array(s, "plastic_strain", ps, np), np);
-    cr_assert_eq(read_array(s, "types", types, np), np);
-    cr_assert_eq(read_array(s, "kind", kind, np), np);
-    cr_assert_eq(read_array(s, "connectivity", conn, np), np);
-    cr_assert_eq(read_array(s, "offsets", off, np), np);
-    const char* pts = strstr(s, "<Points>");
-    cr_assert_not_null(pts);
-    const char* p = strchr(strstr(pts, "<DataArray"), '>') + 1;
+    cr_assert_eq(vtu_array(&vf, "velocity", v, 3 * np), 3 * np);
+    cr_assert_eq(vtu_array(&vf, "plastic_strain", ps, np), np);
+    cr_assert_eq(vtu_array(&vf, "types", types, np), np);
+    cr_assert_eq(vtu_array(&vf, "kind", kind, np), np);
+    cr_assert_eq(vtu_array(&vf, "connectivity", conn, np), np);
+    cr_assert_eq(vtu_array(&vf, "offsets", off, np), np);
+    cr_assert_eq(vtu_array(&vf, "Points", x, 3 * np), 3 * np);
     double zsum = 0;
-    for (int i = 0; i < 3 * np; i++) {
-      char* e;
-      x[i] = strtod(p, &e);
-      cr_assert_neq(e, p);
-      p = e;
-      if (i % 3 == 2) zsum += x[i];
-    }
+    for (int i = 0; i < np; i++) zsum += x[3 * i + 2];
     double t = 2 * f * DT;
     for (int k = 0; k < np; k++) {
-      cr_expect_float_eq(v[3 * k], 0, 1e-9);
-      cr_expect_float_eq(v[3 * k + 1], 0, 1e-9);
-      /* v_n = -g t_n exactly up to %.7g printing */
-      cr_expect_float_eq(v[3 * k + 2], -G * t, 1e-6 * (1 + G * t), "frame %d particle %d vz %.9g vs %.9g", f, k,
+      cr_expect_float_eq(v[3 * k], 0, 1e-12);
+      cr_expect_float_eq(v[3 * k + 1], 0, 1e-12);
+      /* v_n = -g t_n to rounding (binary Float64: no printing error) */
+      cr_expect_float_eq(v[3 * k + 2], -G * t, 1e-12 * (1 + G * t), "frame %d particle %d vz %.17g vs %.17g", f, k,
                          v[3 * k + 2], -G * t);
-      cr_expect_float_eq(ps[k], k == 0 ? plastic0 : 0.0, 1e-6, "frame %d particle %d plastic strain %.9g", f, k, ps[k]);
+      cr_expect_float_eq(ps[k], k == 0 ? plastic0 : 0.0, 1e-12, "frame %d particle %d plastic strain %.17g", f, k, ps[k]);
       cr_expect_eq((int)types[k], 1, "VTK_VERTEX");
       cr_expect_eq((int)kind[k], 2);
       cr_expect_eq((int)conn[k], k);
       cr_expect_eq((int)off[k], k + 1);
     }
     /* equal masses: the mean particle height is the centroid */
-    cr_expect_float_eq(zsum / np, z_n(2 * f), 1e-6, "frame %d mean z %.9g vs %.9g", f, zsum / np, z_n(2 * f));
-    free(s);
+    cr_expect_float_eq(zsum / np, z_n(2 * f), 1e-12, "frame %d mean z %.17g vs %.17g", f, zsum / np, z_n(2 * f));
+    /* the last frame is the final state: positions and velocities bit for bit */
+    if (f == 5) {
+      const kn_mpm_body* b = r.world->mpms[0].body;
+      cr_expect_eq(memcmp(x, b->x, sizeof x), 0, "frame 5 positions differ from the particles'");
+      cr_expect_eq(memcmp(v, b->v, sizeof v), 0, "frame 5 velocities differ from the particles'");
+    }
+    vtu_close(&vf);
   }
   run_free(&r);
 }

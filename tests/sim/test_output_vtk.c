@@ -1,6 +1,8 @@
 /* output.vtk: ParaView frames. A floor, a resting box and a sphere falling freely are run for
- * 0.3 s at 10 frames per second; the test parses the .pvd and .vtu files and checks counts,
- * the box's 8 corners, the free fall velocity and the tessellation of every primitive. */
+ * 0.3 s at 10 frames per second; the test parses the .pvd and decodes the binary .vtu files
+ * (tests/support/vtu.h) and checks counts, the box's 8 corners, the free fall velocity and the
+ * tessellation of every primitive. A second, shorter run into the same folder leaves no frame of
+ * the first behind, and no other file is touched. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <criterion/criterion.h>
 #include <ftw.h>
@@ -13,6 +15,7 @@
 #include "sim/output_internal.h"
 #include "sim/sim.h"
 #include "../support/files.h"
+#include "../support/vtu.h"
 
 /* XML well-formedness at the tag level: every element closed in order, comments and the
  * declaration skipped. Returns the number of elements, -1 when malformed. */
@@ -53,19 +56,6 @@ static long attr_long(const char* s, const char* name) {
   return p ? strtol(p + strlen(name), NULL, 10) : -1;
 }
 
-// the numbers of the DataArray named `name` (after its opening tag)
-static const char* array_text(const char* s, const char* name) {
-  char key[128];
-  snprintf(key, sizeof key, "Name=\"%s\"", name);
-  const char* p = strstr(s, key);
-  return p ? strchr(p, '>') + 1 : NULL;
-}
-
-static const char* points_text(const char* s) {
-  const char* p = strstr(s, "<Points>");
-  return p ? strchr(strstr(p, "<DataArray"), '>') + 1 : NULL;
-}
-
 static const char* scene_yaml =
     "time_step: 0.01\nduration: 0.3\n"
     "objects:\n"
@@ -102,19 +92,23 @@ Test(output_vtk, frames_and_index) {
 
   /* points: floor square 4, box 8, sphere 2 poles + 11 rings x 24 = 266; cells 2 + 12 + 528 */
   snprintf(path, sizeof path, "%s/frames/frame_00001.vtu", dir);
-  char* vtu = slurp(path);
-  cr_assert(vtu);
-  cr_expect_gt(xml_check(vtu), 0, "frame 1 is not well-formed XML");
-  cr_expect_eq(attr_long(vtu, "NumberOfPoints=\""), 4 + 8 + 266);
-  cr_expect_eq(attr_long(vtu, "NumberOfCells=\""), 2 + 12 + 2 * 24 + 10 * 2 * 24);
+  vtu_file vf;
+  cr_assert(vtu_open(path, &vf), "%s: missing or not a binary .vtu", path);
+  /* the XML around the binary appended section is well-formed */
+  size_t nx = strlen(vf.xml);
+  char* xml = malloc(nx + 64);
+  snprintf(xml, nx + 64, "%s</AppendedData></VTKFile>", vf.xml);
+  cr_expect_gt(xml_check(xml), 0, "frame 1 is not well-formed XML");
+  free(xml);
+  const char* tail = "\n</AppendedData>\n</VTKFile>\n";
+  cr_expect(vf.len > strlen(tail) && !strcmp((const char*)vf.bytes + vf.len - strlen(tail), tail));
+  cr_expect(strstr(vf.xml, "header_type=\"UInt64\"") && strstr(vf.xml, "compressor=\"vtkZLibDataCompressor\""));
+  cr_expect_eq(attr_long(vf.xml, "NumberOfPoints=\""), 4 + 8 + 266);
+  cr_expect_eq(attr_long(vf.xml, "NumberOfCells=\""), 2 + 12 + 2 * 24 + 10 * 2 * 24);
   /* the box's corners: (0.5, 0, 0.025) +- (0.1, 0.05, 0.025), resting: x, y to 1 um; z within the
    * compliant contact's sink (mg / k over the four corners ~ 0.8 mm, measured 0.77 mm) */
-  const char* p = points_text(vtu);
-  cr_assert(p);
-  char* end;
   double x[278][3];
-  for (int i = 0; i < 278; i++)
-    for (int a = 0; a < 3; a++) x[i][a] = strtod(p, &end), p = end;
+  cr_assert_eq(vtu_array(&vf, "Points", &x[0][0], 3 * 278), 3 * 278);
   int seen = 0;
   for (int c = 0; c < 8; c++) {
     double want[3] = {0.5 + (c & 1 ? 0.1 : -0.1), c & 2 ? 0.05 : -0.05, 0.025 + (c & 4 ? 0.025 : -0.025)};
@@ -126,24 +120,29 @@ Test(output_vtk, frames_and_index) {
       }
   }
   cr_expect_eq(seen, 0xff, "box corners found: mask %#x", seen);
-  /* the ball falls freely: implicit Euler v_n = -g n dt, -0.981 m/s at t = 0.1 (7 digits) */
-  const char* v = array_text(vtu, "velocity");
-  cr_assert(v);
+  /* the ball falls freely: implicit Euler v_n = -g n dt, -0.981 m/s at t = 0.1 (Float64, to rounding) */
+  double v[278][3];
+  cr_assert_eq(vtu_array(&vf, "velocity", &v[0][0], 3 * 278), 3 * 278);
   double vz_min = 1e9, vz_max = -1e9;
-  for (int i = 0; i < 278; i++) {
-    double vi[3];
-    for (int a = 0; a < 3; a++) vi[a] = strtod(v, &end), v = end;
-    if (i >= 12) vz_min = fmin(vz_min, vi[2]), vz_max = fmax(vz_max, vi[2]);
-  }
-  cr_expect(fabs(vz_min + 0.981) < 1e-5 && fabs(vz_max + 0.981) < 1e-5, "ball vz in [%g, %g], expected -0.981",
+  for (int i = 12; i < 278; i++) vz_min = fmin(vz_min, v[i][2]), vz_max = fmax(vz_max, v[i][2]);
+  cr_expect(fabs(vz_min + 0.981) < 1e-12 && fabs(vz_max + 0.981) < 1e-12, "ball vz in [%.17g, %.17g], expected -0.981",
             vz_min, vz_max);
-  /* body ids: floor, box, ball are bodies 0, 1, 2; the last cell is the ball's */
-  const char* ids = array_text(vtu, "body_id");
-  cr_assert(ids);
-  long last = -1;
-  for (int c = 0; c < 542; c++) last = strtol(ids, &end, 10), ids = end;
-  cr_expect_eq(last, 2);
-  free(vtu);
+  /* body ids: floor, box, ball are bodies 0, 1, 2; the last cell is the ball's; types and offsets */
+  double ids[542], types[542], offsets[542], conn[3 * 542];
+  cr_assert_eq(vtu_array(&vf, "body_id", ids, 542), 542);
+  cr_expect(ids[0] == 0 && ids[2] == 1 && ids[13] == 1 && ids[14] == 2 && ids[541] == 2);
+  cr_assert_eq(vtu_array(&vf, "types", types, 542), 542);
+  cr_assert_eq(vtu_array(&vf, "offsets", offsets, 542), 542);
+  cr_assert_eq(vtu_array(&vf, "connectivity", conn, 3 * 542), 3 * 542);
+  for (int c = 0; c < 542; c++) cr_expect(types[c] == 5 && offsets[c] == 3 * (c + 1), "cell %d", c);
+  /* the ball's triangles use the ball's points only */
+  for (int k = 3 * 14; k < 3 * 542; k++) cr_expect(conn[k] >= 12 && conn[k] < 278, "connectivity[%d] = %g", k, conn[k]);
+  /* the ball's centre at t = 0.1 is at z = 1 - g dt^2 n (n + 1) / 2 (n = 10): its 266 points average there */
+  double zc = 0;
+  for (int i = 12; i < 278; i++) zc += x[i][2];
+  zc /= 266;
+  cr_expect(fabs(zc - (1.0 - 9.81 * 0.01 * 0.01 * 55)) < 1e-9, "ball centre z %.12g", zc);
+  vtu_close(&vf);
   nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   kn_world_free(w);
   kn_scene_free(s);
@@ -200,4 +199,62 @@ Test(output_vtk, tessellation_volumes) {
     cr_expect_eq(open, 0, "%s: %d edges not shared by exactly two triangles", kn_shape_type_name(cases[i].s.type), open);
     free(v), free(tri);
   }
+}
+
+// (duration) => the floor/box/ball scene run into dir
+static void run_into(const char* dir, const char* duration) {
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml, "%s", scene_yaml);
+  char* d = strstr(yaml, "duration: 0.3");
+  cr_assert_not_null(d);
+  memcpy(d + 10, duration, 3);
+  kn_error err = {0};
+  kn_scene* s = NULL;
+  kn_world* w = NULL;
+  cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "vtk.yaml", &s, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(s, &w, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_run(w, dir, NULL, NULL, NULL, &err), KN_OK, "%s", err.msg);
+  kn_world_free(w);
+  kn_scene_free(s);
+}
+
+Test(output_vtk, rerun_removes_stale_frames) {
+  char dir[] = "/tmp/knead_vtk_rerun_XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char path[512];
+  run_into(dir, "0.3"); /* frames 0..3 */
+  /* files of the user's next to the frames: kept */
+  const char* keep[] = {"notes.txt", "frame_00007.vtu.bak", "frame_7.vtu", "myframe_00009.vtu"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/frames/%s", dir, keep[i]);
+    FILE* f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("mine\n", f);
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "%s/frames/frame_00003.vtu", dir);
+  cr_assert_eq(access(path, R_OK), 0);
+  run_into(dir, "0.1"); /* frames 0, 1 */
+  for (int i = 0; i < 6; i++) {
+    snprintf(path, sizeof path, "%s/frames/frame_%05d.vtu", dir, i);
+    cr_expect_eq(access(path, R_OK) == 0, i < 2, "%s: exists %d after the 0.1 s run", path, access(path, R_OK) == 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/frames/%s", dir, keep[i]);
+    cr_expect_eq(access(path, R_OK), 0, "%s was removed", path);
+  }
+  /* frame 1 is the new run's (t = 0.1), and the index lists exactly two frames */
+  snprintf(path, sizeof path, "%s/frames/frame_00001.vtu", dir);
+  vtu_file vf;
+  cr_assert(vtu_open(path, &vf));
+  cr_expect(strstr(vf.xml, "<!-- knead frame 1, t = 0.1 s") != NULL);
+  vtu_close(&vf);
+  snprintf(path, sizeof path, "%s/frames.pvd", dir);
+  char* pvd = slurp(path);
+  cr_assert_not_null(pvd);
+  int nset = 0;
+  for (const char* p = strstr(pvd, "<DataSet"); p; p = strstr(p + 1, "<DataSet")) nset++;
+  cr_expect_eq(nset, 2);
+  free(pvd);
+  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

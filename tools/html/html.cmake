@@ -1,6 +1,6 @@
 # The replay's assets (output.html): three.js from the npm registry, pinned by package.json and
 # package-lock.json here, installed into <build>/web by `npm ci` at build time; replay.js embedded
-# into libknead as a C string. Included by the top-level CMakeLists.txt after add_library(knead);
+# into libknead as a C string. Included by the top-level CMakeLists.txt after add_library(knead_objects);
 # also run as a script (cmake -P) for the two build steps, selected by STEP.
 # Without npm or without the registry the build still succeeds: `output: {html: true}` then fails
 # with a message saying that three.js is not installed.
@@ -50,11 +50,16 @@ add_custom_command(OUTPUT ${KNEAD_REPLAY_JS_H}
   DEPENDS ${KNEAD_HTML_SRC}/replay.js ${KNEAD_HTML_SRC}/html.cmake
   COMMENT "Embedding tools/html/replay.js into libknead"
   VERBATIM)
-target_sources(knead PRIVATE ${KNEAD_REPLAY_JS_H})
-target_include_directories(knead PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
-# three.min.js is looked up at run time: $KNEAD_THREE_JS, this build tree's, the installed copy
-target_compile_definitions(knead PRIVATE KNEAD_THREE_JS_BUILD="${KNEAD_THREE_JS}"
-  KNEAD_THREE_JS_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/knead/three.min.js")
+target_sources(knead_objects PRIVATE ${KNEAD_REPLAY_JS_H})
+target_include_directories(knead_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+# three.min.js is looked up at run time (sim/output_assets.c): $KNEAD_THREE_JS, the installed copy
+# relative to the running libknead or program (so a moved prefix works), this build tree's, the
+# configured prefix's
+file(RELATIVE_PATH knead_lib_to_js ${CMAKE_INSTALL_FULL_LIBDIR} ${CMAKE_INSTALL_FULL_DATADIR}/knead/three.min.js)
+file(RELATIVE_PATH knead_bin_to_js ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_DATADIR}/knead/three.min.js)
+target_compile_definitions(knead_objects PRIVATE KNEAD_THREE_JS_BUILD="${KNEAD_THREE_JS}"
+  KNEAD_THREE_JS_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/knead/three.min.js"
+  KNEAD_LIBDIR_TO_THREE_JS="${knead_lib_to_js}" KNEAD_BINDIR_TO_THREE_JS="${knead_bin_to_js}")
 install(FILES ${KNEAD_THREE_JS} DESTINATION ${CMAKE_INSTALL_DATADIR}/knead OPTIONAL)
 
 # the headless-browser test of replay.html (tests/tools/test_html.c) needs chromium

@@ -1,8 +1,12 @@
 /* An installed-knead consumer: loads a one-link URDF from a string (exercising the C++ urdfdom
  * shim, so a missing libstdc++ in the link line shows up), and checks the mass matrix of that
- * pendulum against its analytic value. Exit status 0 on success. */
+ * pendulum against its analytic value. With an argument OUT_DIR it also runs a 0.05 s scene with
+ * output.html into OUT_DIR and checks that replay.html inlines three.js (found next to the
+ * installed libknead). Exit status 0 on success. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <knead/knead.h>
 
@@ -18,7 +22,30 @@ static const char* pendulum =
     "    <axis xyz='0 1 0'/><limit lower='-3' upper='3' effort='10' velocity='5'/></joint>"
     "</robot>";
 
-int main(void) {
+// (out_dir) => replay.html of a falling ball written there, with three.js inlined; 0 on success
+static int render_html(const char* out_dir) {
+  static const char* yaml = "time_step: 0.01\nduration: 0.05\n"
+                            "objects:\n  - {name: ball, shape: {sphere: 0.05}, mass: 1, pose: {xyz: [0, 0, 1]}}\n"
+                            "output: {html: true, frame_rate: 50}\n";
+  kn_error err = {0};
+  kn_scene* s = NULL;
+  kn_world* w = NULL;
+  int ok = kn_scene_load_string(yaml, strlen(yaml), "html.yaml", &s, &err) == KN_OK &&
+           kn_world_create(s, &w, &err) == KN_OK && kn_world_run(w, out_dir, NULL, NULL, NULL, &err) == KN_OK;
+  if (!ok) fprintf(stderr, "knead_consumer: %s\n", err.msg);
+  kn_world_free(w);
+  kn_scene_free(s);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/replay.html", out_dir);
+  struct stat st;
+  /* three.min.js r158 alone is ~670 kB */
+  ok = ok && stat(path, &st) == 0 && st.st_size > 500000;
+  printf("knead_consumer: %s %s\n", path, ok ? "ok" : "MISSING or without three.js");
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && render_html(argv[1])) return 1;
   kn_error err = {0};
   kn_urdf_options opt = kn_urdf_options_default();
   kn_robot* robot = NULL;
