@@ -14,7 +14,13 @@
  *                                  sap: the two-stage SAP step (backend_sap.c); none: each tree
  *                                  alone by kn_mb_step, no contact; the others are rejected by
  *                                  kn_world_create as "not implemented" (KN_ERR_UNSUPPORTED)
- *     margin: m >= 0               detection margin [0]
+ *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
+ *                                  side could travel to the other within the step: the pair's
+ *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
+ *                                  dt^2 |g| of the collider (kn_sim_collider_reach; 1 mm at rest at
+ *                                  dt = 0.01), so touching bodies are never missed and a falling
+ *                                  link meets the floor at its surface. Such speculative contacts
+ *                                  carry no force unless the bodies close the gap.
  *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
  *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
  *                                  Drake-like collision filter groups: a member of a group never
@@ -33,7 +39,12 @@
  *       mass: kg | density: kg/m^3 free shapes, inertia of the shape at uniform density [1000];
  *                                  a free mesh must be closed: its volume, centre of mass and
  *                                  inertia come from kn_mesh_mass_properties
- *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default]
+ *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default: 0.5,
+ *                                  1e6 N/m, dt / 2 s (a pair of defaults: dt, critically damped
+ *                                  at the near-rigid limit); against FEM and MPM surfaces an unset
+ *                                  dissipation_time is 0.1 s (KN_CONTACT_SOFT_DISSIPATION_TIME)]
+ *                                  Sticking contacts keep stiction anchors (sim/stiction.h): a
+ *                                  held object does not creep (ARCHITECTURE.md)
  *       velocity: [wx wy wz vx vy vz]  initial twist, body frame [0]
  *   robots:
  *     - name: text                 (required, unique)
