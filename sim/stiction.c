@@ -181,7 +181,8 @@ void kn_stiction_keyed_commit(kn_stiction_keyed* s, int n, const double* gamma) 
     s->prev[keep] = s->cur[k];
     s->prev[keep++].sliding = sliding;
   }
-  qsort(s->prev, (size_t)keep, sizeof *s->prev, cmp_key); /* keys are unique: the order is too */
+  /* keys are unique, so the order is too */
+  if (keep > 1) qsort(s->prev, (size_t)keep, sizeof *s->prev, cmp_key);
   s->nprev = keep;
 }
 
