@@ -530,8 +530,8 @@ static kn_status fem_contacts(kn_world* w, sap_state* s, kn_error* err) {
     int anchored = fc->kind == KN_FEM_VERTEX_RIGID;
     int vtx = fc->b.vert[0], ka = anchored ? fc->a.collider : 0;
     kn_stiction_keyed_bias(&s->fem_anchors, c, anchored ? kn_stiction_key(fc->b.fem, ka, vtx) : 0,
-                           anchored ? w->fems[fc->b.fem].body->x + 3 * vtx : fc->p, anchored ? &s->X_WG[ka] : NULL, 1, fc->R,
-                           fc->mat.mu, w->scene->time_step, par.vhat_t);
+                           anchored ? w->fems[fc->b.fem].body->x + 3 * vtx : fc->p, anchored ? &s->X_WG[ka] : NULL,
+                           1, fc->R, fc->mat.mu, w->scene->time_step, par.vhat_t);
     double* Jb = A->Jf;
     double* Ja = A->Jf + 3 * need;
     memset(A->Jf, 0, (6 * need + 6) * sizeof(double));

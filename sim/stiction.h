@@ -76,9 +76,9 @@ typedef struct {
  * body < 2^15, collider < 2^16, index < 2^32) */
 uint64_t kn_stiction_key(int body, int collider, int index);
 kn_status kn_stiction_keyed_reserve(kn_stiction_keyed* s, int n, kn_error* err);
-/* (contact k: key (0 = none: no bias, nothing else read), the deformable point x, the rigid collider's pose, whether the point
- * is side B of the contact (v_c = R_WC^T (v_point - v_rigid)) or A, R_WC, mu, dt) => v_hat_t, and
- * cur[k] */
+/* (contact k: key (0 = none: no bias, nothing else read), the deformable point x, the rigid
+ * collider's pose, whether the point is side B of the contact (v_c = R_WC^T (v_point - v_rigid))
+ * or A, R_WC, mu, dt) => v_hat_t, and cur[k] */
 void kn_stiction_keyed_bias(kn_stiction_keyed* s, int k, uint64_t key, const double x[3], const kn_pose* X_WG,
                             int point_is_b, const double R_WC[9], double mu, double dt, double vhat_t[2]);
 /* as kn_stiction_commit */
