@@ -704,8 +704,9 @@ typedef struct {
 } kn_run_summary;
 
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
- * (t, then every coordinate by "robot/joint", then the objects') and `out_dir`/summary.json (with
- * the solver statistics: totals, max, mean), plus solver.csv (per step: t, iterations, line-search
+ * (t, then every coordinate by "robot/joint", then the objects') and `out_dir`/summary.json (the
+ * knead version, git revision and build id that ran it, the solver statistics: totals, max, mean;
+ * one line of JSON written by jansson), plus solver.csv (per step: t, iterations, line-search
  * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
  * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones
  * with the deformable as A) when
