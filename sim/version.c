@@ -1,21 +1,12 @@
-/* Which knead this is: the version and git revision CMake saw at configure time (passed to this
- * file only, as KNEAD_VERSION_STRING, KNEAD_GIT_REVISION and KNEAD_BUILD_TYPE), and a build id
+/* Which knead this is: the version and git revision CMake saw at configure time (the generated
+ * knead_version.h: KNEAD_VERSION_STRING, KNEAD_GIT_REVISION, KNEAD_BUILD_TYPE), and a build id
  * hashing what changes floating-point results between builds. summary.json, golden files and
  * `knead check` name all three. */
 #include <stdio.h>
 #include <string.h>
 
+#include "knead_version.h"
 #include "sim/sim_internal.h"
-
-#ifndef KNEAD_VERSION_STRING
-#define KNEAD_VERSION_STRING "unknown"
-#endif
-#ifndef KNEAD_GIT_REVISION
-#define KNEAD_GIT_REVISION "unknown"
-#endif
-#ifndef KNEAD_BUILD_TYPE
-#define KNEAD_BUILD_TYPE "unknown"
-#endif
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
