@@ -469,6 +469,35 @@ Test(check_cli, golden_unicode_names_round_trip) {
   free(out), free(g);
 }
 
+/* A golden file that cannot be used is an error of that scene, naming the file and the line and
+ * column (not JSON) or the key (not knead's format, another unit) */
+Test(check_cli, golden_file_errors_name_file_line_and_key) {
+  write_file("drop.yaml", drop_scene);
+  cr_assert_eq(run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
+  json_t* doc = load_golden("drop.golden.json");
+  write_file("drop.golden.json", "{\n \"format\": \"knead-golden-2\",\n \"scene\": drop\n}\n");
+  cr_assert_eq(run("check drop.yaml"), 1);
+  char* out = slurp("out.txt");
+  cr_assert(strstr(out, "ERROR  golden ") && strstr(out, "drop.golden.json:3:"), "%s", out);
+  free(out);
+  json_object_set_new(doc, "format", json_string("knead-golden-1"));
+  save_golden("drop.golden.json", doc);
+  cr_assert_eq(run("check drop.yaml"), 1);
+  out = slurp("out.txt");
+  cr_assert(strstr(out, "drop.golden.json: key 'format': expected \"knead-golden-2\", found \"knead-golden-1\" "
+                        "(re-record with knead check --update-golden)"), "%s", out);
+  free(out);
+  json_object_set_new(doc, "format", json_string("knead-golden-2"));
+  json_array_set_new(json_object_get(doc, "units"), 2, json_string("rad"));
+  save_golden("drop.golden.json", doc);
+  cr_assert_eq(run("check drop.yaml"), 1);
+  out = slurp("out.txt");
+  cr_assert(strstr(out, "drop.golden.json: key 'units': box/z is in 'rad' in the golden file, 'm' in this run"), "%s",
+            out);
+  free(out);
+  json_decref(doc);
+}
+
 Test(check_cli, regression_examples) {
   /* two of examples/regression (the whole folder is the ctest tools/check_regression in Release):
    * the reference grasp passes; the low-friction one fails exactly its expected checks */
