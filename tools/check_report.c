@@ -1,7 +1,7 @@
 /* `knead check`: one scene's report, from its child's result file (check.h): lines on stdout and a
  * JUnit <testsuite> (junit-10.xsd, as Jenkins and GitLab read it: name, tests, failures, errors,
- * skipped, time, timestamp; a <testcase> per check and one for the golden baseline, failures with a
- * body listing the measured values). */
+ * skipped, time, timestamp, the scene file as a property; a <testcase> per check and one for the
+ * golden baseline, failures with a body listing the measured values). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -207,11 +207,13 @@ void check_report_scene(const scene_job* job, int status, FILE* junit, check_cou
     if (start > 0 && gmtime_r(&t0, &tm)) strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
     fprintf(junit, "  <testsuite name=\"");
     xml_text(junit, name);
-    fprintf(junit, "\" file=\"");
-    xml_text(junit, job->path);
-    /* timestamp: when the scene started, UTC, ISO 8601 without a zone (the schema's pattern) */
+    /* timestamp: when the scene started, UTC, ISO 8601 without a zone (the schema's pattern); the
+     * scene file as a property (junit-10.xsd has no file attribute on <testsuite>) */
     fprintf(junit, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\" time=\"%.3f\" timestamp=\"%s\">\n",
             c.tests, c.failures, c.errors, c.time, stamp);
+    fprintf(junit, "    <properties>\n      <property name=\"file\" value=\"");
+    xml_text(junit, job->path);
+    fprintf(junit, "\"/>\n    </properties>\n");
     fputs(cases ? cases : "", junit);
     fprintf(junit, "  </testsuite>\n");
   }

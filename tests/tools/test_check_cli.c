@@ -207,6 +207,12 @@ Test(check_cli, suite_report_exit_status_and_junit) {
   cr_assert(tt && tt < ts_end, "no time on <testsuites>: %.200s", ts);
   cr_assert(atof(tt + 7) > 0, "%.200s", ts);
   cr_assert_eq(count(x1, "<testsuite name="), 3);
+  /* only junit-10.xsd's attributes: the scene file is a property, not a file="" attribute */
+  cr_assert(!strstr(x1, " file=\""), "%s", x1);
+  cr_assert(strstr(x1, "<testsuite name=\"b\"") &&
+            strstr(strstr(x1, "<testsuite name=\"b\""), ">\n    <properties>\n      <property name=\"file\" "
+                                                         "value=\"suite/sub/b.yaml\"/>\n    </properties>\n"),
+            "%s", x1);
   cr_assert_eq(count(x1, " skipped=\"0\""), 3);
   for (const char* p = strstr(x1, "<testsuite name="); p; p = strstr(p + 1, "<testsuite name=")) {
     const char* end = strchr(p, '>');
