@@ -259,7 +259,7 @@ Test(mpm_free_motion, merged_bodies_move_as_apart) {
    * residual gradients depend on the BLAS kernels under CHOLMOD (9.4e-8 on |v*| 12.8 with OpenBLAS's
    * Sandybridge kernels, 1.8e-7 on an AMD EPYC), so the bound is measured here, merged and apart:
    * max_i |v_merged,i - v_alone,i| <= (|g_m|_(M^-1) + |g_a|_(M^-1) + |g_f|_(M^-1)) / sqrt(min_i m_i).
-   * (|g| / min m_i, the plain-norm form, is 30x looser: the residual sits on heavy nodes.) */
+   * (|g| / min m_i, the plain-norm form, is 65x looser: the residual sits on heavy nodes.) */
   double gsum = 0, mmin = INFINITY;
   kn_mpm_body* solved[3] = {m, a, f};
   for (int i = 0; i < 3; i++) {
