@@ -113,9 +113,15 @@ kn_status kn_golden_create(const kn_world* w, double rate, kn_golden** out, kn_e
   }
   static const char* const xyz[] = {"cx", "cy", "cz"};
   for (int i = 0; i < w->nfem; i++)
-    for (int k = 0; k < 3; k++) g->units[g->ncol] = UNIT_M, g->cols[g->ncol++] = centroid_column(w->fems[i].name, xyz[k]);
+    for (int k = 0; k < 3; k++) {
+      g->units[g->ncol] = UNIT_M;
+      g->cols[g->ncol++] = centroid_column(w->fems[i].name, xyz[k]);
+    }
   for (int i = 0; i < w->nmpm; i++)
-    for (int k = 0; k < 3; k++) g->units[g->ncol] = UNIT_M, g->cols[g->ncol++] = centroid_column(w->mpms[i].name, xyz[k]);
+    for (int k = 0; k < 3; k++) {
+      g->units[g->ncol] = UNIT_M;
+      g->cols[g->ncol++] = centroid_column(w->mpms[i].name, xyz[k]);
+    }
   for (int i = 0; i < g->ncol; i++)
     if (!g->cols[i]) {
       kn_golden_free(g);
@@ -205,7 +211,9 @@ kn_status kn_golden_write(const kn_golden* g, const char* path, kn_error* err) {
 //---- comparing ----
 
 // (doc, key) => its string value, or NULL
-static const char* get_string(const json_t* doc, const char* key) { return json_string_value(json_object_get(doc, key)); }
+static const char* get_string(const json_t* doc, const char* key) {
+  return json_string_value(json_object_get(doc, key));
+}
 
 /* (unit quaternions a, b as w, x, y, z) => the angle of the rotation between them [rad], in
  * [0, pi]: 2 atan2(|vec(a* b)|, |w(a* b)|) (accurate near 0, unlike acos) */
@@ -271,7 +279,8 @@ static kn_status check_header(const kn_golden* g, const json_t* doc, const char*
   const char* format = get_string(doc, "format");
   if (!format || strcmp(format, "knead-golden-2") != 0)
     return kn_fail(err, KN_ERR_PARSE, "%s: key 'format': expected \"knead-golden-2\", found %s%s%s (re-record with "
-                   "knead check --update-golden)", path, format ? "\"" : "", format ? format : "none", format ? "\"" : "");
+                   "knead check --update-golden)", path, format ? "\"" : "", format ? format : "none",
+                   format ? "\"" : "");
   const json_t* cols = json_object_get(doc, "columns");
   const json_t* units = json_object_get(doc, "units");
   if (!json_is_array(cols) || !json_is_array(units) || json_array_size(cols) != json_array_size(units))

@@ -35,5 +35,8 @@ kn_status kn_json_read_file(const char* path, json_t** out, kn_error* err) {
 }
 
 kn_status kn_json_built(int failures, const char* what, kn_error* err) {
-  return failures ? kn_fail(err, KN_ERR_NOMEM, "%s: out of memory building its JSON", what) : KN_OK;
+  /* jansson refuses a string that is not UTF-8 as it refuses memory: say both */
+  return failures ? kn_fail(err, KN_ERR_NOMEM, "%s: cannot build its JSON: out of memory, or a name or path that is "
+                            "not UTF-8", what)
+                  : KN_OK;
 }

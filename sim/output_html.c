@@ -276,7 +276,9 @@ kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene
     fprintf(f, "<script>/* three.js r158 (MIT license, https://threejs.org), from the npm package three */\n");
     fwrite(js, 1, nthree, f);
     fputs("\n</script>\n<script>\n", f);
-    if (write_data(f, h, w, g)) st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory writing the replay's data", path);
+    if (write_data(f, h, w, g))
+      st = kn_fail(err, KN_ERR_NOMEM, "%s: cannot write the replay's data: out of memory, or a name that is not UTF-8",
+                   path);
     fputs("</script>\n<script>\n", f);
     fputs(kn_replay_js, f);
     fputs("</script>\n</body>\n</html>\n", f);

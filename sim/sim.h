@@ -793,7 +793,8 @@ typedef struct {
   char hash[17], golden_hash[40]; /* final state hashes, this run's and the file's */
   int hash_equal;           /* bitwise equal final state */
   int same_build;           /* the file was recorded by a build with this build id */
-  char message[512];        /* "box/z diverged at t = 1.2 s: ... m, golden ... m (|difference| 3e-4 m > tolerance 1e-4 m)" */
+  char message[512];        /* "box/z diverged at t = 1.2 s: ... m, golden ... m (|difference| 3e-4 m >
+                               tolerance 1e-4 m)" */
 } kn_golden_report;
 /* (recording of this run, golden file) => report; KN_ERR_IO / KN_ERR_PARSE (path, line, column or
  * key) when the file cannot be read, KN_ERR_INVALID when its columns or units do not match the run's */

@@ -28,7 +28,8 @@ kn_status kn_json_write_file(const json_t* doc, const char* path, size_t flags, 
 /* (path) => its JSON document (*out, the caller's reference); KN_ERR_IO when it cannot be read,
  * KN_ERR_PARSE "path:line:column: jansson's message" when it is not JSON */
 kn_status kn_json_read_file(const char* path, json_t** out, kn_error* err);
-/* (json_object_set_new / json_array_append_new results OR-ed) => KN_OK, or KN_ERR_NOMEM naming what */
+/* (json_object_set_new / json_array_append_new results OR-ed) => KN_OK, or KN_ERR_NOMEM naming what
+ * (jansson fails the same way on memory and on a string that is not UTF-8) */
 kn_status kn_json_built(int failures, const char* what, kn_error* err);
 
 /* The libyaml node tree of a scene, kept to report the line of any key path. */

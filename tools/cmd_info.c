@@ -23,7 +23,7 @@ static int count_geoms(const kn_robot* r, kn_geom_role role) {
 }
 
 /* (robot, its file, the loader's warnings) => the robot as JSON on stdout (jansson); 0, or -1 when
- * out of memory */
+ * out of memory or a name is not UTF-8 */
 static int print_json(const kn_robot* r, const char* path, const kn_diag* warnings) {
   const kn_mb_model* m = r->model;
   json_t* doc = json_object();
@@ -73,7 +73,8 @@ static int print_json(const kn_robot* r, const char* path, const kn_diag* warnin
   for (int g = 0; g < r->nfilter_group; g++) {
     const kn_robot_filter_group* G = &r->filter_groups[g];
     json_t *members = json_array(), *ignores = json_array();
-    for (int k = 0; k < G->nmember; k++) bad |= json_array_append_new(members, json_string(m->bodies[G->members[k]].name));
+    for (int k = 0; k < G->nmember; k++)
+      bad |= json_array_append_new(members, json_string(m->bodies[G->members[k]].name));
     for (int k = 0; k < G->nignore; k++) bad |= json_array_append_new(ignores, json_string(G->ignores[k]));
     bad |= json_array_append_new(list, json_pack("{sssoso}", "name", G->name, "members", members, "ignores", ignores));
   }
@@ -213,7 +214,7 @@ int knead_cmd_info(int argc, char** argv) {
     kn_diag_add(&warnings, "cannot be simulated until its collision meshes are found: %s", err.msg);
   int code = 0;
   if (json && print_json(r, path, &warnings) != 0) {
-    knead_error("info: out of memory writing the JSON");
+    knead_error("info: cannot write the JSON: out of memory, or a name in the URDF that is not UTF-8");
     code = 1;
   } else if (!json)
     print_text(r, path, &warnings);

@@ -402,7 +402,8 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
       cr_assert_eq(code, 1, "%s", out);
       const char* f = strstr(out, "FAIL   golden                   box/orientation diverged at t = 0.5 s: rotated ");
       cr_assert_not_null(f, "%s", out);
-      double turned = atof(f + strlen("FAIL   golden                   box/orientation diverged at t = 0.5 s: rotated "));
+      const char* lead = "FAIL   golden                   box/orientation diverged at t = 0.5 s: rotated ";
+      double turned = atof(f + strlen(lead));
       cr_assert_float_eq(turned, 3e-4, 1e-6, "%s", f);
       cr_assert(strstr(f, " rad from the golden orientation (tolerance 0.0002 rad)"), "%s", f);
     }
