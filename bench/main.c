@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "bench.h"
 
 #ifndef KNEAD_BENCH_EXAMPLES
@@ -224,52 +226,40 @@ static void cpu_model(char* buf, size_t n) {
   fclose(f);
 }
 
-static void json_string(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; *s; ++s) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
+/* (number) => a JSON real, null when not finite (JSON has no NaN or infinity) */
+static json_t* num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
+/* (the run's plan, timings [us] per operation, the agreement check) => path written as JSON (jansson,
+ * the library every knead JSON goes through); 1 on success */
 static int write_json(const char* path, const char* urdf, const char* cpu, const kb_plan* p, const double* kn,
                       const double* mj, int have_mj, const kb_check* chk, double forward_us) {
-  FILE* f = fopen(path, "w");
-  if (!f) return 0;
-  fprintf(f, "{\n  \"urdf\": ");
-  json_string(f, urdf);
-  fprintf(f, ",\n  \"cpu\": ");
-  json_string(f, cpu);
-  fprintf(f, ",\n  \"reps\": %d, \"calls\": %d, \"warmup_calls\": %d,\n", p->reps, p->calls, p->warmup_calls);
-  fprintf(f, "  \"mujoco_version\": ");
-  json_string(f, have_mj ? kb_mujoco_version() : "");
-  fprintf(f, ",\n  \"results\": [\n");
-  for (int i = 0; i < KB_NOP; ++i) {
-    fprintf(f, "    {\"operation\": ");
-    json_string(f, kb_ops[i].name);
-    fprintf(f, ", \"knead_calls\": ");
-    json_string(f, kb_ops[i].knead_calls);
-    fprintf(f, ", \"knead_us\": %.6g", kn[i]);
+  json_t* doc = json_pack("{ss ss si si si ss}", "urdf", urdf, "cpu", cpu, "reps", p->reps, "calls", p->calls,
+                          "warmup_calls", p->warmup_calls, "mujoco_version", have_mj ? kb_mujoco_version() : "");
+  json_t* results = json_array();
+  int bad = !doc || json_object_set_new(doc, "results", results);
+  for (int i = 0; i < KB_NOP && !bad; ++i) {
+    json_t* r = json_pack("{ss ss so}", "operation", kb_ops[i].name, "knead_calls", kb_ops[i].knead_calls, "knead_us",
+                          num(kn[i]));
+    bad |= json_array_append_new(results, r);
     if (have_mj) {
-      fprintf(f, ", \"mujoco_calls\": ");
-      json_string(f, kb_ops[i].mujoco_calls);
-      fprintf(f, ", \"mujoco_us\": %.6g, \"ratio\": %.4g", mj[i], kn[i] / mj[i]);
+      bad |= json_object_set_new(r, "mujoco_calls", json_string(kb_ops[i].mujoco_calls));
+      bad |= json_object_set_new(r, "mujoco_us", num(mj[i]));
+      bad |= json_object_set_new(r, "ratio", num(kn[i] / mj[i]));
     }
-    fprintf(f, "}%s\n", i + 1 < KB_NOP ? "," : "");
   }
-  fprintf(f, "  ]");
-  if (have_mj) {
-    fprintf(f,
-            ",\n  \"check\": {\"nv_mujoco\": %d, \"mass_knead\": %.17g, \"mass_mujoco\": %.17g, "
-            "\"fk_maxdiff\": %.3g, \"jac_maxdiff\": %.3g, \"M_maxdiff\": %.3g, \"M_max\": %.6g, "
-            "\"tau_maxdiff\": %.3g, \"qdd_maxdiff\": %.3g, \"qdd_max\": %.6g, \"qdd_chain_maxdiff\": %.3g, "
-            "\"ok\": %s},\n  \"mujoco_forward_us\": %.6g",
-            chk->nv_mujoco, chk->mass_knead, chk->mass_mujoco, chk->fk, chk->jac, chk->M, chk->M_scale, chk->tau,
-            chk->qdd, chk->qdd_scale, chk->qdd_chain, chk->ok ? "true" : "false", forward_us);
+  if (have_mj && !bad) {
+    bad |= json_object_set_new(
+        doc, "check",
+        json_pack("{si so so so so so so so so so so sb}", "nv_mujoco", chk->nv_mujoco, "mass_knead",
+                  num(chk->mass_knead), "mass_mujoco", num(chk->mass_mujoco), "fk_maxdiff", num(chk->fk), "jac_maxdiff",
+                  num(chk->jac), "M_maxdiff", num(chk->M), "M_max", num(chk->M_scale), "tau_maxdiff", num(chk->tau),
+                  "qdd_maxdiff", num(chk->qdd), "qdd_max", num(chk->qdd_scale), "qdd_chain_maxdiff",
+                  num(chk->qdd_chain), "ok", chk->ok));
+    bad |= json_object_set_new(doc, "mujoco_forward_us", num(forward_us));
   }
-  fprintf(f, "\n}\n");
-  return fclose(f) == 0;
+  if (!bad) bad = json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) != 0;
+  json_decref(doc);
+  return !bad;
 }
 
 static void usage(FILE* f) {

@@ -521,57 +521,33 @@ const kn_check_result* kn_world_checks(const kn_world* w, int* n) {
   return ks->r;
 }
 
-static void json_text(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_number(FILE* f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.10g", v);
-  else
-    fputs("null", f);
-}
-
-void kn_sim_checks_write_json(const kn_world* w, FILE* f) {
+json_t* kn_sim_checks_json(const kn_world* w) {
   int n = 0;
   const kn_check_result* r = kn_world_checks(w, &n);
-  if (!r) return;
-  fputs(",\n  \"checks\": [", f);
-  for (int i = 0; i < n; i++) {
-    fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-    json_text(f, r[i].name);
-    fprintf(f, ", \"type\": \"%s\", \"passed\": %s, \"expect\": \"%s\", \"samples\": %ld, \"measured\": ",
-            kn_check_type_name(r[i].type), r[i].passed ? "true" : "false", r[i].expect_fail ? "fail" : "pass",
-            r[i].samples);
-    json_number(f, r[i].measured);
-    fputs(", \"t\": ", f);
-    json_number(f, r[i].t >= 0 ? r[i].t : NAN);
+  if (!r) return NULL;
+  json_t* list = json_array();
+  int bad = !list;
+  for (int i = 0; i < n && !bad; i++) {
+    json_t* c = json_object();
+    bad |= json_array_append_new(list, c);
+    bad |= json_object_set_new(c, "name", json_string(r[i].name));
+    bad |= json_object_set_new(c, "type", json_string(kn_check_type_name(r[i].type)));
+    bad |= json_object_set_new(c, "passed", json_boolean(r[i].passed));
+    bad |= json_object_set_new(c, "expect", json_string(r[i].expect_fail ? "fail" : "pass"));
+    bad |= json_object_set_new(c, "samples", json_integer(r[i].samples));
+    bad |= json_object_set_new(c, "measured", kn_json_real(r[i].measured));
+    bad |= json_object_set_new(c, "t", kn_json_real(r[i].t >= 0 ? r[i].t : NAN));
     if (r[i].type == KN_CHECK_GRASP_HELD) {
-      fputs(", \"rotation_deg\": ", f);
-      json_number(f, r[i].measured2);
-      fputs(", \"rotation_t\": ", f);
-      json_number(f, r[i].t2 >= 0 ? r[i].t2 : NAN);
+      bad |= json_object_set_new(c, "rotation_deg", kn_json_real(r[i].measured2));
+      bad |= json_object_set_new(c, "rotation_t", kn_json_real(r[i].t2 >= 0 ? r[i].t2 : NAN));
     }
-    if (r[i].type == KN_CHECK_CONTACT_FORCE) {
-      fputs(", \"range\": [", f);
-      json_number(f, r[i].lo);
-      fputs(", ", f);
-      json_number(f, r[i].hi);
-      fputs("]", f);
-    }
-    fputs(", \"message\": ", f);
-    json_text(f, r[i].message);
-    fputs("}", f);
+    if (r[i].type == KN_CHECK_CONTACT_FORCE)
+      bad |= json_object_set_new(c, "range", json_pack("[oo]", kn_json_real(r[i].lo), kn_json_real(r[i].hi)));
+    bad |= json_object_set_new(c, "message", json_string(r[i].message));
   }
-  fputs(n ? "\n  ]" : "]", f);
+  if (bad) {
+    json_decref(list);
+    return NULL;
+  }
+  return list;
 }

@@ -2,6 +2,7 @@
 #ifndef KNEAD_SIM_CHECKS_INTERNAL_H
 #define KNEAD_SIM_CHECKS_INTERNAL_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "sim/sim.h"
@@ -16,7 +17,7 @@ void kn_sim_checks_free(kn_world* w);
 void kn_sim_checks_observe(kn_world* w);
 /* a failed step at time t (solver_converged fails with the message) */
 void kn_sim_checks_step_failed(kn_world* w, const char* message);
-/* ,\n  "checks": [...] for summary.json (nothing when the world has no checks) */
-void kn_sim_checks_write_json(const kn_world* w, FILE* f);
+/* (world) => summary.json's "checks" list (new reference), NULL when it has no checks (or no memory) */
+json_t* kn_sim_checks_json(const kn_world* w);
 
 #endif

@@ -33,21 +33,6 @@ static kn_status make_dirs(const char* path, kn_error* err) {
   return KN_OK;
 }
 
-static void json_string(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 // (world) => one trajectory.csv row: t, then kn_world_trajectory_row (world coordinates)
 static void write_row(FILE* f, const kn_world* w, double* row) {
@@ -57,88 +42,98 @@ static void write_row(FILE* f, const kn_world* w, double* row) {
   fputc('\n', f);
 }
 
+/* (world after the run, its numbers, failure message or NULL) => out_dir/summary.json: the scene, the
+ * knead that ran it (version, git revision, build id), timings, solver statistics, bodies, checks */
 static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_run_summary* sum, double rate,
                                const char* failure, kn_error* err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/summary.json", out_dir);
-  FILE* f = fopen(path, "w");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
   const kn_scene* s = w->scene;
-  fputs("{\n  \"scene\": ", f);
-  json_string(f, s->name);
-  fputs(",\n  \"scene_file\": ", f);
-  json_string(f, s->path);
-  fprintf(f, ",\n  \"status\": \"%s\"", failure ? "failed" : "ok");
-  if (failure) {
-    fputs(",\n  \"error\": ", f);
-    json_string(f, failure);
-  }
-  fprintf(f, ",\n  \"time_step\": %.17g,\n  \"duration\": %.17g,\n  \"steps\": %ld,\n  \"sim_time_s\": %.17g", s->time_step,
-          s->duration, sum->steps, sum->sim_time_s);
-  fprintf(f, ",\n  \"wall_time_s\": %.6f,\n  \"steps_per_second\": %.1f", sum->wall_time_s,
-          sum->wall_time_s > 0 ? (double)sum->steps / sum->wall_time_s : 0.0);
-  fprintf(f, ",\n  \"final_state_hash\": \"%016llx\"", (unsigned long long)sum->final_state_hash);
-  fprintf(f, ",\n  \"contact_backend\": \"%s\"", kn_contact_backend_name(s->backend));
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016llx", (unsigned long long)sum->final_state_hash);
+  json_t* doc = json_object();
+  int bad = !doc;
+  bad |= json_object_set_new(doc, "scene", json_string(s->name));
+  bad |= json_object_set_new(doc, "scene_file", s->path ? json_string(s->path) : json_null());
+  bad |= json_object_set_new(doc, "status", json_string(failure ? "failed" : "ok"));
+  if (failure) bad |= json_object_set_new(doc, "error", json_string(failure));
+  bad |= json_object_set_new(doc, "knead_version", json_string(kn_version()));
+  bad |= json_object_set_new(doc, "git_revision", json_string(kn_git_revision()));
+  bad |= json_object_set_new(doc, "build_id", json_string(kn_build_id()));
+  bad |= json_object_set_new(doc, "build", json_string(kn_build_string()));
+  bad |= json_object_set_new(doc, "time_step", json_real(s->time_step));
+  bad |= json_object_set_new(doc, "duration", json_real(s->duration));
+  bad |= json_object_set_new(doc, "steps", json_integer(sum->steps));
+  bad |= json_object_set_new(doc, "sim_time_s", json_real(sum->sim_time_s));
+  bad |= json_object_set_new(doc, "wall_time_s", json_real(sum->wall_time_s));
+  bad |= json_object_set_new(doc, "steps_per_second",
+                             json_real(sum->wall_time_s > 0 ? (double)sum->steps / sum->wall_time_s : 0.0));
+  bad |= json_object_set_new(doc, "final_state_hash", json_string(hash));
+  bad |= json_object_set_new(doc, "contact_backend", json_string(kn_contact_backend_name(s->backend)));
   const kn_run_stats* rs = &w->stats;
   double ns = rs->steps > 0 ? (double)rs->steps : 1.0;
-  fprintf(f, ",\n  \"solver\": {\"steps\": %ld, \"iterations\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, "
-          "\"line_search_iterations\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, "
-          "\"contacts\": {\"total\": %ld, \"max\": %d, \"mean\": %.6g}, \"residual\": {\"max\": %.6g}}",
-          rs->steps, rs->iterations, rs->max_iterations, (double)rs->iterations / ns, rs->line_search_iterations,
-          rs->max_line_search_iterations, (double)rs->line_search_iterations / ns, rs->contacts, rs->max_contacts,
-          (double)rs->contacts / ns, rs->max_residual);
-  fprintf(f, ",\n  \"objects\": %d,\n  \"colliders\": %d", w->nobject, w->ncollider);
-  fprintf(f, ",\n  \"deformables\": [");
+  bad |= json_object_set_new(
+      doc, "solver",
+      json_pack("{sI s{sIsisf} s{sIsisf} s{sIsisf} s{so}}", "steps", (json_int_t)rs->steps, "iterations", "total",
+                (json_int_t)rs->iterations, "max", rs->max_iterations, "mean", (double)rs->iterations / ns,
+                "line_search_iterations", "total", (json_int_t)rs->line_search_iterations, "max",
+                rs->max_line_search_iterations, "mean", (double)rs->line_search_iterations / ns, "contacts", "total",
+                (json_int_t)rs->contacts, "max", rs->max_contacts, "mean", (double)rs->contacts / ns, "residual", "max",
+                kn_json_real(rs->max_residual)));
+  bad |= json_object_set_new(doc, "objects", json_integer(w->nobject));
+  bad |= json_object_set_new(doc, "colliders", json_integer(w->ncollider));
+  json_t* list = json_array();
+  bad |= json_object_set_new(doc, "deformables", list);
   for (int i = 0; i < w->nfem; i++) {
     const kn_fem_body* b = w->fems[i].body;
     double c[3];
     kn_sim_deformable_centroid(&w->fems[i], c);
-    fprintf(f, "%s{\"name\": ", i ? ", " : "");
-    json_string(f, w->fems[i].name);
-    fprintf(f, ", \"vertices\": %d, \"tets\": %d, \"mass\": %.10g, \"centroid\": [%.10g, %.10g, %.10g]}",
-            b->mesh.nvert, b->mesh.ntet, kn_fem_body_mass(b), c[0], c[1], c[2]);
+    bad |= json_array_append_new(list, json_pack("{sssisisfs[fff]}", "name", w->fems[i].name, "vertices",
+                                                 b->mesh.nvert, "tets", b->mesh.ntet, "mass", kn_fem_body_mass(b),
+                                                 "centroid", c[0], c[1], c[2]));
   }
-  fprintf(f, "]");
-  fprintf(f, ",\n  \"mpm\": [");
+  list = json_array();
+  bad |= json_object_set_new(doc, "mpm", list);
   for (int i = 0; i < w->nmpm; i++) {
     double c[3];
     kn_sim_mpm_centroid(&w->mpms[i], c);
-    fprintf(f, "%s{\"name\": ", i ? ", " : "");
-    json_string(f, w->mpms[i].name);
-    fprintf(f, ", \"particles\": %d, \"mass\": %.10g, \"centroid\": [%.10g, %.10g, %.10g]}", w->mpms[i].body->np,
-            kn_mpm_body_mass(w->mpms[i].body, NULL, NULL), c[0], c[1], c[2]);
+    bad |= json_array_append_new(list, json_pack("{sssisfs[fff]}", "name", w->mpms[i].name, "particles",
+                                                 w->mpms[i].body->np, "mass",
+                                                 kn_mpm_body_mass(w->mpms[i].body, NULL, NULL), "centroid", c[0],
+                                                 c[1], c[2]));
   }
-  fprintf(f, "]");
-  kn_sim_checks_write_json(w, f);
-  fprintf(f, ",\n  \"gravity\": [%.15g, %.15g, %.15g]", s->gravity[0], s->gravity[1], s->gravity[2]);
-  fprintf(f, ",\n  \"trajectory_rows\": %ld,\n  \"trajectory_rate\": %.17g", sum->trajectory_rows, rate);
-  fputs(",\n  \"robots\": [", f);
+  json_t* checks = kn_sim_checks_json(w);
+  if (checks) bad |= json_object_set_new(doc, "checks", checks);
+  bad |= json_object_set_new(doc, "gravity", json_pack("[fff]", s->gravity[0], s->gravity[1], s->gravity[2]));
+  bad |= json_object_set_new(doc, "trajectory_rows", json_integer(sum->trajectory_rows));
+  bad |= json_object_set_new(doc, "trajectory_rate", json_real(rate));
+  list = json_array();
+  bad |= json_object_set_new(doc, "robots", list);
   for (int i = 0; i < w->nrobot; i++) {
     const kn_world_robot* r = &w->robots[i];
-    fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-    json_string(f, r->name);
-    fputs(", \"urdf\": ", f);
-    json_string(f, r->urdf);
-    fprintf(f, ", \"tree\": %d, \"attached_to\": ", r->tree);
-    if (r->attached_to >= 0)
-      json_string(f, w->robots[r->attached_to].name);
-    else
-      fputs("null", f);
-    fprintf(f, ", \"nq\": %d, \"nv\": %d, \"dofs\": %d}", r->nq, r->nv, r->dofs);
+    bad |= json_array_append_new(
+        list, json_pack("{sssosisosisisi}", "name", r->name, "urdf", r->urdf ? json_string(r->urdf) : json_null(),
+                        "tree", r->tree, "attached_to",
+                        r->attached_to >= 0 ? json_string(w->robots[r->attached_to].name) : json_null(), "nq", r->nq,
+                        "nv", r->nv, "dofs", r->dofs));
   }
-  fputs(w->nrobot ? "\n  ],\n  \"warnings\": [" : "],\n  \"warnings\": [", f);
-  for (int k = 0; k < w->warnings.count; k++) {
-    fputs(k ? ",\n    " : "\n    ", f);
-    json_string(f, w->warnings.items[k]);
-  }
-  fputs(w->warnings.count ? "\n  ]\n}\n" : "]\n}\n", f);
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) return kn_fail(err, KN_ERR_IO, "%s: write error", path);
-  return KN_OK;
+  list = json_array();
+  bad |= json_object_set_new(doc, "warnings", list);
+  for (int k = 0; k < w->warnings.count; k++) bad |= json_array_append_new(list, json_string(w->warnings.items[k]));
+  kn_status st = kn_json_built(bad, path, err);
+  /* one line (jq pretty-prints it); 15 digits: a report, not a baseline */
+  if (!st) st = kn_json_write_file(doc, path, JSON_REAL_PRECISION(15), err);
+  json_decref(doc);
+  return st;
 }
 
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err) {
+  return kn_world_run_observed(w, out_dir, progress, NULL, user, summary, err);
+}
+
+kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn progress, kn_step_fn observe,
+                                void* user, kn_run_summary* summary, kn_error* err) {
   kn_status st = make_dirs(out_dir, err);
   if (st) return st;
   char path[4096];
@@ -205,6 +200,10 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
       break;
     }
     sum.steps++;
+    if (observe && (st = observe(user, w, err))) {
+      snprintf(failure, sizeof failure, "%s", err->msg);
+      break;
+    }
     if ((st = kn_outputs_step(extra, w, err))) {
       snprintf(failure, sizeof failure, "%s", err->msg);
       break;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sim/output_internal.h"
+#include "sim/sim_internal.h"
 
 #include "replay_js.h" /* generated from tools/html/replay.js: static const char kn_replay_js[] */
 
@@ -109,65 +110,63 @@ kn_status kn_html_frame(kn_html_recorder* h, const kn_world* w, const kn_out_sce
   return KN_OK;
 }
 
-static void json_string(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c == '<') /* never "</script>" inside the data */
-      fputs("\\u003c", f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
+/* (n floats, precision) => them written to f as one JSON array by jansson, built and freed here so
+ * that the frames never exist as JSON values all at once; 0 on success */
+static int write_float_array(FILE* f, const float* d, long n, int digits) {
+  json_t* a = json_array();
+  int bad = !a;
+  for (long j = 0; j < n && !bad; j++) bad |= json_array_append_new(a, kn_json_real((double)d[j]));
+  /* JSON_ESCAPE_SLASH everywhere: "</script>" can never appear inside the page's script */
+  if (!bad) bad = json_dumpf(a, f, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(digits)) != 0;
+  json_decref(a);
+  return bad;
 }
 
-// the data object: shapes, FEM surfaces, frames
-static void write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, const kn_out_scene* g) {
-  fputs("const KNEAD = {\"name\": ", f);
-  json_string(f, w->scene->name);
-  fprintf(f, ", \"nbody\": %d, \"bodies\": [", h->nrigid);
-  for (int i = 0; i < h->nrigid; i++) {
-    if (i) fputs(", ", f);
-    json_string(f, g->body_names[i]);
-  }
-  fputs("],\n\"shapes\": [\n", f);
-  for (int i = 0; i < g->nshape; i++) {
+/* (recording, world, scene geometry) => "const KNEAD = {...};" on f: names, shapes, FEM surfaces and
+ * MPM bodies as one jansson object, then the frame arrays streamed one frame at a time; 0 on success */
+static int write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, const kn_out_scene* g) {
+  json_t* doc = json_object();
+  int bad = !doc;
+  bad |= json_object_set_new(doc, "name", json_string(w->scene->name));
+  bad |= json_object_set_new(doc, "nbody", json_integer(h->nrigid));
+  json_t* list = json_array();
+  bad |= json_object_set_new(doc, "bodies", list);
+  for (int i = 0; i < h->nrigid; i++) bad |= json_array_append_new(list, json_string(g->body_names[i]));
+  list = json_array();
+  bad |= json_object_set_new(doc, "shapes", list);
+  for (int i = 0; i < g->nshape && !bad; i++) {
     const kn_out_shape* s = &g->shapes[i];
     double q[4];
     kn_quat_from_mat3(s->X_bg.R, q);
-    fprintf(f, "%s{\"b\": %d, \"flat\": %d, \"plane\": %d, \"c\": [%.3g, %.3g, %.3g, %.3g], "
-            "\"X\": [%.7g, %.7g, %.7g, %.7g, %.7g, %.7g, %.7g],\n \"v\": [", i ? ",\n" : "", s->body_id, s->flat,
-            s->nt == 2 && s->nv == 4, s->rgba[0], s->rgba[1], s->rgba[2], s->rgba[3], s->X_bg.p[0], s->X_bg.p[1],
-            s->X_bg.p[2], q[1], q[2], q[3], q[0]);
-    for (int j = 0; j < 3 * s->nv; j++) fprintf(f, "%s%.6g", j ? "," : "", s->v[j]);
-    fputs("],\n \"i\": [", f);
-    for (int j = 0; j < 3 * s->nt; j++) fprintf(f, "%s%d", j ? "," : "", s->tri[j]);
-    fputs("]}", f);
+    json_t *v = json_array(), *tri = json_array();
+    for (int j = 0; j < 3 * s->nv; j++) bad |= json_array_append_new(v, json_real(s->v[j]));
+    for (int j = 0; j < 3 * s->nt; j++) bad |= json_array_append_new(tri, json_integer(s->tri[j]));
+    bad |= json_array_append_new(
+        list, json_pack("{si si si s[ffff] s[fffffff] so so}", "b", s->body_id, "flat", s->flat, "plane",
+                        s->nt == 2 && s->nv == 4, "c", s->rgba[0], s->rgba[1], s->rgba[2], s->rgba[3], "X",
+                        s->X_bg.p[0], s->X_bg.p[1], s->X_bg.p[2], q[1], q[2], q[3], q[0], "v", v, "i", tri));
   }
-  fputs("],\n\"fems\": [", f);
-  for (int i = 0; i < w->nfem; i++) {
+  list = json_array();
+  bad |= json_object_set_new(doc, "fems", list);
+  for (int i = 0; i < w->nfem && !bad; i++) {
     const kn_world_fem* fe = &w->fems[i];
     int* inv = kn_calloc((size_t)fe->body->mesh.nvert, sizeof(int));
-    fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", f);
-    json_string(f, fe->name);
-    fprintf(f, ", \"n\": %d, \"i\": [", fe->nsurf_vert);
+    json_t* tri = json_array();
     if (inv) {
       for (int j = 0; j < fe->nsurf_vert; j++) inv[fe->surf_vert[j]] = j;
-      for (int t = 0; t < 3 * fe->body->mesh.nsurf; t++) fprintf(f, "%s%d", t ? "," : "", inv[fe->body->mesh.surf[t]]);
+      for (int t = 0; t < 3 * fe->body->mesh.nsurf; t++)
+        bad |= json_array_append_new(tri, json_integer(inv[fe->body->mesh.surf[t]]));
     }
-    fputs("]}", f);
     free(inv);
+    bad |= json_array_append_new(list, json_pack("{ss si so}", "name", fe->name, "n", fe->nsurf_vert, "i", tri));
   }
   /* MPM: per body its kept particle count, the colour quantity and its maximum over the run
    * (the viewer maps value / max to a blue-to-red ramp), and a point size of about the spacing */
   long kstride = h->nframe * h->mpm_size > KN_HTML_MAX_PARTICLE_VALUES
                      ? (h->nframe * h->mpm_size + KN_HTML_MAX_PARTICLE_VALUES - 1) / KN_HTML_MAX_PARTICLE_VALUES
                      : 1;
-  fputs("],\n\"mpm\": [", f);
+  list = json_array();
+  bad |= json_object_set_new(doc, "mpm", list);
   long off = 0;
   for (int i = 0; i < w->nmpm; i++) {
     const kn_mpm_body* b = w->mpms[i].body;
@@ -176,27 +175,32 @@ static void write_data(FILE* f, const kn_html_recorder* h, const kn_world* w, co
     for (long k = 0; k < h->nframe; k++)
       for (int j = 0; j < n; j++) vmax = fmax(vmax, (double)h->mpm[k * h->mpm_size + off + 3 * n + j]);
     off += 4L * n;
-    fputs(i ? ",\n{\"name\": " : "\n{\"name\": ", f);
-    json_string(f, w->mpms[i].name);
-    fprintf(f, ", \"n\": %d, \"np\": %d, \"color\": \"%s\", \"max\": %.6g, \"size\": %.6g}", n, b->np,
-            b->parts[0].material.yield_stress > 0 ? "plastic_strain" : "speed", vmax,
-            b->h / cbrt((double)b->ppc) * cbrt((double)h->pstride));
+    bad |= json_array_append_new(
+        list, json_pack("{ss si si ss sf sf}", "name", w->mpms[i].name, "n", n, "np", b->np, "color",
+                        b->parts[0].material.yield_stress > 0 ? "plastic_strain" : "speed", "max", vmax, "size",
+                        b->h / cbrt((double)b->ppc) * cbrt((double)h->pstride)));
   }
-  fprintf(f, "],\n\"particle_stride\": %d, \"mpm_stride\": %ld, \"mpm_frames\": [\n", h->pstride, kstride);
-  for (long k = 0; h->mpm_size && k < h->nframe; k += kstride) {
-    const float* d = h->mpm + k * h->mpm_size;
-    fputs(k ? ",\n[" : "[", f);
-    for (long j = 0; j < h->mpm_size; j++) fprintf(f, "%s%.5g", j ? "," : "", (double)d[j]);
-    fputc(']', f);
+  bad |= json_object_set_new(doc, "particle_stride", json_integer(h->pstride));
+  bad |= json_object_set_new(doc, "mpm_stride", json_integer(kstride));
+  bad |= json_object_set_new(doc, "frame_size", json_integer(h->frame_size));
+  /* the object without its closing brace, then "mpm_frames" and "frames" */
+  char* head = bad ? NULL : json_dumps(doc, JSON_ESCAPE_SLASH | JSON_REAL_PRECISION(7));
+  json_decref(doc);
+  if (!head) return 1;
+  head[strlen(head) - 1] = 0;
+  fprintf(f, "const KNEAD = %s,\n\"mpm_frames\": [\n", head);
+  free(head);
+  for (long k = 0; h->mpm_size && k < h->nframe && !bad; k += kstride) {
+    if (k) fputs(",\n", f);
+    bad = write_float_array(f, h->mpm + k * h->mpm_size, h->mpm_size, 5);
   }
-  fprintf(f, "],\n\"frame_size\": %ld, \"frames\": [\n", h->frame_size);
-  for (long k = 0; k < h->nframe; k++) {
-    const float* d = h->data + k * h->frame_size;
-    fputs(k ? ",\n[" : "[", f);
-    for (long j = 0; j < h->frame_size; j++) fprintf(f, "%s%.6g", j ? "," : "", (double)d[j]);
-    fputc(']', f);
+  fputs("],\n\"frames\": [\n", f);
+  for (long k = 0; k < h->nframe && !bad; k++) {
+    if (k) fputs(",\n", f);
+    bad = write_float_array(f, h->data + k * h->frame_size, h->frame_size, 6);
   }
   fputs("]};\n", f);
+  return bad;
 }
 
 // (file) => its bytes, NUL-terminated, malloc'd
@@ -262,7 +266,9 @@ kn_status kn_html_end(kn_html_recorder* h, const kn_world* w, const kn_out_scene
     fprintf(f, "<script>/* three.js r158 (MIT license, https://threejs.org), from the npm package three */\n");
     fwrite(js, 1, nthree, f);
     fputs("\n</script>\n<script>\n", f);
-    write_data(f, h, w, g);
+    if (write_data(f, h, w, g))
+      st = kn_fail(err, KN_ERR_NOMEM, "%s: cannot write the replay's data: out of memory, or a name that is not UTF-8",
+                   path);
     fputs("</script>\n<script>\n", f);
     fputs(kn_replay_js, f);
     fputs("</script>\n</body>\n</html>\n", f);

@@ -742,8 +742,9 @@ void kn_world_trajectory_row(const kn_world* w, double* row);
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
  * (t, then every coordinate by "robot/joint", then the objects', in world coordinates as
  * kn_world_trajectory_row), trajectory.json (per column of trajectory.csv: name, unit, meaning)
- * and `out_dir`/summary.json (with
- * the solver statistics: totals, max, mean), plus solver.csv (per step: t, iterations, line-search
+ * and `out_dir`/summary.json (the knead version, git revision and build id that ran it, the
+ * solver statistics: totals, max, mean; one line of JSON written by jansson), plus solver.csv
+ * (per step: t, iterations, line-search
  * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
  * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones
  * with the deformable as A) when
@@ -753,6 +754,13 @@ void kn_world_trajectory_row(const kn_world* w, double* row);
  * and err says which step failed. */
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
+/* Called after every successful step of kn_world_run_observed (user, world after the step); a
+ * status other than KN_OK (with err filled) stops the run as a failed step would. */
+typedef kn_status (*kn_step_fn)(void* user, const kn_world* w, kn_error* err);
+/* kn_world_run with observe (may be NULL) called after every step (knead check records golden
+ * samples through it) */
+kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn progress, kn_step_fn observe,
+                                void* user, kn_run_summary* summary, kn_error* err);
 
 /* 1 when output.html can be written: the three.js it inlines was found ($KNEAD_THREE_JS, the build
  * tree's, the installed one; output_html.c), else 0 and a scene with output.html fails in
@@ -781,35 +789,58 @@ const kn_check_result* kn_world_checks(const kn_world* w, int* n);
 /* "height_above", ... */
 const char* kn_check_type_name(kn_check_type t);
 
-/* Golden baselines (golden.c): a run's coordinates (q of every tree, FEM centroids) sampled at a
- * fixed rate, the final state hash and the build id, stored as JSON and compared within
- * per-quantity absolute tolerances. */
+/* Golden baselines (golden.c): a run's coordinates (q of every tree, FEM and MPM centroids) sampled
+ * at a fixed rate, the final state hash and the build, stored as JSON (<scene>.golden.json, format
+ * knead-golden-2) and compared within physical tolerances, per unit and written in the file:
+ *   positions (object x, y, z, prismatic joints, FEM/MPM centroids)    1e-4 m   (0.1 mm)
+ *   angles (revolute joints, planar theta; a free body's orientation
+ *           as the angle between the run's and the file's rotation)    2e-4 rad
+ * 0.1 mm is 50x below what the regression checks judge (5 mm of drift or penetration); 2e-4 rad
+ * moves the tool of the 0.5 m arm by the same 0.1 mm. Another machine, compiler or BLAS kernel
+ * changes far less: OpenBLAS's Sandybridge, Prescott and Haswell kernels moved the regression
+ * scenes by at most 1e-15 m and 5e-13 rad (examples/regression/README.md), though their final
+ * state hashes all differ. Velocities are not compared: they jump at every impact and stick-slip
+ * transition, and positions integrate them. One quantity's tolerance can be changed in the file
+ * ("tolerance_overrides": {"box/z": 5e-4}, in its unit). The final state hash is bitwise: reported
+ * always, a failure only under `knead check --strict`. */
+#define KN_GOLDEN_TOL_M 1e-4
+#define KN_GOLDEN_TOL_RAD 2e-4
 typedef struct kn_golden kn_golden;
-/* (world at t = 0, rate [Hz]) => an empty recording with the world's column names */
+/* (world at t = 0, rate [Hz]) => an empty recording with the world's column names and units */
 kn_status kn_golden_create(const kn_world* w, double rate, kn_golden** out, kn_error* err);
 /* record the world's state when its step is on the rate's grid (call after every step) */
 kn_status kn_golden_record(kn_golden* g, const kn_world* w, kn_error* err);
 /* record the final state hash (call once at the end) */
 void kn_golden_finish(kn_golden* g, const kn_world* w);
+/* (recording, path) => the golden file written; KN_ERR_IO naming the path */
 kn_status kn_golden_write(const kn_golden* g, const char* path, kn_error* err);
 void kn_golden_free(kn_golden* g);
-/* 16 hex digits identifying this build: a hash of the library version, the compiler version and
- * the flags visible to the preprocessor (optimization, sanitizers, NDEBUG, FMA / AVX, fast-math) */
-const char* kn_golden_build_id(void);
-/* the text hashed into the build id */
-const char* kn_golden_build_string(void);
+
+/* Which knead this is (version.c): CMake's project version and the git revision at configure time
+ * ("unknown" without git; "-dirty" with uncommitted changes), and a build id: 16 hex digits hashing
+ * kn_build_string() (version, build type, compiler version, the flags visible to the preprocessor:
+ * optimization, sanitizers, NDEBUG, FMA / AVX, fast-math). */
+const char* kn_version(void);
+const char* kn_git_revision(void);
+const char* kn_build_id(void);
+const char* kn_build_string(void);
 
 typedef struct {
-  int diverged;             /* 1: a quantity differed by more than its tolerance */
-  double t;                 /* first time it did */
-  char quantity[160];       /* its column name ("box/z") */
-  double value, golden, tolerance;
-  int hash_compared;        /* 0: build ids differ (skipped) */
-  int hash_equal;
-  char message[512];
+  int diverged;             /* 1: a quantity differed by more than its tolerance (or the times, the sample count) */
+  double t;                 /* first time it did [s] */
+  char quantity[160];       /* its name ("box/z", "box/orientation"; "t", "samples") */
+  char unit[16];            /* "m", "rad" ("s" for t) */
+  double value, golden;     /* this run's and the file's value (orientation: the angle, 0) */
+  double difference, tolerance; /* in unit */
+  double max_difference_m, max_difference_rad; /* largest differences over the samples compared */
+  char hash[17], golden_hash[40]; /* final state hashes, this run's and the file's */
+  int hash_equal;           /* bitwise equal final state */
+  int same_build;           /* the file was recorded by a build with this build id */
+  char message[512];        /* "box/z diverged at t = 1.2 s: ... m, golden ... m (|difference| 3e-4 m >
+                               tolerance 1e-4 m)" */
 } kn_golden_report;
-/* (recording of this run, golden file) => report; KN_ERR_IO / KN_ERR_PARSE when the file cannot
- * be read, KN_ERR_INVALID when its columns do not match the run's */
+/* (recording of this run, golden file) => report; KN_ERR_IO / KN_ERR_PARSE (path, line, column or
+ * key) when the file cannot be read, KN_ERR_INVALID when its columns or units do not match the run's */
 kn_status kn_golden_compare(const kn_golden* g, const char* path, kn_golden_report* rep, kn_error* err);
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
 #ifndef KNEAD_SIM_INTERNAL_H
 #define KNEAD_SIM_INTERNAL_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -18,6 +19,19 @@ typedef struct {
 
 extern const kn_embedded_entry kn_embedded_table[];
 extern const int kn_embedded_ntable;
+
+/* JSON through jansson (json.c): every JSON file knead reads or writes goes through these. */
+/* (number) => a JSON real, or null when it is NaN or infinite (JSON has neither) */
+json_t* kn_json_real(double v);
+/* (document, path, jansson dump flags) => the file written, ending with a newline; KN_ERR_IO naming
+ * the path */
+kn_status kn_json_write_file(const json_t* doc, const char* path, size_t flags, kn_error* err);
+/* (path) => its JSON document (*out, the caller's reference); KN_ERR_IO when it cannot be read,
+ * KN_ERR_PARSE "path:line:column: jansson's message" when it is not JSON */
+kn_status kn_json_read_file(const char* path, json_t** out, kn_error* err);
+/* (json_object_set_new / json_array_append_new results OR-ed) => KN_OK, or KN_ERR_NOMEM naming what
+ * (jansson fails the same way on memory and on a string that is not UTF-8) */
+kn_status kn_json_built(int failures, const char* what, kn_error* err);
 
 /* The libyaml node tree of a scene, kept to report the line of any key path. */
 kn_status kn_scene_lines_parse(const char* yaml, size_t len, const char* path, kn_scene_lines** out, kn_error* err);

@@ -1,8 +1,9 @@
 /* `knead check PATH...`: run scenes as a regression suite. Each scene runs in a child process
- * (fork), which writes its results to a file; the parent prints them in input order, so the
- * report and the JUnit file are the same for any -j, and a scene that crashes is an error of that
- * scene, not of the suite. Per scene: every check (PASS, FAIL, XFAIL = expected failure, XPASS =
- * expected to fail but passed), then the golden baseline when <scene>.golden.json exists.
+ * (fork, check_scene.c), which writes its results to a file; the parent prints them in input order
+ * (check_report.c), so the report and the JUnit file are the same for any -j (but for times), and a
+ * scene that crashes is an error of that scene, not of the suite. Per scene: every check (PASS,
+ * FAIL, XFAIL = expected failure, XPASS = expected to fail but passed), then the golden baseline
+ * when <scene>.golden.json exists. A failing scene's outputs are kept (--keep-failed).
  * Exit status: 0 when everything passed or failed as expected, 1 otherwise, 2 usage. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/check.h"
 #include "tools/cli.h"
 
 static const char check_usage[] =
@@ -27,18 +29,14 @@ static const char check_usage[] =
     "                         coordinate, the final state hash and the build id)\n"
     "  --golden-rate HZ       sampling rate of new golden files [20]\n"
     "  --no-golden            do not compare against golden files\n"
+    "  --strict               a final state hash differing from the golden file's fails (bitwise\n"
+    "                         reproducibility: same build, same BLAS kernels); without it the hash\n"
+    "                         is reported and trajectories are judged by their tolerances\n"
+    "  --keep-failed DIR      keep a failing scene's outputs (trajectory.csv, summary.json, ...,\n"
+    "                         run.golden.json) in DIR/<scene> [knead-check-failed/ next to the JUnit\n"
+    "                         report, else in the working folder]\n"
     "  --package-path DIR     search DIR for package:// files (repeatable)\n"
     "Exit status: 0 all checks passed (or failed as expected), 1 a failure or an error, 2 usage.\n";
-
-typedef struct {
-  int update_golden, no_golden;
-  double golden_rate;
-} check_opts;
-
-typedef struct {
-  char* path;
-  char result[64]; /* result file of its child */
-} scene_job;
 
 //---- collecting scene files ----
 
@@ -85,244 +83,12 @@ static int collect_dir(const char* dir, char*** list, int* n, int* cap) {
   return 0;
 }
 
-//---- one scene, in the child ----
-
-// text with tabs and newlines flattened, so a result line stays one line
-static void put_field(FILE* f, const char* s) {
-  fputc('\t', f);
-  for (; s && *s; s++) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
-}
-
-static void golden_path(const char* scene, char* out, size_t cap) {
-  snprintf(out, cap, "%s", scene);
-  char* dot = strrchr(out, '.');
-  char* slash = strrchr(out, '/');
-  if (dot && (!slash || dot > slash) && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"))) *dot = 0;
-  size_t n = strlen(out);
-  snprintf(out + n, cap - n, ".golden.json");
-}
-
-static const char* stem(const char* path) {
-  const char* s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
-/* Result lines: S status name message / C name type passed expect_fail message / G status message,
- * then END. */
-static void run_scene(const char* path, const check_opts* o, FILE* out) {
-  kn_error err = {0};
-  kn_scene* scene = NULL;
-  kn_world* w = NULL;
-  kn_golden* g = NULL;
-  if (kn_scene_load(path, &scene, &err) || kn_world_create(scene, &w, &err)) {
-    fprintf(out, "S\terror");
-    put_field(out, scene ? scene->name : stem(path));
-    put_field(out, err.msg);
-    fputs("\nEND\n", out);
-    kn_scene_free(scene);
-    return;
-  }
-  int golden = !o->no_golden || o->update_golden;
-  if (golden && kn_golden_create(w, o->golden_rate, &g, &err)) golden = 0;
-  long total = kn_world_total_steps(w);
-  kn_status st = KN_OK;
-  char failure[KN_ERROR_MSG] = "";
-  for (long n = 1; n <= total && !st; n++) {
-    st = kn_world_step(w, &err);
-    if (st)
-      snprintf(failure, sizeof failure, "%s", err.msg);
-    else if (g && kn_golden_record(g, w, &err))
-      golden = 0;
-  }
-  fprintf(out, "S\t%s", st ? "error" : "ok");
-  put_field(out, scene->name);
-  put_field(out, st ? failure : "");
-  fputc('\n', out);
-  int nc = 0;
-  const kn_check_result* r = kn_world_checks(w, &nc);
-  for (int i = 0; i < nc; i++) {
-    fputs("C", out);
-    put_field(out, r[i].name);
-    put_field(out, kn_check_type_name(r[i].type));
-    fprintf(out, "\t%d\t%d", r[i].passed, r[i].expect_fail);
-    put_field(out, r[i].message);
-    fputc('\n', out);
-  }
-  if (g && golden && !st) {
-    char gp[4096];
-    golden_path(path, gp, sizeof gp);
-    kn_golden_finish(g, w);
-    if (o->update_golden) {
-      if (kn_golden_write(g, gp, &err)) {
-        fputs("G\terror", out);
-        put_field(out, err.msg);
-      } else {
-        fputs("G\tupdated", out);
-        char msg[4200];
-        snprintf(msg, sizeof msg, "recorded %s (build id %s)", gp, kn_golden_build_id());
-        put_field(out, msg);
-      }
-      fputc('\n', out);
-    } else if (access(gp, F_OK) == 0) {
-      kn_golden_report rep;
-      if (kn_golden_compare(g, gp, &rep, &err)) {
-        fputs("G\terror", out);
-        put_field(out, err.msg);
-      } else {
-        fprintf(out, "G\t%s", rep.diverged || (rep.hash_compared && !rep.hash_equal) ? "diverged" : "ok");
-        put_field(out, rep.message);
-      }
-      fputc('\n', out);
-    }
-  }
-  fputs("END\n", out);
-  kn_golden_free(g);
-  kn_world_free(w);
-  kn_scene_free(scene);
-}
-
-//---- the report ----
-
-typedef struct {
-  int tests, failures, errors, expected, passed;
-} counts;
-
-static void xml_text(FILE* f, const char* s) {
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '<') fputs("&lt;", f);
-    else if (c == '>') fputs("&gt;", f);
-    else if (c == '&') fputs("&amp;", f);
-    else if (c == '"') fputs("&quot;", f);
-    else if (c == '\'') fputs("&apos;", f);
-    else if (c < 0x20 && c != '\n' && c != '\t') fputc(' ', f); /* not allowed in XML 1.0 */
-    else fputc(c, f);
-  }
-}
-
-// split a result line at tabs (in place); returns the field count
-static int split(char* line, char** f, int max) {
-  int n = 0;
-  f[n++] = line;
-  for (char* p = line; *p && n < max; p++)
-    if (*p == '\t') *p = 0, f[n++] = p + 1;
-  return n;
-}
-
-/* (result file of scene i) => its report lines on stdout, its <testsuite> in junit (may be NULL)
- * and the totals */
-static void report_scene(const scene_job* job, int status, FILE* junit, counts* all) {
-  FILE* f = fopen(job->result, "r");
-  char line[8192];
-  char* fld[8];
-  char name[1024];
-  snprintf(name, sizeof name, "%s", stem(job->path));
-  char* dot = strrchr(name, '.');
-  if (dot) *dot = 0;
-  /* cases are buffered to write the testsuite's counts first */
-  char* cases = NULL;
-  size_t ncases = 0;
-  FILE* cf = open_memstream(&cases, &ncases);
-  counts c = {0};
-  int complete = 0;
-  printf("%s\n", job->path);
-  while (f && fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\n")] = 0;
-    if (!strcmp(line, "END")) {
-      complete = 1;
-      break;
-    }
-    int n = split(line, fld, 8);
-    if (fld[0][0] == 'S' && n >= 4) {
-      snprintf(name, sizeof name, "%s", fld[2]);
-      if (!strcmp(fld[1], "error")) {
-        printf("  ERROR  %-24s %s\n", "(scene)", fld[3]);
-        c.tests++, c.errors++;
-        fprintf(cf, "    <testcase classname=\"");
-        xml_text(cf, name);
-        fprintf(cf, "\" name=\"(scene)\">\n      <error message=\"");
-        xml_text(cf, fld[3]);
-        fprintf(cf, "\"/>\n    </testcase>\n");
-      }
-    } else if (fld[0][0] == 'C' && n >= 6) {
-      int passed = atoi(fld[3]), xfail = atoi(fld[4]);
-      const char* tag = passed ? (xfail ? "XPASS" : "PASS") : (xfail ? "XFAIL" : "FAIL");
-      printf("  %-6s %-24s %s: %s%s\n", tag, fld[1], fld[2], fld[5],
-             xfail ? (passed ? " (expected to fail, but passed)" : " (expected failure)") : "");
-      c.tests++;
-      fprintf(cf, "    <testcase classname=\"");
-      xml_text(cf, name);
-      fprintf(cf, "\" name=\"");
-      xml_text(cf, fld[1]);
-      if (passed == !xfail) {
-        passed ? c.passed++ : c.expected++;
-        fprintf(cf, "\">\n      <system-out>");
-        if (xfail) fputs("expected failure: ", cf);
-        xml_text(cf, fld[5]);
-        fprintf(cf, "</system-out>\n    </testcase>\n");
-      } else {
-        c.failures++;
-        fprintf(cf, "\">\n      <failure type=\"%s\" message=\"", fld[2]);
-        if (xfail) fputs("expected to fail, but passed: ", cf);
-        xml_text(cf, fld[5]);
-        fprintf(cf, "\"/>\n    </testcase>\n");
-      }
-    } else if (fld[0][0] == 'G' && n >= 3) {
-      int bad = !strcmp(fld[1], "diverged") || !strcmp(fld[1], "error");
-      printf("  %-6s %-24s %s\n", bad ? (strcmp(fld[1], "error") ? "FAIL" : "ERROR") : "PASS", "golden", fld[2]);
-      c.tests++;
-      fprintf(cf, "    <testcase classname=\"");
-      xml_text(cf, name);
-      fprintf(cf, "\" name=\"golden\">\n");
-      if (bad) {
-        strcmp(fld[1], "error") ? c.failures++ : c.errors++;
-        fprintf(cf, "      <%s message=\"", strcmp(fld[1], "error") ? "failure" : "error");
-        xml_text(cf, fld[2]);
-        fprintf(cf, "\"/>\n");
-      } else {
-        c.passed++;
-        fprintf(cf, "      <system-out>");
-        xml_text(cf, fld[2]);
-        fprintf(cf, "</system-out>\n");
-      }
-      fprintf(cf, "    </testcase>\n");
-    }
-  }
-  if (f) fclose(f);
-  if (!complete) {
-    char msg[256];
-    if (WIFSIGNALED(status))
-      snprintf(msg, sizeof msg, "the scene's process was killed by signal %d (%s)", WTERMSIG(status),
-               strsignal(WTERMSIG(status)));
-    else
-      snprintf(msg, sizeof msg, "the scene's process ended without results (exit status %d)",
-               WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    printf("  ERROR  %-24s %s\n", "(scene)", msg);
-    c.tests++, c.errors++;
-    fprintf(cf, "    <testcase classname=\"");
-    xml_text(cf, name);
-    fprintf(cf, "\" name=\"(scene)\">\n      <error message=\"%s\"/>\n    </testcase>\n", msg);
-  }
-  fclose(cf);
-  if (junit) {
-    fprintf(junit, "  <testsuite name=\"");
-    xml_text(junit, name);
-    fprintf(junit, "\" file=\"");
-    xml_text(junit, job->path);
-    fprintf(junit, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\">\n", c.tests, c.failures, c.errors);
-    fputs(cases ? cases : "", junit);
-    fprintf(junit, "  </testsuite>\n");
-  }
-  free(cases);
-  all->tests += c.tests, all->failures += c.failures, all->errors += c.errors, all->expected += c.expected;
-  all->passed += c.passed;
-}
-
 //---- the command ----
 
 // (job) => a child running it; its pid, or -1
 static pid_t start_job(scene_job* job, const check_opts* o) {
-  snprintf(job->result, sizeof job->result, "/tmp/knead_check_XXXXXX");
+  const char* tmp = getenv("TMPDIR");
+  snprintf(job->result, sizeof job->result, "%s/knead_check_XXXXXX", tmp && *tmp ? tmp : "/tmp");
   int fd = mkstemp(job->result);
   if (fd < 0) return -1;
   fflush(stdout);
@@ -331,7 +97,7 @@ static pid_t start_job(scene_job* job, const check_opts* o) {
   if (pid == 0) {
     FILE* out = fdopen(fd, "w");
     if (!out) _exit(3);
-    run_scene(job->path, o, out);
+    check_run_scene(job->path, job->keep_name, o, out);
     _exit(fclose(out) == 0 ? 0 : 3);
   }
   close(fd);
@@ -341,6 +107,7 @@ static pid_t start_job(scene_job* job, const check_opts* o) {
 int knead_cmd_check(int argc, char** argv) {
   check_opts o = {.golden_rate = 20};
   const char* junit_path = NULL;
+  const char* keep_arg = NULL;
   int jobs = 1;
   char** paths = NULL;
   int npath = 0, cap = 0;
@@ -348,7 +115,7 @@ int knead_cmd_check(int argc, char** argv) {
     const char* a = argv[i];
     const char* val = NULL;
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--junit") || !strcmp(a, "--golden-rate") ||
-        !strcmp(a, "--package-path")) {
+        !strcmp(a, "--package-path") || !strcmp(a, "--keep-failed")) {
       if (i + 1 >= argc) {
         knead_error("check: %s needs a value (see knead check --help)", a);
         return 2;
@@ -381,6 +148,10 @@ int knead_cmd_check(int argc, char** argv) {
       o.update_golden = 1;
     } else if (!strcmp(a, "--no-golden")) {
       o.no_golden = 1;
+    } else if (!strcmp(a, "--strict")) {
+      o.strict = 1;
+    } else if (!strcmp(a, "--keep-failed")) {
+      keep_arg = val;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(check_usage, stdout);
       return 0;
@@ -410,9 +181,39 @@ int knead_cmd_check(int argc, char** argv) {
   pid_t* pid = calloc((size_t)npath, sizeof *pid);
   int* status = calloc((size_t)npath, sizeof *status);
   if (!job || !pid || !status) return 1;
-  for (int i = 0; i < npath; i++) job[i].path = paths[i];
+  for (int i = 0; i < npath; i++) {
+    job[i].path = paths[i];
+    /* its keep folder: the file's stem, "-2", "-3"... when an earlier scene has it */
+    const char* base = strrchr(paths[i], '/');
+    snprintf(job[i].keep_name, sizeof job[i].keep_name, "%s", base ? base + 1 : paths[i]);
+    char* dot = strrchr(job[i].keep_name, '.');
+    if (dot && dot != job[i].keep_name) *dot = 0;
+    size_t len = strlen(job[i].keep_name);
+    for (int k = 2, clash = 1; clash; k++) {
+      clash = 0;
+      for (int j = 0; j < i && !clash; j++) clash = !strcmp(job[j].keep_name, job[i].keep_name);
+      if (clash) snprintf(job[i].keep_name + len, sizeof job[i].keep_name - len, "-%d", k);
+    }
+  }
+  /* the keep folder: given, else next to the JUnit report, else in the working folder; created
+   * now (the children stage their outputs in it) and removed at the end if we made it and it
+   * stayed empty */
+  char keep[4096];
+  if (keep_arg)
+    snprintf(keep, sizeof keep, "%s", keep_arg);
+  else if (junit_path && strrchr(junit_path, '/'))
+    snprintf(keep, sizeof keep, "%.*s/knead-check-failed", (int)(strrchr(junit_path, '/') - junit_path), junit_path);
+  else
+    snprintf(keep, sizeof keep, "knead-check-failed");
+  struct stat kst;
+  int keep_made = stat(keep, &kst) != 0 && mkdir(keep, 0777) == 0;
+  if (keep_made || (stat(keep, &kst) == 0 && S_ISDIR(kst.st_mode)))
+    o.keep_dir = keep;
+  else
+    knead_error("check: warning: cannot create %s (--keep-failed): a failing scene's outputs are not kept", keep);
 
   /* run: at most `jobs` children at once; results are read in input order afterwards */
+  double wall0 = kn_wall_time();
   int next = 0, running = 0;
   while (next < npath || running > 0) {
     while (running < jobs && next < npath) {
@@ -435,18 +236,21 @@ int knead_cmd_check(int argc, char** argv) {
       }
   }
 
+  double suite_time = kn_wall_time() - wall0;
   FILE* junit = NULL;
   char* suites = NULL;
   size_t nsuites = 0;
   if (junit_path) junit = open_memstream(&suites, &nsuites);
-  counts all = {0};
+  check_counts all = {0};
   for (int i = 0; i < npath; i++) {
-    report_scene(&job[i], status[i], junit, &all);
+    check_report_scene(&job[i], status[i], junit, &all);
     unlink(job[i].result);
   }
+  if (keep_made) rmdir(keep); /* fails, as it should, when a scene was kept */
   printf("%d scene%s, %d test%s: %d passed, %d expected failure%s, %d failed, %d error%s\n", npath,
          npath == 1 ? "" : "s", all.tests, all.tests == 1 ? "" : "s", all.passed, all.expected,
          all.expected == 1 ? "" : "s", all.failures, all.errors, all.errors == 1 ? "" : "s");
+  if (all.kept) printf("kept the outputs of %d failing scene%s in %s/\n", all.kept, all.kept == 1 ? "" : "s", keep);
   int code = all.failures || all.errors ? 1 : 0;
   if (junit) {
     fclose(junit);
@@ -456,8 +260,9 @@ int knead_cmd_check(int argc, char** argv) {
       code = 1;
     } else {
       fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-      fprintf(f, "<testsuites name=\"knead check\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\">\n",
-              all.tests, all.failures, all.errors);
+      /* junit-10.xsd's <testsuites> has name, time, tests, failures, errors, disabled (no skipped) */
+      fprintf(f, "<testsuites name=\"knead check\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n",
+              all.tests, all.failures, all.errors, suite_time);
       fputs(suites ? suites : "", f);
       fprintf(f, "</testsuites>\n");
       if (fclose(f) != 0) code = 1;

@@ -5,29 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "tools/cli.h"
 
-static void json_str(const char* s) {
-  putchar('"');
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
 /* JSON has no infinity: a missing limit is null */
-static void json_num(double x) {
-  if (isfinite(x))
-    printf("%.15g", x);
-  else
-    printf("null");
-}
+static json_t* json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 static const char* parent_name(const kn_mb_model* m, int b) {
   return m->bodies[b].parent >= 0 ? m->bodies[m->bodies[b].parent].name : "world";
@@ -39,85 +22,71 @@ static int count_geoms(const kn_robot* r, kn_geom_role role) {
   return n;
 }
 
-static void print_json(const kn_robot* r, const char* path, const kn_diag* warnings) {
+/* (robot, its file, the loader's warnings) => the robot as JSON on stdout (jansson); 0, or -1 when
+ * out of memory or a name is not UTF-8 */
+static int print_json(const kn_robot* r, const char* path, const kn_diag* warnings) {
   const kn_mb_model* m = r->model;
-  printf("{\n  \"name\": ");
-  json_str(m->name);
-  printf(",\n  \"file\": ");
-  json_str(path);
-  printf(",\n  \"links\": [");
+  json_t* doc = json_object();
+  int bad = !doc;
+  bad |= json_object_set_new(doc, "name", json_string(m->name));
+  bad |= json_object_set_new(doc, "file", json_string(path));
+  json_t* list = json_array();
+  bad |= json_object_set_new(doc, "links", list);
   for (int b = 0; b < m->nbody; b++) {
     const kn_mb_body* body = &m->bodies[b];
-    printf("%s\n    {\"name\": ", b ? "," : "");
-    json_str(body->name);
-    printf(", \"parent\": ");
-    if (body->parent >= 0)
-      json_str(m->bodies[body->parent].name);
-    else
-      printf("null");
-    printf(", \"mass\": %.15g, \"com\": [%.15g, %.15g, %.15g]}", body->mass, body->com[0], body->com[1],
-           body->com[2]);
+    bad |= json_array_append_new(
+        list, json_pack("{sssosfs[fff]}", "name", body->name, "parent",
+                        body->parent >= 0 ? json_string(m->bodies[body->parent].name) : json_null(), "mass",
+                        body->mass, "com", body->com[0], body->com[1], body->com[2]));
   }
-  printf("\n  ],\n  \"joints\": [");
-  int first = 1;
+  list = json_array();
+  bad |= json_object_set_new(doc, "joints", list);
   for (int b = 0; b < m->nbody; b++) {
     const kn_mb_body* body = &m->bodies[b];
     if (!body->joint_name && body->jtype == KN_JOINT_FIXED) continue;
-    printf("%s\n    {\"name\": ", first ? "" : ",");
-    first = 0;
-    json_str(body->joint_name ? body->joint_name : "floating_base");
-    printf(", \"type\": \"%s\", \"parent\": ", kn_joint_type_name(body->jtype));
-    json_str(parent_name(m, b));
-    printf(", \"child\": ");
-    json_str(body->name);
-    printf(", \"nq\": %d, \"nv\": %d, \"axis\": [%.15g, %.15g, %.15g], \"lower\": ", body->nq, body->nv,
-           body->axis[0], body->axis[1], body->axis[2]);
-    json_num(body->has_position_limits ? body->lower : -INFINITY);
-    printf(", \"upper\": ");
-    json_num(body->has_position_limits ? body->upper : INFINITY);
-    printf(", \"velocity\": ");
-    json_num(body->velocity_limit);
-    printf(", \"effort\": ");
-    json_num(body->effort_limit);
-    printf(", \"damping\": %.15g}", body->damping);
+    bad |= json_array_append_new(
+        list, json_pack("{ss ss ss ss si si s[fff] so so so so sf}", "name",
+                        body->joint_name ? body->joint_name : "floating_base", "type", kn_joint_type_name(body->jtype),
+                        "parent", parent_name(m, b), "child", body->name, "nq", body->nq, "nv", body->nv, "axis",
+                        body->axis[0], body->axis[1], body->axis[2], "lower",
+                        json_num(body->has_position_limits ? body->lower : -INFINITY), "upper",
+                        json_num(body->has_position_limits ? body->upper : INFINITY), "velocity",
+                        json_num(body->velocity_limit), "effort", json_num(body->effort_limit), "damping",
+                        body->damping));
   }
-  printf("\n  ],\n  \"nq\": %d,\n  \"nv\": %d,\n  \"dofs\": %d,\n  \"total_mass\": %.15g,\n  \"mimic_joints\": [",
-         m->nq, m->nv, kn_robot_dofs(r), kn_mb_total_mass(m));
+  bad |= json_object_set_new(doc, "nq", json_integer(m->nq));
+  bad |= json_object_set_new(doc, "nv", json_integer(m->nv));
+  bad |= json_object_set_new(doc, "dofs", json_integer(kn_robot_dofs(r)));
+  bad |= json_object_set_new(doc, "total_mass", json_real(kn_mb_total_mass(m)));
+  list = json_array();
+  bad |= json_object_set_new(doc, "mimic_joints", list);
   for (int c = 0; c < m->ncoupler; c++) {
     const kn_mb_coupler* k = &m->couplers[c];
-    printf("%s\n    {\"joint\": ", c ? "," : "");
-    json_str(m->bodies[k->body].joint_name);
-    printf(", \"master\": ");
-    json_str(m->bodies[k->master].joint_name);
-    printf(", \"multiplier\": %.15g, \"offset\": %.15g}", k->multiplier, k->offset);
+    bad |= json_array_append_new(list, json_pack("{sssssfsf}", "joint", m->bodies[k->body].joint_name, "master",
+                                                 m->bodies[k->master].joint_name, "multiplier", k->multiplier,
+                                                 "offset", k->offset));
   }
-  printf("%s],\n  \"collision_geometries\": %d,\n  \"visual_geometries\": %d,\n", m->ncoupler ? "\n  " : "",
-         count_geoms(r, KN_GEOM_COLLISION), count_geoms(r, KN_GEOM_VISUAL));
-  printf("  \"collision_filter_groups\": [");
+  bad |= json_object_set_new(doc, "collision_geometries", json_integer(count_geoms(r, KN_GEOM_COLLISION)));
+  bad |= json_object_set_new(doc, "visual_geometries", json_integer(count_geoms(r, KN_GEOM_VISUAL)));
+  list = json_array();
+  bad |= json_object_set_new(doc, "collision_filter_groups", list);
   for (int g = 0; g < r->nfilter_group; g++) {
     const kn_robot_filter_group* G = &r->filter_groups[g];
-    printf("%s\n    {\"name\": ", g ? "," : "");
-    json_str(G->name);
-    printf(", \"members\": [");
-    for (int k = 0; k < G->nmember; k++) {
-      printf("%s", k ? ", " : "");
-      json_str(m->bodies[G->members[k]].name);
-    }
-    printf("], \"ignores\": [");
-    for (int k = 0; k < G->nignore; k++) {
-      printf("%s", k ? ", " : "");
-      json_str(G->ignores[k]);
-    }
-    printf("]}");
+    json_t *members = json_array(), *ignores = json_array();
+    for (int k = 0; k < G->nmember; k++)
+      bad |= json_array_append_new(members, json_string(m->bodies[G->members[k]].name));
+    for (int k = 0; k < G->nignore; k++) bad |= json_array_append_new(ignores, json_string(G->ignores[k]));
+    bad |= json_array_append_new(list, json_pack("{sssoso}", "name", G->name, "members", members, "ignores", ignores));
   }
-  printf("%s],\n", r->nfilter_group ? "\n  " : "");
-  printf("  \"missing_collision_meshes\": %d,\n  \"missing_visual_meshes\": %d,\n  \"warnings\": [",
-         r->missing_collision_meshes, r->missing_visual_meshes);
-  for (int k = 0; k < warnings->count; k++) {
-    printf("%s\n    ", k ? "," : "");
-    json_str(warnings->items[k]);
-  }
-  printf("%s]\n}\n", warnings->count ? "\n  " : "");
+  bad |= json_object_set_new(doc, "missing_collision_meshes", json_integer(r->missing_collision_meshes));
+  bad |= json_object_set_new(doc, "missing_visual_meshes", json_integer(r->missing_visual_meshes));
+  list = json_array();
+  bad |= json_object_set_new(doc, "warnings", list);
+  for (int k = 0; k < warnings->count; k++) bad |= json_array_append_new(list, json_string(warnings->items[k]));
+  if (!bad) bad = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) != 0;
+  if (!bad) putchar('\n');
+  json_decref(doc);
+  return bad ? -1 : 0;
 }
 
 static void print_limit(const char* label, double x, const char* unit) {
@@ -243,11 +212,13 @@ int knead_cmd_info(int argc, char** argv) {
   for (int k = 0; k < r->warnings.count; k++) kn_diag_add(&warnings, "%s", r->warnings.items[k]);
   if (kn_robot_check_simulatable(r, &err) != KN_OK)
     kn_diag_add(&warnings, "cannot be simulated until its collision meshes are found: %s", err.msg);
-  if (json)
-    print_json(r, path, &warnings);
-  else
+  int code = 0;
+  if (json && print_json(r, path, &warnings) != 0) {
+    knead_error("info: cannot write the JSON: out of memory, or a name in the URDF that is not UTF-8");
+    code = 1;
+  } else if (!json)
     print_text(r, path, &warnings);
   kn_diag_free(&warnings);
   kn_robot_free(r);
-  return 0;
+  return code;
 }

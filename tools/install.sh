@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Set up knead on Debian 12: install the Debian packages it needs (only the missing ones, so a
 # machine that has them needs no network), then configure and build into build/.
-#   bash tools/install.sh                     Release build
+#   bash tools/install.sh                     Release build in build/
 #   KNEAD_SANITIZE=ON bash tools/install.sh   Debug build (-O1) with AddressSanitizer + UBSan (CI)
+#   KNEAD_BUILD_DIR=DIR bash tools/install.sh build into DIR instead of build/ (relative paths are
+#                                             taken from the checkout's root)
 # Runs as root (a fresh container) or as a user with sudo.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
           libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
-          gnuplot-nox npm chromium zlib1g-dev)
+          gnuplot-nox npm chromium zlib1g-dev libjansson-dev)
 # gnuplot-nox draws output.plots; npm installs three.js for output.html at build time
-# (tools/html/package-lock.json); chromium runs the replay's headless-browser test.
+# (tools/html/package-lock.json); chromium runs the replay's headless-browser test; jansson reads
+# and writes every JSON file (ARCHITECTURE.md).
 missing=()
 for p in "${packages[@]}"; do
   # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and
@@ -41,7 +44,12 @@ case "$sanitize" in
   ON | on | 1 | true | TRUE) sanitize=ON; build_type=Debug ;;
   *) sanitize=OFF ;;
 esac
+build=${KNEAD_BUILD_DIR:-build}
+case "$build" in
+  /*) ;;
+  *) build="$root/$build" ;;
+esac
 jobs=$(nproc 2> /dev/null || echo 2)
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=$build_type -DKNEAD_SANITIZE=$sanitize
-cmake --build "$root/build" -j "$jobs"
-echo "knead: built $root/build ($build_type, sanitizers $sanitize)"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=$build_type -DKNEAD_SANITIZE=$sanitize
+cmake --build "$build" -j "$jobs"
+echo "knead: built $build ($build_type, sanitizers $sanitize)"

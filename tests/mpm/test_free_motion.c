@@ -4,6 +4,7 @@
  * EOS fluid converges by Newton; T14-style Schur complement of A (kn_fem_schur_*) against dense. */
 #include <suitesparse/cholmod.h>
 #include <criterion/criterion.h>
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -247,26 +248,68 @@ Test(mpm_free_motion, merged_bodies_move_as_apart) {
   cr_assert_eq(kn_mpm_part_of(m, a->np - 1)->material.model, KN_MPM_LINEAR_COROTATED);
   kn_mpm_newton_options opt = kn_mpm_newton_options_default();
   opt.rel_tolerance = 1e-11;
-  const double dt = 0.01;
+  const double dt = 0.01, h = 0.025;
   cr_assert_eq(kn_mpm_free_motion(m, dt, g3, &opt, &err), KN_OK, "%s", err.msg);
+  /* How close can the two solutions be? The merged energy is the sum of the two bodies' (they share
+   * no node), so its exact minimizer is theirs. Each Newton stops at |grad E| <= its threshold or at
+   * the stall test (Newton decrement at E's roundoff), so each returned v is only as accurate as its
+   * residual gradient g allows: E is strongly convex near v* with Hessian A >= M, the lumped node
+   * masses (the elastic Hessian is PSD-projected), so |v - v_exact|_M <= |g|_(M^-1) (= |g| / m in
+   * one dimension), and one node's |v_i - v_exact,i| <= |v - v_exact|_M / sqrt(min_i m_i). The
+   * residual gradients depend on the BLAS kernels under CHOLMOD (9.4e-8 on |v*| 12.8 with OpenBLAS's
+   * Sandybridge kernels, 1.8e-7 on an AMD EPYC), so the bound is measured here, merged and apart:
+   * max_i |v_merged,i - v_alone,i| <= (|g_m|_(M^-1) + |g_a|_(M^-1) + |g_f|_(M^-1)) / sqrt(min_i m_i).
+   * (|g| / min m_i, the plain-norm form, is 65x looser: the residual sits on heavy nodes.) */
+  double gsum = 0, mmin = INFINITY;
+  kn_mpm_body* solved[3] = {m, a, f};
+  for (int i = 0; i < 3; i++) {
+    if (i > 0) cr_assert_eq(kn_mpm_free_motion(solved[i], dt, g3, &opt, &err), KN_OK, "%s", err.msg);
+    kn_mpm_body* b = solved[i];
+    double* grad = malloc(3 * (size_t)b->grid.n * sizeof(double));
+    kn_mpm_energy(b, b->grid.v_star, grad);
+    double g2 = 0;
+    for (int k = 0; k < 3 * b->grid.n; k++) g2 += grad[k] * grad[k] / b->grid.mass[k / 3];
+    gsum += sqrt(g2);
+    for (int k = 0; k < b->grid.n; k++) mmin = fmin(mmin, b->grid.mass[k]);
+    free(grad);
+  }
+  const double bound = gsum / sqrt(mmin);
   double vmax = 0, e = 0;
   for (int i = 0; i < 2; i++) {
-    cr_assert_eq(kn_mpm_free_motion(both[i], dt, g3, &opt, &err), KN_OK, "%s", err.msg);
     /* node of body i => the merged grid's node with the same integer coordinates */
     for (int j = 0; j < both[i]->grid.n; j++) {
       int found = -1;
       for (int k = 0; k < m->grid.n && found < 0; k++)
         if (!memcmp(m->grid.index + 3 * k, both[i]->grid.index + 3 * j, 3 * sizeof(int))) found = k;
       cr_assert(found >= 0, "body %d node %d missing from the merged grid", i, j);
+      double d2 = 0;
       for (int d = 0; d < 3; d++) {
         vmax = fmax(vmax, fabs(both[i]->grid.v_star[3 * j + d]));
-        e = fmax(e, fabs(both[i]->grid.v_star[3 * j + d] - m->grid.v_star[3 * found + d]));
+        double dv = both[i]->grid.v_star[3 * j + d] - m->grid.v_star[3 * found + d];
+        d2 += dv * dv;
       }
+      e = fmax(e, sqrt(d2));
     }
   }
   cr_assert_eq(m->grid.n, a->grid.n + f->grid.n, "the two bodies share no node");
-  cr_assert(e <= 1e-9 * vmax, "v*: max difference %g (|v*| %g)", e, vmax);
-  cr_log_info("merged vs apart: v* differs by %.2e (|v*| %.2e)", e, vmax);
+  cr_log_info("merged vs apart: v* differs by %.2e (bound %.2e, |v*| %.2e)", e, bound, vmax);
+  /* the bound stays a solver tolerance, not a licence: the solves converged far below |v*| */
+  cr_assert(bound < 1e-5 * vmax, "the residual gradients allow %g on |v*| %g: a free motion did not converge", bound,
+            vmax);
+  cr_assert(e <= bound, "v*: max difference %g > %g = sum |grad E|_(M^-1) / sqrt(min m_i) (|v*| %g)", e, bound, vmax);
+  /* F_E after the step: F_E <- (I + dt sum_i v_i grad w_ip^T) F_E, so a velocity difference e on
+   * each node moves F_E by at most dt e sum_i |grad w_ip| |F_E|, and sum_i |grad w_ip| <= 6 / h for
+   * quadratic B-splines (per axis sum |N'| = (1 + 2 |x - 1|) / h <= 2 / h, three axes). The fluid's
+   * reset F_E = J^(1/3) I has derivative (1 / sqrt 3) J^(1/3) |F^-T| ~ 1 at F ~ I: a factor 2 covers
+   * it; 16 eps |F| is the rounding of the update itself. */
+  double Fmax = 0;
+  for (int p = 0; p < m->np; p++) {
+    double f2 = 0;
+    for (int k = 0; k < 9; k++) f2 += m->FE[9 * p + k] * m->FE[9 * p + k];
+    Fmax = fmax(Fmax, sqrt(f2));
+  }
+  const double Ftol = 2 * dt * e * (6 / h) * Fmax + 16 * DBL_EPSILON * Fmax;
+  cr_assert(Ftol < 1e-5 * Fmax, "F_E bound %g on |F_E| %g: v* too far apart", Ftol, Fmax);
   cr_assert_eq(kn_mpm_advance(m, m->grid.v_star, dt, &err), KN_OK, "%s", err.msg);
   double ex = 0;
   for (int i = 0, at = 0; i < 2; i++) {
@@ -275,7 +318,8 @@ Test(mpm_free_motion, merged_bodies_move_as_apart) {
       for (int k = 0; k < 9; k++) ex = fmax(ex, fabs(both[i]->FE[9 * p + k] - m->FE[9 * (at + p) + k]));
     at += both[i]->np;
   }
-  cr_assert(ex <= 1e-9, "F_E after the step: max difference %g", ex);
+  cr_log_info("merged vs apart: F_E differs by %.2e (bound %.2e)", ex, Ftol);
+  cr_assert(ex <= Ftol, "F_E after the step: max difference %g > %g = 2 dt |dv| 6/h |F| + 16 eps |F|", ex, Ftol);
   /* views */
   kn_mpm_body* v = NULL;
   cr_assert_eq(kn_mpm_body_view(m, 1, &v, &err), KN_OK, "%s", err.msg);

@@ -204,7 +204,7 @@ Test(mpm_output, html_replay, .timeout = 60) {
   snprintf(path, sizeof path, "%s/replay.html", r.dir);
   char* s = slurp(path);
   cr_assert_not_null(s);
-  const char* m = strstr(s, "\"mpm\": [\n{\"name\": \"blob\"");
+  const char* m = strstr(s, "\"mpm\": [{\"name\": \"blob\"");
   cr_assert_not_null(m);
   cr_expect_eq((int)num_after(m, "\"n\": "), 64);
   cr_expect_eq((int)num_after(m, "\"np\": "), 64);
@@ -245,7 +245,7 @@ Test(mpm_output, html_particle_cap, .timeout = 60) {
   snprintf(path, sizeof path, "%s/replay.html", r.dir);
   char* s = slurp(path);
   cr_assert_not_null(s);
-  const char* m = strstr(s, "\"mpm\": [\n{\"name\": \"blob\"");
+  const char* m = strstr(s, "\"mpm\": [{\"name\": \"blob\"");
   cr_assert_not_null(m);
   cr_expect_eq((int)num_after(m, "\"n\": "), 4000);
   cr_expect_eq((int)num_after(m, "\"np\": "), 8000);

@@ -144,6 +144,18 @@ Test(cli, run_tiny_scene_writes_outputs) {
   h += strlen("\"final_state_hash\": \"");
   cr_assert_eq(strspn(h, "0123456789abcdef"), 16);
   cr_assert_eq(h[16], '"');
+  /* which knead wrote it: version, git revision at configure time ("unknown" without git, 12 hex
+   * digits otherwise, "-dirty" with uncommitted changes) and the build id of this very build */
+  cr_assert(strstr(sum, "\"knead_version\": \"0.1.0\", "), "%s", sum);
+  const char* gr = strstr(sum, "\"git_revision\": \"");
+  cr_assert_not_null(gr, "%s", sum);
+  gr += strlen("\"git_revision\": \"");
+  size_t nhex = strspn(gr, "0123456789abcdef");
+  cr_assert(!strncmp(gr, "unknown\"", 8) || (nhex == 12 && (gr[12] == '"' || !strncmp(gr + 12, "-dirty\"", 7))),
+            "%.40s", gr);
+  char id[64];
+  snprintf(id, sizeof id, "\"build_id\": \"%s\"", kn_build_id());
+  cr_assert(strlen(kn_build_id()) == 16 && strstr(sum, id), "%s not in %s", id, sum);
   const char* csv = slurp("results/trajectory.csv");
   cr_assert_eq(count(csv, NULL, "\n"), 1 + 6);
   cr_assert(strncmp(csv, "t,arm/arm_joint_1,", 18) == 0);

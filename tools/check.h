@@ -1,0 +1,39 @@
+/* `knead check` internals (tools/, not installed): the child that runs one scene (check_scene.c)
+ * and the parent's report of it (check_report.c), talking through a result file of tab-separated
+ * lines:
+ *   S status(ok|error) scene-name message start-time(unix s) wall-time(s)
+ *   C name type passed expect_fail message unit measured t measured2 t2 lo hi
+ *   G status(ok|diverged|error|updated) message details
+ *   K folder            the scene failed and its outputs were kept there
+ *   END                 the child finished */
+#ifndef KNEAD_TOOLS_CHECK_H
+#define KNEAD_TOOLS_CHECK_H
+
+#include <stdio.h>
+
+typedef struct {
+  int update_golden, no_golden, strict;
+  double golden_rate;
+  const char* keep_dir; /* where a failing scene's outputs are kept */
+} check_opts;
+
+typedef struct {
+  char* path;
+  char result[4200];    /* result file of its child */
+  char keep_name[1024]; /* its folder name under keep_dir (the scene file's stem, made unique) */
+} scene_job;
+
+typedef struct {
+  int tests, failures, errors, expected, passed, kept;
+  double time; /* scenes' wall time [s] */
+} check_counts;
+
+/* (scene file, options, where it keeps outputs) => result lines on out (in the child process) */
+void check_run_scene(const char* path, const char* keep_name, const check_opts* o, FILE* out);
+/* (job's result file, its exit status) => its report lines on stdout, its <testsuite> in junit
+ * (may be NULL) and the totals in all */
+void check_report_scene(const scene_job* job, int status, FILE* junit, check_counts* all);
+/* (path) => its folder and everything in it removed; 0 on success */
+int check_remove_tree(const char* path);
+
+#endif
