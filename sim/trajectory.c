@@ -71,33 +71,15 @@ void kn_sim_trajectory_header(const kn_world* w, FILE* f) {
 
 //---- trajectory.json ----
 
-static void json_text(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-static void column(FILE* f, int* first, const char* name, const char* unit, const char* meaning) {
-  fputs(*first ? "\n    {\"name\": " : ",\n    {\"name\": ", f);
-  *first = 0;
-  json_text(f, name);
-  fputs(", \"unit\": ", f);
-  json_text(f, unit);
-  fputs(", \"meaning\": ", f);
-  json_text(f, meaning);
-  fputc('}', f);
+// (columns array, name, unit, meaning) => one more entry; failures counts what jansson refused
+static void column(json_t* cols, int* failures, const char* name, const char* unit, const char* meaning) {
+  json_t* c = json_pack("{s:s, s:s, s:s}", "name", name, "unit", unit, "meaning", meaning);
+  *failures += !c || json_array_append_new(cols, c) != 0;
 }
 
 // (model, bodies [b0, b0 + nb), their column names from q_adr0) => one entry per coordinate
-static void tree_columns(FILE* f, int* first, const kn_mb_model* m, int b0, int nb, int q_adr0, char* const* names) {
+static void tree_columns(json_t* cols, int* failures, const kn_mb_model* m, int b0, int nb, int q_adr0,
+                         char* const* names) {
   static const char* const axis[] = {"x", "y", "z"}, *const quat[] = {"w", "x", "y", "z"};
   for (int b = b0; b < b0 + nb; b++) {
     const kn_mb_body* body = &m->bodies[b];
@@ -137,26 +119,28 @@ static void tree_columns(FILE* f, int* first, const kn_mb_model* m, int b0, int 
         default:
           snprintf(meaning, sizeof meaning, "coordinate %d of joint %s", k, jn);
       }
-      column(f, first, name, unit, meaning);
+      column(cols, failures, name, unit, meaning);
     }
   }
 }
 
 kn_status kn_sim_trajectory_describe(const kn_world* w, const char* path, kn_error* err) {
-  FILE* f = fopen(path, "w");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-  fputs("{\n  \"file\": \"trajectory.csv\",\n  \"frame\": \"world: x, y, z and orientations in the world frame "
-        "(gravity along the scene's gravity); joint coordinates as in the URDF\",\n  \"columns\": [", f);
-  int first = 1;
-  column(f, &first, "t", "s", "simulated time");
+  json_t* cols = json_array();
+  json_t* doc = json_pack("{s:s, s:s, s:o}", "file", "trajectory.csv", "frame",
+                          "world: x, y, z and orientations in the world frame (gravity along the scene's gravity); "
+                          "joint coordinates as in the URDF",
+                          "columns", cols); /* "o": doc owns cols, also when it fails */
+  if (!doc) return kn_json_built(1, path, err);
+  int failures = 0;
+  column(cols, &failures, "t", "s", "simulated time");
   for (int i = 0; i < w->nrobot; i++) {
     const kn_world_robot* r = &w->robots[i];
     const kn_mb_model* m = w->trees[r->tree].robot->model;
-    tree_columns(f, &first, m, r->body_offset, r->nbody, r->q_offset, r->columns);
+    tree_columns(cols, &failures, m, r->body_offset, r->nbody, r->q_offset, r->columns);
   }
   for (int i = 0; i < w->nobject; i++) {
     const kn_mb_model* m = w->trees[w->objects[i].tree].robot->model;
-    tree_columns(f, &first, m, 0, m->nbody, 0, w->objects[i].columns);
+    tree_columns(cols, &failures, m, 0, m->nbody, 0, w->objects[i].columns);
   }
   static const char* const c[] = {"cx", "cy", "cz"};
   for (int i = 0; i < w->nfem + w->nmpm; i++)
@@ -166,10 +150,10 @@ kn_status kn_sim_trajectory_describe(const kn_world* w, const char* path, kn_err
       snprintf(col, sizeof col, "%s/%s", name, c[k]);
       snprintf(meaning, sizeof meaning, "%s of the mass-weighted centroid of %s body %s in the world frame",
                c[k] + 1, i < w->nfem ? "FEM" : "MPM", name);
-      column(f, &first, col, "m", meaning);
+      column(cols, &failures, col, "m", meaning);
     }
-  fputs("\n  ]\n}\n", f);
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) return kn_fail(err, KN_ERR_IO, "%s: write error", path);
-  return KN_OK;
+  kn_status st = kn_json_built(failures, path, err);
+  if (st == KN_OK) st = kn_json_write_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
+  json_decref(doc);
+  return st;
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "sim/sim.h"
 #include "../support/files.h"
 
@@ -54,15 +56,17 @@ static int column_index(const char* header, const char* name) {
 }
 
 // the "unit" of column `name` in trajectory.json, into unit (empty when absent)
-static void json_unit(const char* json, const char* name, char* unit, size_t n) {
-  char key[256];
-  snprintf(key, sizeof key, "{\"name\": \"%s\", \"unit\": \"", name);
-  const char* p = strstr(json, key);
-  unit[0] = 0;
-  if (!p) return;
-  p += strlen(key);
-  size_t len = strcspn(p, "\"");
-  snprintf(unit, n, "%.*s", (int)(len < n ? len : n - 1), p);
+// (trajectory.json parsed, column name) => its unit ("" when absent)
+static const char* json_unit(json_t* doc, const char* name) {
+  size_t i;
+  json_t* c;
+  json_array_foreach(json_object_get(doc, "columns"), i, c) {
+    if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0) {
+      const char* u = json_string_value(json_object_get(c, "unit"));
+      return u ? u : "";
+    }
+  }
+  return "";
 }
 
 Test(trajectory_output, floating_roots_in_world_coordinates, .timeout = 60) {
@@ -145,13 +149,13 @@ Test(trajectory_output, floating_roots_in_world_coordinates, .timeout = 60) {
 
   /* trajectory.json: one entry per CSV column, in order, with the unit of each */
   snprintf(path, sizeof path, "%s/trajectory.json", out);
-  char* json = slurp(path);
-  cr_assert_not_null(json, "trajectory.json missing");
+  json_error_t je;
+  json_t* doc = json_load_file(path, 0, &je);
+  cr_assert_not_null(doc, "trajectory.json: %s (line %d)", je.text, je.line);
   int ncol = 1;
   for (const char* p = csv; *p != '\n'; p++) ncol += *p == ',';
   cr_expect_eq(ncol, 1 + kn_world_trajectory_ncolumn(w));
-  int nentry = 0;
-  for (const char* p = strstr(json, "{\"name\": "); p; p = strstr(p + 1, "{\"name\": ")) nentry++;
+  int nentry = (int)json_array_size(json_object_get(doc, "columns"));
   cr_expect_eq(nentry, ncol, "trajectory.json: %d columns, trajectory.csv %d", nentry, ncol);
   struct {
     const char *name, *unit;
@@ -159,13 +163,12 @@ Test(trajectory_output, floating_roots_in_world_coordinates, .timeout = 60) {
               {"drop/floating_base/qw", "1"}, {"drop/spin", "rad"}, {"thing/floating_base/y", "m"},
               {"thing/spin", "rad"}};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-    char unit[16];
-    json_unit(json, want[i].name, unit, sizeof unit);
+    const char* unit = json_unit(doc, want[i].name);
     cr_expect_str_eq(unit, want[i].unit, "unit of %s: '%s'", want[i].name, unit);
     cr_expect_geq(column_index(csv, want[i].name), 0, "%s not in trajectory.csv", want[i].name);
   }
-  cr_expect(strstr(json, "in the world frame") != NULL);
-  free(json);
+  cr_expect(strstr(json_string_value(json_object_get(doc, "frame")), "in the world frame") != NULL);
+  json_decref(doc);
   free(csv);
   kn_world_free(w);
   kn_scene_free(s);
