@@ -117,24 +117,34 @@ Test(defaults, stack_placed_touching_rests) {
   tw_free(&t);
 }
 
+/* (scene file, hold phase's duration text, its new value, the scene's duration text, its new
+ * value) => the scene text with both replaced (each must occur) */
+static const char* lengthen_hold(const char* file, const char* hold, const char* new_hold, const char* duration,
+                                 const char* new_duration) {
+  static char text[16384], yaml[16384], phase[64];
+  FILE* f = fopen(file, "rb");
+  cr_assert(f, "cannot open %s", file);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(phase, sizeof phase, "{name: hold, duration: %s,", hold);
+  char* at = strstr(text, phase);
+  cr_assert(at, "%s has no phase '%s'", file, phase);
+  char key[64];
+  snprintf(key, sizeof key, "\nduration: %s\n", duration);
+  char* dur = strstr(text, key);
+  cr_assert(dur && dur < at, "%s has no '%s' before its phases", file, key);
+  snprintf(yaml, sizeof yaml, "%.*s\nduration: %s\n%.*s{name: hold, duration: %s,%s", (int)(dur - text), text,
+           new_duration, (int)(at - dur - strlen(key)), dur + strlen(key), new_hold, at + strlen(phase));
+  return yaml;
+}
+
 /* The default scene's grasp held for 100 s after its sequence (hold phase 0.3 -> 100.3 s): the box
  * may not drift more than 0.1 mm (1 mm per 1000 s; without anchors it slid at 0.053 mm/s and fell at
  * t = 905.75 s; the 1000 s run is in bench/RESULTS.md) */
 Test(defaults, default_grasp_holds_for_100_s) {
-  FILE* f = fopen(KNEAD_SOURCE_DIR "/examples/default_scene.yaml", "rb");
-  cr_assert(f);
-  static char text[16384], yaml[16384];
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = 0;
-  const char* hold = "{name: hold, duration: 0.3, q: *lift}";
-  char* at = strstr(text, hold);
-  cr_assert(at, "the default scene has no hold phase");
-  snprintf(yaml, sizeof yaml, "%.*s{name: hold, duration: 100.3, q: *lift}%s", (int)(at - text), text,
-           at + strlen(hold));
-  char* dur = strstr(yaml, "duration: 5.5");
-  cr_assert(dur);
-  memcpy(dur, "duration: 105", strlen("duration: 105"));
+  const char* yaml =
+      lengthen_hold(KNEAD_SOURCE_DIR "/examples/default_scene.yaml", "0.3", "100.3", "5.5", "105.5");
   test_world t = tw_create(yaml);
   double* q = tw_object_q(&t, "box");
   tw_step(&t, 600); /* t = 6 s: the shake is over, the arm holds still */
@@ -156,19 +166,8 @@ Test(defaults, default_grasp_holds_for_100_s) {
  * cube only settles (measured 0.045 mm from 10 to 20 s, 0.014 mm from 20 to 30 s, 2e-4 mm from
  * 100 to 200 s) */
 Test(defaults, fem_cube_grasp_holds) {
-  FILE* f = fopen(KNEAD_SOURCE_DIR "/examples/regression/soft_cube_coarse.yaml", "rb");
-  cr_assert(f);
-  static char text[16384], yaml[16384];
-  size_t n = fread(text, 1, sizeof text - 1, f);
-  fclose(f);
-  text[n] = 0;
-  const char* hold = "{name: hold, duration: 0.15, q: *lift}";
-  char* at = strstr(text, hold);
-  cr_assert(at, "the scene has no hold phase");
-  snprintf(yaml, sizeof yaml, "%.*s{name: hold, duration: 30, q: *lift}%s", (int)(at - text), text, at + strlen(hold));
-  char* dur = strstr(yaml, "\nduration: 3.8\n");
-  cr_assert(dur);
-  memcpy(dur, "\nduration: 30 \n", strlen("\nduration: 30 \n"));
+  const char* yaml =
+      lengthen_hold(KNEAD_SOURCE_DIR "/examples/regression/soft_cube_coarse.yaml", "0.15", "30", "3.8", "30");
   test_world t = tw_create(yaml);
   const kn_fem_body* b = t.world->fems[0].body;
   double c20[3] = {0}, c30[3] = {0};
