@@ -58,6 +58,23 @@ void kn_diag_free(kn_diag* d);
 void* kn_calloc(size_t n, size_t size);
 char* kn_strdup(const char* s);
 
+/*---- input files (file.c) ----*/
+
+/* The largest input file knead reads (scene, URDF, CSV trajectory, volume or surface mesh):
+ * 256 MiB. Larger files, directories, devices (/dev/zero), FIFOs and sockets are refused before
+ * anything is read, so a wrong path can neither hang the loader nor exhaust memory. */
+#define KN_MAX_INPUT_BYTES ((size_t)256 << 20)
+
+/* (path, what it should be: "scene", "URDF", "mesh", ...) => KN_OK when it is a regular file of
+ * at most KN_MAX_INPUT_BYTES; else KN_ERR_IO "<path>: cannot open the <what> file: <reason>",
+ * "<path>: is a directory, not a <what> file", "<path>: not a regular file (a device, FIFO or
+ * socket); a <what> must be a file" or "<path>: <n> bytes; a <what> file may have at most
+ * 268435456 (256 MiB)". */
+kn_status kn_file_check(const char* path, const char* what, kn_error* err);
+/* kn_file_check, then the whole file into *text (malloc'd, NUL-terminated, *len bytes without the
+ * NUL; free it). A file that grows past the limit while read is refused the same way. */
+kn_status kn_file_read(const char* path, const char* what, char** text, size_t* len, kn_error* err);
+
 /*---- small fixed-size math ----*/
 
 typedef struct {

@@ -280,6 +280,7 @@ kn_status kn_tet_mesh_from_surface(const double* V, int nv, const int* T, int nt
 kn_status kn_tet_mesh_tetrahedralize(const char* path, const kn_tetrahedralize_options* opt, kn_tet_mesh* m,
                                      kn_error* err) {
   memset(m, 0, sizeof *m);
+  if (kn_file_check(path, "mesh", err)) return KN_ERR_IO;
   const struct aiScene* sc = aiImportFile(path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
   if (!sc) return kn_fail(err, KN_ERR_IO, "%s: cannot read: %s", path, aiGetErrorString());
   size_t nv = 0, nt = 0;

@@ -155,6 +155,7 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
 
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err) {
+  if (summary) memset(summary, 0, sizeof *summary);
   kn_status st = make_dirs(out_dir, err);
   if (st) return st;
   char path[4096];
@@ -204,6 +205,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
     return st;
   }
   kn_run_summary sum = {0};
+  sum.stepped = 1;
   long total = kn_world_total_steps(w);
   write_row(f, w);
   sum.trajectory_rows = 1;
@@ -264,6 +266,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
   if (fs) sbad |= ferror(fs) | (fclose(fs) != 0);
   if (fc) sbad |= ferror(fc) | (fclose(fc) != 0);
   int bad = ferror(f) | sbad;
+  if (summary) *summary = sum;
   if (fclose(f) != 0 || bad) {
     if (!st) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
     return st;

@@ -94,3 +94,37 @@ int kn_scene_lines_find(const kn_scene_lines* cl, const char* key_path) {
 }
 
 int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key) { return kn_scene_lines_find(l, key) > 0; }
+
+// (node at key path) => fn on each scalar below it; depth bounds alias nesting
+static int each_scalar(yaml_document_t* doc, yaml_node_t* node, char* path, size_t len, size_t cap, int depth,
+                       kn_scene_scalar_fn fn, void* ctx) {
+  if (!node || depth > 64) return 0;
+  if (node->type == YAML_SCALAR_NODE)
+    return fn(ctx, path, (const char*)node->data.scalar.value, (int)node->start_mark.line + 1);
+  int r = 0;
+  if (node->type == YAML_SEQUENCE_NODE) {
+    long i = 0;
+    for (yaml_node_item_t* it = node->data.sequence.items.start; !r && it < node->data.sequence.items.top; it++, i++) {
+      int w = snprintf(path + len, cap - len, "[%ld]", i);
+      if (w < 0 || (size_t)w >= cap - len) continue;
+      r = each_scalar(doc, yaml_document_get_node(doc, *it), path, len + (size_t)w, cap, depth + 1, fn, ctx);
+    }
+  } else if (node->type == YAML_MAPPING_NODE) {
+    for (yaml_node_pair_t* p = node->data.mapping.pairs.start; !r && p < node->data.mapping.pairs.top; p++) {
+      yaml_node_t* k = yaml_document_get_node(doc, p->key);
+      if (!k || k->type != YAML_SCALAR_NODE) continue;
+      int w = snprintf(path + len, cap - len, "%s%s", len ? "." : "", (const char*)k->data.scalar.value);
+      if (w < 0 || (size_t)w >= cap - len) continue;
+      r = each_scalar(doc, yaml_document_get_node(doc, p->value), path, len + (size_t)w, cap, depth + 1, fn, ctx);
+    }
+  }
+  path[len] = 0;
+  return r;
+}
+
+int kn_scene_lines_each_scalar(const kn_scene_lines* cl, kn_scene_scalar_fn fn, void* ctx) {
+  if (!cl) return 0;
+  kn_scene_lines* l = (kn_scene_lines*)cl;
+  char path[1024] = "";
+  return each_scalar(&l->doc, yaml_document_get_root_node(&l->doc), path, 0, sizeof path, 0, fn, ctx);
+}

@@ -677,7 +677,16 @@ void kn_world_free(kn_world* w);
  * contact points and forces to w->contacts.
  * Transactional: on failure every tree's q, v and t are left as they were and err names the
  * step, the time, the stage and (SAP) the worst constraint. Allocates only when the number of
- * contacts exceeds every earlier step's. */
+ * contacts exceeds every earlier step's.
+ * The new state is checked before it is kept: a step whose result is not finite or is absurd
+ * fails (KN_ERR_NUMERIC) naming the robot and body, object, or deformable and vertex/particle,
+ * and the state stays at step n. Absurd: a coordinate with |q| > KN_WORLD_MAX_COORDINATE (1e6 m
+ * or rad: a million metres from the origin, or a joint wound 160,000 turns) or a velocity with
+ * |v| > KN_WORLD_MAX_SPEED (1e6 m/s or rad/s); for FEM vertices and MPM particles, their positions
+ * and velocities by the same bounds. No simulation knead is meant for comes near either; a step
+ * that does has diverged (time_step 1e300, a stiffness beyond double precision). */
+#define KN_WORLD_MAX_COORDINATE 1e6
+#define KN_WORLD_MAX_SPEED 1e6
 kn_status kn_world_step(kn_world* w, kn_error* err);
 
 /* mass-weighted centroid of an FEM body's current positions */
@@ -701,6 +710,8 @@ typedef struct {
   double wall_time_s;
   uint64_t final_state_hash;
   long trajectory_rows;     /* data rows written to trajectory.csv */
+  int stepped;              /* 1 once the outputs were open and stepping began: 0 when the run
+                               failed setting up its output folder and files (nothing ran) */
 } kn_run_summary;
 
 /* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
@@ -711,8 +722,8 @@ typedef struct {
  * with the deformable as A) when
  * output.solver / output.contacts are set; out_dir is created
  * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
- * summary (may be NULL) receives the numbers. On a failed step the files written so far stay
- * and err says which step failed. */
+ * summary (may be NULL) receives the numbers (zeroed first, so also on a failure before any
+ * step). On a failed step the files written so far stay and err says which step failed. */
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
 

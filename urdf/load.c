@@ -399,32 +399,10 @@ static char* folder_of(const char* path) {
 // (URDF file, options) => *out
 kn_status kn_urdf_load(const char* path, const kn_urdf_options* opt, kn_robot** out, kn_error* err) {
   if (!path) return kn_fail(err, KN_ERR_INVALID, "no URDF path given");
-  FILE* f = fopen(path, "rb");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   char* text = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char* t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory reading the file", path);
-      }
-      text = t;
-    }
-    size_t got = fread(text + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int read_error = ferror(f);
-  fclose(f);
-  if (read_error) {
-    free(text);
-    return kn_fail(err, KN_ERR_IO, "%s: read error", path);
-  }
-  text[n] = 0;
+  size_t n = 0;
+  kn_status rs = kn_file_read(path, "URDF", &text, &n, err);
+  if (rs) return rs;
   if (strlen(text) != n) {
     free(text);
     return kn_fail(err, KN_ERR_PARSE, "%s: contains a NUL byte; not a URDF text file", path);

@@ -1,0 +1,163 @@
+/* tools/: every input checked (issue 17, inputs). Each test runs the knead command on a bad input
+ * as a user would and asserts the exact message on stderr and the exit status (1: failure). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/knead_test_inputs_XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(inputs, .init = make_tmpdir, .fini = remove_tmpdir);
+
+// (knead arguments) => exit status; stdout and stderr in tmpdir/out.txt and err.txt
+static int run(const char* args) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "cd '%s' && timeout 60 %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
+  return WEXITSTATUS(st);
+}
+
+// (file in tmpdir) => its whole text (static buffer), "" when missing
+static const char* slurp(const char* name) {
+  static char buf[1 << 16];
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  buf[0] = 0;
+  FILE* f = fopen(path, "r");
+  if (!f) return buf;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void write_file(const char* name, const char* text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE* f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+// the last line of stderr, without its newline (static buffer)
+static const char* last_err_line(void) {
+  static char line[4096];
+  const char* s = slurp("err.txt");
+  size_t n = strlen(s);
+  while (n > 0 && s[n - 1] == '\n') n--;
+  size_t b = n;
+  while (b > 0 && s[b - 1] != '\n') b--;
+  snprintf(line, sizeof line, "%.*s", (int)(n - b), s + b);
+  return line;
+}
+
+static void expect_failure(const char* args, const char* message) {
+  int rc = run(args);
+  cr_expect_eq(rc, 1, "knead %s: exit status %d, expected 1 (stderr: %s)", args, rc, slurp("err.txt"));
+  cr_expect_str_eq(last_err_line(), message);
+}
+
+#define BOX_SCENE(friction) \
+  "time_step: 0.01\nduration: 0.02\ncontact: {backend: none}\nobjects:\n" \
+  "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, friction: " friction "}\n"
+
+//---- numbers parse whole ----
+
+Test(inputs, a_number_with_a_letter_is_rejected_with_file_line_and_key) {
+  write_file("o.yaml", BOX_SCENE("0.O5"));
+  expect_failure("run o.yaml", "knead: o.yaml:5: objects[0].friction: '0.O5' is not a number (the whole value must "
+                               "be one)");
+  write_file("one.yaml", BOX_SCENE("1.O"));
+  expect_failure("run one.yaml", "knead: one.yaml:5: objects[0].friction: '1.O' is not a number (the whole value "
+                                 "must be one)");
+  write_file("g.yaml", "duration: 0.01\ngravity: [0, 0,\n  -9.8l]\n");
+  expect_failure("run g.yaml", "knead: g.yaml:3: gravity[2]: '-9.8l' is not a number (the whole value must be one)");
+  write_file("i.yaml", "duration: 0.01\ncontact:\n  solver: {max_iterations: 5x}\n");
+  expect_failure("run i.yaml", "knead: i.yaml:3: contact.solver.max_iterations: '5x' is not a whole number (the "
+                               "whole value must be one)");
+  /* a good number still reads */
+  write_file("ok.yaml", BOX_SCENE("0.5e0"));
+  cr_expect_eq(run("run ok.yaml --out ok"), 0, "%s", slurp("err.txt"));
+}
+
+//---- the scene name stays inside the output folder ----
+
+Test(inputs, a_scene_name_that_is_a_path_is_rejected) {
+  write_file("esc.yaml", "name: ../../escape\nduration: 0.01\n");
+  expect_failure("run esc.yaml", "knead: esc.yaml:1: name: '../../escape' is not a plain file name (outputs go to the "
+                                 "folder out/<name>): no '/', '\\', control characters, '.' or '..'");
+  write_file("dots.yaml", "name: ..\nduration: 0.01\n");
+  expect_failure("run dots.yaml", "knead: dots.yaml:1: name: '..' is not a plain file name (outputs go to the folder "
+                                  "out/<name>): no '/', '\\', control characters, '.' or '..'");
+  struct stat st;
+  cr_expect_neq(stat("/tmp/escape", &st), 0, "knead wrote outside its output folder");
+}
+
+//---- a diverged step fails and keeps the state ----
+
+Test(inputs, a_step_to_a_non_finite_state_fails_naming_the_body) {
+  write_file("ts.yaml", "time_step: 1e300\nduration: 2e300\nobjects:\n"
+                        "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+                        "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, pose: {xyz: [0, 0, 1]}}\n");
+  int rc = run("run ts.yaml --out o");
+  cr_expect_eq(rc, 1);
+  const char* err = slurp("err.txt");
+  cr_expect(strstr(err, "knead: ts.yaml: step 1 (t = 0 s): sap backend: object 'box' body 'box': coordinate q[2] = "
+                        "-inf after the step (must be finite, |q| <= 1e+06 m or rad); the step diverged (time_step "
+                        "too large, or a stiffness or mass beyond what double precision resolves?)\n"),
+            "%s", err);
+  cr_expect_str_eq(last_err_line(), "knead: ts: failed after 0 of 2 steps; partial outputs in o/");
+  cr_expect(strstr(slurp("o/summary.json"), "\"status\": \"failed\""));
+  /* the state stayed at t = 0: one row, the initial pose */
+  cr_expect_str_eq(slurp("o/trajectory.csv"), "t,box/x,box/y,box/z,box/qw,box/qx,box/qy,box/qz\n0,0,0,1,1,0,0,0\n");
+}
+
+//---- files that are not files, or too large for what they claim ----
+
+Test(inputs, an_output_folder_error_is_the_only_error) {
+  write_file("f", "a file, not a folder\n");
+  write_file("od.yaml", "duration: 0.01\noutput: {dir: f/sub}\n");
+  expect_failure("run od.yaml", "knead: f/sub: cannot create folder f/sub: Not a directory");
+  cr_expect_null(strstr(slurp("err.txt"), "failed after"));
+}
+
+Test(inputs, directories_and_devices_are_not_read) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/adir", tmpdir);
+  cr_assert_eq(mkdir(path, 0777), 0);
+  expect_failure("run adir", "knead: adir: is a directory, not a scene file");
+  expect_failure("info adir", "knead: info: adir: is a directory, not a URDF file");
+  expect_failure("run /dev/zero", "knead: /dev/zero: not a regular file (a device, FIFO or socket); a scene must be "
+                                  "a file");
+  expect_failure("info /dev/zero", "knead: info: /dev/zero: not a regular file (a device, FIFO or socket); a URDF "
+                                   "must be a file");
+  snprintf(path, sizeof path, "%s/zero.msh", tmpdir);
+  cr_assert_eq(symlink("/dev/zero", path), 0);
+  write_file("msh.yaml", "duration: 0.01\ndeformables:\n  - {name: d, shape: {mesh: zero.msh}}\n");
+  expect_failure("run msh.yaml", "knead: msh.yaml:3: deformables[0].shape.mesh: deformable 'd': ./zero.msh: not a "
+                                 "regular file (a device, FIFO or socket); a mesh must be a file");
+}
+
+Test(inputs, a_vtk_count_beyond_the_file_is_named) {
+  write_file("big.vtk", "# vtk DataFile Version 2.0\nx\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 double\n"
+                        "0 0 0 1 0 0 0 1 0 0 0 1\nCELLS 3429496711 2\n5 0 1 2 3\nCELL_TYPES 1\n10\n");
+  write_file("vtk.yaml", "duration: 0.01\ndeformables:\n  - {name: d, shape: {mesh: big.vtk}}\n");
+  expect_failure("run vtk.yaml", "knead: vtk.yaml:3: deformables[0].shape.mesh: deformable 'd': ./big.vtk:7: "
+                                 "3429496711 cells declared, more than the 27 bytes left in the file can hold");
+}
