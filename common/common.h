@@ -75,6 +75,23 @@ kn_status kn_file_check(const char* path, const char* what, kn_error* err);
  * NUL; free it). A file that grows past the limit while read is refused the same way. */
 kn_status kn_file_read(const char* path, const char* what, char** text, size_t* len, kn_error* err);
 
+/*---- names to indices (name_map.c) ----*/
+
+/* A hash table from names to non-negative ints (body, joint, link indices): constant-time look-ups
+ * where a 20,000-link chain made strcmp scans quadratic. Open addressing with linear probing,
+ * FNV-1a hashes, at most half full. Keys are borrowed: the strings must outlive the map.
+ * Zero-initialize, kn_name_map_free when done. */
+typedef struct kn_name_map {
+  const char** keys;
+  int* values;
+  size_t cap, count;
+} kn_name_map;
+/* value of key, or -1 when absent (also for a NULL key or an empty map) */
+int kn_name_map_get(const kn_name_map* m, const char* key);
+/* key => value (replacing an earlier value); KN_ERR_NOMEM when the table cannot grow */
+kn_status kn_name_map_put(kn_name_map* m, const char* key, int value);
+void kn_name_map_free(kn_name_map* m);
+
 /*---- small fixed-size math ----*/
 
 typedef struct {

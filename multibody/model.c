@@ -72,6 +72,8 @@ void kn_mb_model_free(kn_mb_model* m) {
   free(m->bodies);
   free(m->couplers);
   free(m->name);
+  kn_name_map_free(&m->body_names);
+  kn_name_map_free(&m->joint_names);
   free(m);
 }
 
@@ -160,17 +162,16 @@ int kn_mb_add_body(kn_mb_model* m, const kn_mb_body* b, kn_error* err) {
             mname, BODY_LABEL(b, idx), b->parent, idx == 0 ? "-1 for the root" : "an existing body index");
     return -1;
   }
-  for (int i = 0; i < idx; i++) {
-    if (b->name && m->bodies[i].name && strcmp(b->name, m->bodies[i].name) == 0) {
-      kn_fail(err, KN_ERR_INVALID, "model '%s', body '%s' (#%d): a body with this name already exists (#%d)", mname,
-              BODY_LABEL(b, idx), i);
-      return -1;
-    }
-    if (b->joint_name && m->bodies[i].joint_name && strcmp(b->joint_name, m->bodies[i].joint_name) == 0) {
-      kn_fail(err, KN_ERR_INVALID, "model '%s', body '%s' (#%d): joint '%s' already exists (inboard joint of body #%d)",
-              mname, BODY_LABEL(b, idx), b->joint_name, i);
-      return -1;
-    }
+  int same = kn_mb_find_body(m, b->name);
+  if (same >= 0) {
+    kn_fail(err, KN_ERR_INVALID, "model '%s', body '%s' (#%d): a body with this name already exists (#%d)", mname,
+            BODY_LABEL(b, idx), same);
+    return -1;
+  }
+  if ((same = kn_mb_find_joint(m, b->joint_name)) >= 0) {
+    kn_fail(err, KN_ERR_INVALID, "model '%s', body '%s' (#%d): joint '%s' already exists (inboard joint of body #%d)",
+            mname, BODY_LABEL(b, idx), b->joint_name, same);
+    return -1;
   }
   double axis[3] = {b->axis[0], b->axis[1], b->axis[2]};
   double an = kn_vec3_norm(axis);
@@ -228,7 +229,16 @@ int kn_mb_add_body(kn_mb_model* m, const kn_mb_body* b, kn_error* err) {
   *nb = *b;
   nb->name = kn_strdup(b->name);
   nb->joint_name = kn_strdup(b->joint_name);
-  if ((b->name && !nb->name) || (b->joint_name && !nb->joint_name)) {
+  if ((b->name && !nb->name) || (b->joint_name && !nb->joint_name) ||
+      (nb->name && kn_name_map_put(&m->body_names, nb->name, idx) != KN_OK) ||
+      (nb->joint_name && kn_name_map_put(&m->joint_names, nb->joint_name, idx) != KN_OK)) {
+    /* a name put before the failure would point at a freed string: index the bodies again */
+    kn_name_map_free(&m->body_names);
+    kn_name_map_free(&m->joint_names);
+    for (int i = 0; i < idx; i++) {
+      if (m->bodies[i].name) kn_name_map_put(&m->body_names, m->bodies[i].name, i);
+      if (m->bodies[i].joint_name) kn_name_map_put(&m->joint_names, m->bodies[i].joint_name, i);
+    }
     free_body_strings(nb);
     kn_fail(err, KN_ERR_NOMEM, "model '%s', body #%d: out of memory", mname, idx);
     return -1;
@@ -362,20 +372,16 @@ kn_status kn_mb_model_attach(kn_mb_model* m, const kn_mb_model* child, int link,
 
 /*---- look-ups ----*/
 
-// (m, name) => body index or -1
+// (m, name) => body index or -1, in constant time (the model's name map)
 int kn_mb_find_body(const kn_mb_model* m, const char* name) {
-  if (!name) return -1;
-  for (int i = 0; i < m->nbody; i++)
-    if (m->bodies[i].name && strcmp(m->bodies[i].name, name) == 0) return i;
-  return -1;
+  int i = kn_name_map_get(&m->body_names, name);
+  return i >= 0 && i < m->nbody ? i : -1;
 }
 
-// (m, joint name) => index of the body whose inboard joint it is, or -1
+// (m, joint name) => index of the body whose inboard joint it is, or -1, in constant time
 int kn_mb_find_joint(const kn_mb_model* m, const char* name) {
-  if (!name) return -1;
-  for (int i = 0; i < m->nbody; i++)
-    if (m->bodies[i].joint_name && strcmp(m->bodies[i].joint_name, name) == 0) return i;
-  return -1;
+  int i = kn_name_map_get(&m->joint_names, name);
+  return i >= 0 && i < m->nbody ? i : -1;
 }
 
 // (m) => sum of body masses

@@ -77,8 +77,11 @@ int kn_robot_dofs(const kn_robot* r);
 kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
                           kn_error* err);
 
-/* KN_OK when every collision mesh resolved; otherwise KN_ERR_IO naming the first missing mesh,
- * its link and the search paths. Called before a model is simulated. */
+/* KN_OK when the model can be simulated: every collision mesh resolved (else KN_ERR_IO naming the
+ * first missing mesh, its link and the search paths), and every link a joint moves has mass or
+ * carries links that do (else KN_ERR_INVALID naming the link and the joint: its mass matrix would
+ * be singular; Drake's rule, checked here rather than at load because an attached robot may give
+ * it mass). Called before a model is simulated. */
 kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err);
 
 #ifdef __cplusplus

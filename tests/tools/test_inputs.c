@@ -161,3 +161,74 @@ Test(inputs, a_vtk_count_beyond_the_file_is_named) {
   expect_failure("run vtk.yaml", "knead: vtk.yaml:3: deformables[0].shape.mesh: deformable 'd': ./big.vtk:7: "
                                  "3429496711 cells declared, more than the 27 bytes left in the file can hold");
 }
+
+//---- URDF: urdfdom's reasons, numbers, limits, mimic cycles, massless moving links ----
+
+#define INERTIAL "<inertial><mass value=\"1\"/><inertia ixx=\"0.01\" ixy=\"0\" ixz=\"0\" iyy=\"0.01\" iyz=\"0\" izz=\"0.01\"/></inertial>"
+#define TWO_LINKS "<robot name=\"r\">\n<link name=\"a\">" INERTIAL "</link>\n<link name=\"b\">" INERTIAL "</link>\n"
+
+Test(inputs, urdfdom_reasons_are_kept) {
+  write_file("nolimit.urdf", TWO_LINKS "<joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
+                                       "<axis xyz=\"0 0 1\"/></joint>\n</robot>\n");
+  expect_failure("info nolimit.urdf", "knead: info: nolimit.urdf: urdfdom rejected the file: Joint [j1] is of type "
+                                      "REVOLUTE but it does not specify limits; joint xml is not initialized "
+                                      "correctly");
+}
+
+Test(inputs, urdf_numbers_must_be_finite_and_limits_ordered) {
+  write_file("axis.urdf", TWO_LINKS "<joint name=\"j1\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                                    "<axis xyz=\"nan 0 0\"/></joint>\n</robot>\n");
+  expect_failure("info axis.urdf", "knead: info: axis.urdf:5: joint 'j1': <axis xyz=\"nan 0 0\">: 'nan' is not a "
+                                   "finite number");
+  write_file("mass.urdf", "<robot name=\"r\">\n<link name=\"a\">" INERTIAL "</link>\n<link name=\"b\"><inertial>\n"
+                          "<mass value=\"nan\"/></inertial></link>\n<joint name=\"j1\" type=\"continuous\"><parent "
+                          "link=\"a\"/><child link=\"b\"/></joint>\n</robot>\n");
+  expect_failure("info mass.urdf", "knead: info: mass.urdf:4: link 'b': <mass value=\"nan\">: 'nan' is not a finite "
+                                   "number");
+  write_file("typo.urdf", TWO_LINKS "<joint name=\"j1\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
+                                    "<origin xyz=\"0 0 0.O5\"/></joint>\n</robot>\n");
+  expect_failure("info typo.urdf", "knead: info: typo.urdf:4: joint 'j1': <origin xyz=\"0 0 0.O5\">: '0.O5' is not a "
+                                   "finite number");
+  write_file("limits.urdf", TWO_LINKS "<joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
+                                      "<limit lower=\"1\" upper=\"-1\" effort=\"1\" velocity=\"1\"/></joint>\n"
+                                      "</robot>\n");
+  expect_failure("info limits.urdf", "knead: info: limits.urdf:5: joint 'j1': <limit lower=\"1\" upper=\"-1\">: "
+                                     "lower > upper (write the smaller first)");
+}
+
+Test(inputs, joints_that_mimic_each_other_are_rejected) {
+  write_file("mimic.urdf", TWO_LINKS "<link name=\"c\">" INERTIAL "</link>\n"
+                                     "<joint name=\"j1\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
+                                     "<mimic joint=\"j2\"/></joint>\n"
+                                     "<joint name=\"j2\" type=\"continuous\"><parent link=\"b\"/><child link=\"c\"/>"
+                                     "<mimic joint=\"j1\"/></joint>\n</robot>\n");
+  expect_failure("info mimic.urdf", "knead: info: mimic.urdf: joints mimic each other in a cycle ('j1' -> 'j2' -> "
+                                    "'j1'): no joint of the cycle is free; a <mimic> chain must end at a joint that "
+                                    "mimics none");
+}
+
+Test(inputs, a_massless_link_on_a_joint_cannot_be_simulated) {
+  write_file("massless.urdf", "<robot name=\"r\">\n<link name=\"a\">" INERTIAL "</link>\n<link name=\"b\"/>\n"
+                              "<joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
+                              "<limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>\n</robot>\n");
+  /* it loads, as in Drake (kinematics need no mass), and says at once that it cannot be simulated */
+  cr_expect_eq(run("info massless.urdf"), 0, "%s", slurp("err.txt"));
+  cr_expect(strstr(slurp("out.txt"), "  cannot be simulated: massless.urdf: link 'b' is moved by revolute joint 'j1' "
+                                     "but neither it nor any link below it has mass (no <inertial>, or mass 0): the "
+                                     "mass matrix would be singular; give it an <inertial> with mass > 0, or make the "
+                                     "joint fixed\n"),
+            "%s", slurp("out.txt"));
+  write_file("m.yaml", "duration: 0.01\nrobots:\n  - {name: arm, urdf: massless.urdf}\n");
+  expect_failure("run m.yaml", "knead: m.yaml:3: robots[0].urdf: robot 'arm' cannot be simulated: ./massless.urdf: "
+                               "link 'b' is moved by revolute joint 'j1' but neither it nor any link below it has "
+                               "mass (no <inertial>, or mass 0): the mass matrix would be singular; give it an "
+                               "<inertial> with mass > 0, or make the joint fixed");
+  /* a massless link that carries a massive one is fine (it only gets the usual warning) */
+  write_file("carrier.urdf", "<robot name=\"r\">\n<link name=\"a\">" INERTIAL "</link>\n<link name=\"b\"/>\n"
+                             "<link name=\"c\">" INERTIAL "</link>\n"
+                             "<joint name=\"j1\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/></joint>\n"
+                             "<joint name=\"j2\" type=\"fixed\"><parent link=\"b\"/><child link=\"c\"/></joint>\n"
+                             "</robot>\n");
+  write_file("c.yaml", "duration: 0.01\ncontact: {backend: none}\nrobots:\n  - {name: arm, urdf: carrier.urdf}\n");
+  cr_expect_eq(run("run c.yaml --out c"), 0, "%s", slurp("err.txt"));
+}
