@@ -232,3 +232,33 @@ Test(inputs, a_massless_link_on_a_joint_cannot_be_simulated) {
   write_file("c.yaml", "duration: 0.01\ncontact: {backend: none}\nrobots:\n  - {name: arm, urdf: carrier.urdf}\n");
   cr_expect_eq(run("run c.yaml --out c"), 0, "%s", slurp("err.txt"));
 }
+
+//---- material parameters within what double precision resolves ----
+
+Test(inputs, material_moduli_and_densities_are_bounded) {
+  write_file("fem.yaml", "duration: 0.01\ndeformables:\n"
+                         "  - {name: cube, shape: {box: [0.1, 0.1, 0.1]}, resolution: 0.05,\n"
+                         "     material: {youngs_modulus: 1e300}}\n");
+  expect_failure("run fem.yaml", "knead: fem.yaml:4: deformables[0].material: cube: youngs_modulus = 1e+300 Pa is "
+                                 "beyond what double precision resolves; expected <= 1e+15 Pa (the stiffness term of "
+                                 "the step's Newton matrix would swamp the mass term: gravity is lost in round-off "
+                                 "and the body freezes)");
+  write_file("rho.yaml", "duration: 0.01\ndeformables:\n"
+                         "  - {name: cube, shape: {box: [0.1, 0.1, 0.1]}, resolution: 0.05,\n"
+                         "     material: {density: 1e9}}\n");
+  expect_failure("run rho.yaml", "knead: rho.yaml:4: deformables[0].material: cube: density = 1e+09 kg/m^3 is beyond "
+                                 "what double precision resolves against the stiffness; expected 0.001 to 1e+06 "
+                                 "kg/m^3");
+  write_file("mpm.yaml", "duration: 0.01\ndeformables:\n"
+                         "  - {name: dough, model: mpm, shape: {box: [0.1, 0.1, 0.1]}, material: {youngs_modulus: "
+                         "1e30}}\n");
+  expect_failure("run mpm.yaml", "knead: mpm.yaml:3: deformables[0].material: dough: youngs_modulus 1e+30 Pa is "
+                                 "beyond what double precision resolves; expected <= 1e+15 Pa (the stiffness term of "
+                                 "the step's Newton matrix would swamp the mass term)");
+  write_file("eos.yaml", "duration: 0.01\ndeformables:\n"
+                         "  - {name: water, model: mpm, shape: {box: [0.1, 0.1, 0.1]},\n"
+                         "     material: {type: eos_fluid, bulk_modulus: 1e16}}\n");
+  expect_failure("run eos.yaml", "knead: eos.yaml:4: deformables[0].material: water: bulk_modulus 1e+16 Pa is beyond "
+                                 "what double precision resolves; expected <= 1e+15 Pa (the stiffness term of the "
+                                 "step's Newton matrix would swamp the mass term)");
+}
