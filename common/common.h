@@ -92,6 +92,18 @@ int kn_name_map_get(const kn_name_map* m, const char* key);
 kn_status kn_name_map_put(kn_name_map* m, const char* key, int value);
 void kn_name_map_free(kn_name_map* m);
 
+/*---- closed triangle surfaces (mesh_check.c) ----*/
+
+/* (nt triangles over nv welded vertices: equal positions share one index) => KN_OK when the
+ * surface is closed: every edge in exactly two triangles, else KN_ERR_INVALID "the surface is not
+ * closed: edge (x, y, z)-(x, y, z) (welded vertices i-j) is in n triangle(s), expected exactly 2".
+ * With `oriented`, also consistently wound (each edge traversed once each way: else "the faces are
+ * not consistently oriented: ... runs the same way in triangles s and t") and outward (a positive
+ * enclosed volume: else "the faces are wound inward ..."). Used by rigid free meshes (oriented:
+ * their signed distance and inertia need it) and FEM surfaces (not oriented: tetgen does not
+ * care). */
+kn_status kn_mesh_check_closed(int nv, const double* v, int nt, const int* tri, int oriented, kn_error* err);
+
 /*---- small fixed-size math ----*/
 
 typedef struct {

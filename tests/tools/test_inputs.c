@@ -262,3 +262,37 @@ Test(inputs, material_moduli_and_densities_are_bounded) {
                                  "what double precision resolves; expected <= 1e+15 Pa (the stiffness term of the "
                                  "step's Newton matrix would swamp the mass term)");
 }
+
+//---- free rigid meshes: closed and wound outward ----
+
+#define CUBE_VERTICES "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+#define CUBE_SIDES "f 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n"
+
+static void mesh_scene(const char* scene, const char* obj) {
+  char text[512];
+  snprintf(text, sizeof text, "duration: 0.01\nobjects:\n  - {name: m, shape: {mesh: %s, scale: [0.1, 0.1, 0.1]}, "
+           "pose: {xyz: [0, 0, 1]}}\n", obj);
+  write_file(scene, text);
+}
+
+Test(inputs, a_free_rigid_mesh_must_be_closed_and_outward) {
+  write_file("cube.obj", CUBE_VERTICES "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\n" CUBE_SIDES);
+  mesh_scene("cube.yaml", "cube.obj");
+  cr_expect_eq(run("run cube.yaml --out o"), 0, "%s", slurp("err.txt"));
+  write_file("open.obj", CUBE_VERTICES "f 5 6 7\nf 5 7 8\n" CUBE_SIDES); /* no bottom */
+  mesh_scene("open.yaml", "open.obj");
+  expect_failure("run open.yaml", "knead: open.yaml:3: objects[0].shape: object 'm': mesh 'open.obj': the surface is "
+                                  "not closed: edge (0, 0, 0)-(0, 0.1, 0) (welded vertices 0-2) is in 1 triangle(s), "
+                                  "expected exactly 2");
+  write_file("flip.obj", CUBE_VERTICES "f 1 3 2\nf 1 4 3\nf 5 7 6\nf 5 7 8\n" CUBE_SIDES); /* one top face inward */
+  mesh_scene("flip.yaml", "flip.obj");
+  expect_failure("run flip.yaml", "knead: flip.yaml:3: objects[0].shape: object 'm': mesh 'flip.obj': the faces are "
+                                  "not consistently oriented: edge (0, 0, 0.1)-(0.1, 0, 0.1) runs the same way in "
+                                  "triangles 0 and 8 (one of them is wound inward)");
+  write_file("inward.obj", CUBE_VERTICES "f 1 2 3\nf 1 3 4\nf 5 7 6\nf 5 8 7\nf 1 6 2\nf 1 5 6\nf 2 7 3\nf 2 6 7\n"
+                           "f 3 8 4\nf 3 7 8\nf 4 5 1\nf 4 8 5\n"); /* every face inward */
+  mesh_scene("inward.yaml", "inward.obj");
+  expect_failure("run inward.yaml", "knead: inward.yaml:3: objects[0].shape: object 'm': mesh 'inward.obj': the faces "
+                                    "are wound inward (enclosed volume -0.001 m^3); expected outward, "
+                                    "counter-clockwise seen from outside");
+}
