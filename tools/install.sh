@@ -9,9 +9,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
           libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
-          gnuplot-nox npm chromium zlib1g-dev)
+          gnuplot-nox npm chromium zlib1g-dev clang libclang-rt-dev)
 # gnuplot-nox draws output.plots; npm installs three.js for output.html at build time
-# (tools/html/package-lock.json); chromium runs the replay's headless-browser test.
+# (tools/html/package-lock.json); chromium runs the replay's headless-browser test; clang and
+# libclang-rt-dev (libFuzzer) build the fuzz targets of tests/fuzz/run.sh.
 missing=()
 for p in "${packages[@]}"; do
   # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and
