@@ -142,7 +142,10 @@
  *     Each check records pass/fail, the worst measured value and the time it occurred.
  *
  * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
- * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); semantic errors
+ * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); a number must parse
+ * whole ("friction: 0.O5" is "'0.O5' is not a number", not 0); the name must be a plain file
+ * name (no '/', '\', control characters, '.' or '..': outputs go to out/<name>); scene, URDF,
+ * mesh and CSV files are regular files of at most KN_MAX_INPUT_BYTES (256 MiB); semantic errors
  * (time_step <= 0, q0 of the wrong length, an unknown robot in attach_to, ...) are KN_ERR_INVALID
  * naming the file, line and key the same way.
  *
