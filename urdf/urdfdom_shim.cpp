@@ -9,6 +9,7 @@
 #include <urdf_parser/urdf_parser.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -444,6 +445,31 @@ void convert(const urdf::ModelInterface& model, const std::string& xml, kn_ushim
   }
 }
 
+//---- UTF-8 ----
+
+// TinyXML 2.6.2 (urdfdom's parser) skips a UTF-8 lead byte's whole sequence length without
+// looking: a truncated sequence before the end of the text makes it read past the terminating
+// NUL (found by tests/fuzz/fuzz_urdf.c). A URDF is UTF-8 text, so check the structure first.
+// (text) => throws XmlError at the first byte that does not start or continue a sequence properly
+void check_utf8(const std::string& xml) {
+  int line = 1;
+  for (size_t i = 0; i < xml.size();) {
+    unsigned char c = (unsigned char)xml[i];
+    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = n > 0 && i + n <= xml.size();
+    for (size_t k = 1; ok && k < n; k++) ok = ((unsigned char)xml[i + k] & 0xC0) == 0x80;
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      throw XmlError(std::string("not UTF-8 text: byte ") + hex + " at offset " + std::to_string(i) +
+                         " does not start a complete UTF-8 sequence (a URDF must be UTF-8)",
+                     line);
+    }
+    if (c == '\n') line++;
+    i += n;
+  }
+}
+
 //---- numbers in the attributes knead uses ----
 
 // urdfdom reads numbers with std::stod-like parsing that accepts "nan", and for some attributes
@@ -584,6 +610,7 @@ extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg
   std::string error;
   try {
     std::string text(xml);
+    check_utf8(text);
     check_all_numbers(text);
     std::string loop = find_loop(text);
     if (!loop.empty()) {
