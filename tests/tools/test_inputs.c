@@ -296,3 +296,19 @@ Test(inputs, a_free_rigid_mesh_must_be_closed_and_outward) {
                                     "are wound inward (enclosed volume -0.001 m^3); expected outward, "
                                     "counter-clockwise seen from outside");
 }
+
+//---- YAML aliases: no exponential expansion, no cycles ----
+
+Test(inputs, an_alias_bomb_is_refused_before_it_expands) {
+  char text[2048];
+  size_t k = (size_t)snprintf(text, sizeof text, "duration: 0.01\nl0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n");
+  for (int i = 1; i < 9; i++)
+    k += (size_t)snprintf(text + k, sizeof text - k, "l%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, "
+                          "*a%d, *a%d]\n", i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+  write_file("bomb.yaml", text);
+  expect_failure("run bomb.yaml", "knead: bomb.yaml: the document expands to more than 1000000 values through its "
+                                  "aliases");
+  write_file("cycle.yaml", "duration: 0.01\ngravity: &g [0, 0, *g]\n");
+  expect_failure("run cycle.yaml", "knead: cycle.yaml: an alias refers to a node that contains it (a cycle of "
+                                   "anchors)");
+}
