@@ -146,6 +146,25 @@ static void fill_planar_basis(const double a[3], double basis[6]) {
 
 /*---- add a body ----*/
 
+// (m, its first n bodies) => the name maps rebuilt from them (after dropping bodies: no key may
+// point at a freed name). Allocation failures leave a map without some names: look-ups then miss.
+static void reindex_names(kn_mb_model* m, int n) {
+  kn_name_map_free(&m->body_names);
+  kn_name_map_free(&m->joint_names);
+  for (int i = 0; i < n; i++) {
+    if (m->bodies[i].name) kn_name_map_put(&m->body_names, m->bodies[i].name, i);
+    if (m->bodies[i].joint_name) kn_name_map_put(&m->joint_names, m->bodies[i].joint_name, i);
+  }
+}
+
+// (number of bodies) => capacity of the bodies array: 0, then 8, 16, 32, ...
+static int body_capacity(int n) {
+  if (n == 0) return 0;
+  int c = 8;
+  while (c < n) c *= 2;
+  return c;
+}
+
 // (m, b) => index of the appended body, or -1 with err naming the body and the bad field
 int kn_mb_add_body(kn_mb_model* m, const kn_mb_body* b, kn_error* err) {
   int idx = m->nbody;
@@ -219,10 +238,15 @@ int kn_mb_add_body(kn_mb_model* m, const kn_mb_body* b, kn_error* err) {
     return -1;
   }
 
-  kn_mb_body* bodies = realloc(m->bodies, (size_t)(idx + 1) * sizeof *bodies);
-  if (!bodies) {
-    kn_fail(err, KN_ERR_NOMEM, "model '%s', body '%s' (#%d): out of memory", mname, BODY_LABEL(b, idx));
-    return -1;
+  /* the array grows by doubling (its capacity is implied by nbody): one realloc per body made
+   * loading a 20,000-link chain quadratic in copies (80 s under AddressSanitizer) */
+  kn_mb_body* bodies = m->bodies;
+  if (idx + 1 > body_capacity(idx)) {
+    bodies = realloc(m->bodies, (size_t)body_capacity(idx + 1) * sizeof *bodies);
+    if (!bodies) {
+      kn_fail(err, KN_ERR_NOMEM, "model '%s', body '%s' (#%d): out of memory", mname, BODY_LABEL(b, idx));
+      return -1;
+    }
   }
   m->bodies = bodies;
   kn_mb_body* nb = &bodies[idx];
@@ -233,13 +257,8 @@ int kn_mb_add_body(kn_mb_model* m, const kn_mb_body* b, kn_error* err) {
       (nb->name && kn_name_map_put(&m->body_names, nb->name, idx) != KN_OK) ||
       (nb->joint_name && kn_name_map_put(&m->joint_names, nb->joint_name, idx) != KN_OK)) {
     /* a name put before the failure would point at a freed string: index the bodies again */
-    kn_name_map_free(&m->body_names);
-    kn_name_map_free(&m->joint_names);
-    for (int i = 0; i < idx; i++) {
-      if (m->bodies[i].name) kn_name_map_put(&m->body_names, m->bodies[i].name, i);
-      if (m->bodies[i].joint_name) kn_name_map_put(&m->joint_names, m->bodies[i].joint_name, i);
-    }
     free_body_strings(nb);
+    reindex_names(m, idx);
     kn_fail(err, KN_ERR_NOMEM, "model '%s', body #%d: out of memory", mname, idx);
     return -1;
   }
@@ -321,6 +340,7 @@ static void truncate_model(kn_mb_model* m, int nbody, int ncoupler) {
   }
   m->nbody = nbody;
   m->ncoupler = ncoupler;
+  reindex_names(m, nbody);
 }
 
 // (m, child, link, X_link_root, prefix) => m with child's bodies and couplers appended, child's
