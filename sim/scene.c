@@ -684,9 +684,23 @@ static kn_status check_material(const kn_scene* s, const double* mu, const doubl
     snprintf(kk, sizeof kk, "%s.friction", key);
     return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be finite and >= 0 (got %g)", *mu);
   }
+  if (mu && *mu > KN_SCENE_MAX_FRICTION) {
+    snprintf(kk, sizeof kk, "%s.friction", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk,
+                         "%g is beyond what the contact solver can use; expected <= %g (a pair's friction is the "
+                         "harmonic mean 2ab/(a+b), which overflows, and SAP's cone squares it)",
+                         *mu, KN_SCENE_MAX_FRICTION);
+  }
   if (k && !(*k > 0)) {
     snprintf(kk, sizeof kk, "%s.stiffness", key);
     return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be > 0 N/m (.inf for rigid; got %g)", *k);
+  }
+  if (k && *k < KN_SCENE_MIN_STIFFNESS) {
+    snprintf(kk, sizeof kk, "%s.stiffness", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk,
+                         "%g N/m is below what the contact solver can use; expected >= %g N/m (a pair's stiffness "
+                         "is k_a k_b / (k_a + k_b), which underflows to 0)",
+                         *k, KN_SCENE_MIN_STIFFNESS);
   }
   if (tau && !(*tau >= 0 && isfinite(*tau))) {
     snprintf(kk, sizeof kk, "%s.dissipation_time", key);

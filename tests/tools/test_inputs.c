@@ -312,3 +312,14 @@ Test(inputs, an_alias_bomb_is_refused_before_it_expands) {
   expect_failure("run cycle.yaml", "knead: cycle.yaml: an alias refers to a node that contains it (a cycle of "
                                    "anchors)");
 }
+
+Test(inputs, contact_friction_and_stiffness_are_bounded) {
+  write_file("mu.yaml", BOX_SCENE("1e300"));
+  expect_failure("run mu.yaml", "knead: mu.yaml:5: objects[0].friction: 1e+300 is beyond what the contact solver can "
+                                "use; expected <= 1000 (a pair's friction is the harmonic mean 2ab/(a+b), which "
+                                "overflows, and SAP's cone squares it)");
+  write_file("k.yaml", "duration: 0.01\nobjects:\n  - {name: box, shape: {sphere: 0.1},\n     stiffness: 1e-300}\n");
+  expect_failure("run k.yaml", "knead: k.yaml:4: objects[0].stiffness: 1e-300 N/m is below what the contact solver "
+                               "can use; expected >= 1 N/m (a pair's stiffness is k_a k_b / (k_a + k_b), which "
+                               "underflows to 0)");
+}
