@@ -58,6 +58,52 @@ void kn_diag_free(kn_diag* d);
 void* kn_calloc(size_t n, size_t size);
 char* kn_strdup(const char* s);
 
+/*---- input files (file.c) ----*/
+
+/* The largest input file knead reads (scene, URDF, CSV trajectory, volume or surface mesh):
+ * 256 MiB. Larger files, directories, devices (/dev/zero), FIFOs and sockets are refused before
+ * anything is read, so a wrong path can neither hang the loader nor exhaust memory. */
+#define KN_MAX_INPUT_BYTES ((size_t)256 << 20)
+
+/* (path, what it should be: "scene", "URDF", "mesh", ...) => KN_OK when it is a regular file of
+ * at most KN_MAX_INPUT_BYTES; else KN_ERR_IO "<path>: cannot open the <what> file: <reason>",
+ * "<path>: is a directory, not a <what> file", "<path>: not a regular file (a device, FIFO or
+ * socket); a <what> must be a file" or "<path>: <n> bytes; a <what> file may have at most
+ * 268435456 (256 MiB)". */
+kn_status kn_file_check(const char* path, const char* what, kn_error* err);
+/* kn_file_check, then the whole file into *text (malloc'd, NUL-terminated, *len bytes without the
+ * NUL; free it). A file that grows past the limit while read is refused the same way. */
+kn_status kn_file_read(const char* path, const char* what, char** text, size_t* len, kn_error* err);
+
+/*---- names to indices (name_map.c) ----*/
+
+/* A hash table from names to non-negative ints (body, joint, link indices): constant-time look-ups
+ * where a 20,000-link chain made strcmp scans quadratic. Open addressing with linear probing,
+ * FNV-1a hashes, at most half full. Keys are borrowed: the strings must outlive the map.
+ * Zero-initialize, kn_name_map_free when done. */
+typedef struct kn_name_map {
+  const char** keys;
+  int* values;
+  size_t cap, count;
+} kn_name_map;
+/* value of key, or -1 when absent (also for a NULL key or an empty map) */
+int kn_name_map_get(const kn_name_map* m, const char* key);
+/* key => value (replacing an earlier value); KN_ERR_NOMEM when the table cannot grow */
+kn_status kn_name_map_put(kn_name_map* m, const char* key, int value);
+void kn_name_map_free(kn_name_map* m);
+
+/*---- closed triangle surfaces (mesh_check.c) ----*/
+
+/* (nt triangles over nv welded vertices: equal positions share one index) => KN_OK when the
+ * surface is closed: every edge in exactly two triangles, else KN_ERR_INVALID "the surface is not
+ * closed: edge (x, y, z)-(x, y, z) (welded vertices i-j) is in n triangle(s), expected exactly 2".
+ * With `oriented`, also consistently wound (each edge traversed once each way: else "the faces are
+ * not consistently oriented: ... runs the same way in triangles s and t") and outward (a positive
+ * enclosed volume: else "the faces are wound inward ..."). Used by rigid free meshes (oriented:
+ * their signed distance and inertia need it) and FEM surfaces (not oriented: tetgen does not
+ * care). */
+kn_status kn_mesh_check_closed(int nv, const double* v, int nt, const int* tri, int oriented, kn_error* err);
+
 /*---- small fixed-size math ----*/
 
 typedef struct {

@@ -68,7 +68,9 @@ kn_status kn_mesh_mass_properties(const kn_shape* shape, double* volume, double 
   kn_mesh_data m;
   kn_status st = kn_mesh_load(shape, &m, err);
   if (st) return st;
-  st = kn_mass_properties_triangles(m.nv, m.v, m.nt, m.tri, volume, com, I1, err);
+  /* a free body's inertia and its signed distance need a closed, outward surface */
+  st = kn_mesh_check_closed(m.nv, m.v, m.nt, m.tri, 1, err);
+  if (!st) st = kn_mass_properties_triangles(m.nv, m.v, m.nt, m.tri, volume, com, I1, err);
   kn_mesh_free(&m);
   if (st) kn_error_prefix(err, "mesh '%s': ", shape->mesh_uri ? shape->mesh_uri : shape->mesh_path);
   return st;

@@ -168,6 +168,11 @@ kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
   const char* name = shape->mesh_uri ? shape->mesh_uri : "(unnamed mesh)";
   if (!shape->mesh_path)
     return kn_fail(err, KN_ERR_IO, "mesh '%s': the file could not be resolved to a path on disk", name);
+  kn_status fs = kn_file_check(shape->mesh_path, "mesh", err);
+  if (fs) {
+    kn_error_prefix(err, "mesh '%s': ", name);
+    return fs;
+  }
   const struct aiScene* sc = aiImportFile(shape->mesh_path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
   if (!sc)
     return kn_fail(err, KN_ERR_IO, "mesh '%s': cannot read '%s': %s", name, shape->mesh_path, aiGetErrorString());

@@ -155,6 +155,7 @@ static kn_status data_line(csv_state* s, const char* path, int lineno, int* prev
 
 // (CSV path, interp) => *out; err names file:line and what was expected
 kn_status kn_traj_load_csv(const char* path, kn_traj_interp interp, kn_trajectory** out, kn_error* err) {
+  if (kn_file_check(path, "trajectory CSV", err)) return KN_ERR_IO;
   FILE* f = fopen(path, "r");
   if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot open trajectory CSV: %s", path, strerror(errno));
   csv_state s = {0};

@@ -25,22 +25,7 @@ typedef struct {
 static kn_status reader_open(reader* r, const char* path, kn_error* err) {
   memset(r, 0, sizeof *r);
   r->path = path, r->line = 1, r->err = err;
-  FILE* f = fopen(path, "rb");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16;
-  r->buf = malloc(cap);
-  for (size_t got; r->buf && (got = fread(r->buf + r->len, 1, cap - r->len - 1, f)) > 0;) {
-    r->len += got;
-    if (r->len + 1 == cap) {
-      char* b = realloc(r->buf, cap *= 2);
-      if (!b) free(r->buf);
-      r->buf = b;
-    }
-  }
-  fclose(f);
-  if (!r->buf) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
-  r->buf[r->len] = 0;
-  return KN_OK;
+  return kn_file_read(path, "mesh", &r->buf, &r->len, err);
 }
 
 /* next token into tok (NUL-terminated, at most cap-1 chars); 0 at end of file */
@@ -94,6 +79,16 @@ static kn_status read_double(reader* r, double* v, const char* what) {
     return kn_fail(r->err, KN_ERR_PARSE, "%s:%d: '%s' is not a finite number (expected %s)", r->path, r->tokline,
                    tok, what);
   return KN_OK;
+}
+
+/* A declared count must fit in what is left of the file: every item takes at least `tokens`
+ * tokens of at least 2 bytes each (a character and a separator), so a header claiming more
+ * cannot be honest, and allocating for it would only fail (or succeed, hugely) for nothing. */
+static kn_status check_count(reader* r, long n, long tokens, const char* what) {
+  size_t left = r->len - r->pos;
+  if (n >= 0 && (unsigned long)n <= (left + 1) / 2 / (unsigned long)tokens) return KN_OK;
+  return kn_fail(r->err, KN_ERR_PARSE, "%s:%d: %ld %s declared, more than the %zu bytes left in the file can hold",
+                 r->path, r->tokline, n, what, left);
 }
 
 static kn_status expect(reader* r, const char* word) {
@@ -251,6 +246,7 @@ static kn_status msh_nodes(reader* r, builder* b, int v4) {
                (s = read_long(r, &parametric, "parametric flag")) || (s = read_long(r, &count, "nodes in block"))))
       return s;
     if (count < 0) return kn_fail(r->err, KN_ERR_PARSE, "%s:%d: negative node count", r->path, r->tokline);
+    if ((s = check_count(r, count, 4, "nodes"))) return s;
     long* tags = v4 ? kn_calloc((size_t)count, sizeof(long)) : NULL;
     if (v4 && !tags) return kn_fail(r->err, KN_ERR_NOMEM, "%s: out of memory", r->path);
     for (long i = 0; v4 && i < count; ++i)
@@ -296,6 +292,8 @@ static kn_status msh_elements(reader* r, builder* b, int v4) {
     if (v4 && ((s = read_long(r, &dummy, "entity dimension")) || (s = read_long(r, &dummy, "entity tag")) ||
                (s = read_long(r, &type, "element type")) || (s = read_long(r, &count, "elements in block"))))
       return s;
+    if (count < 0) return kn_fail(r->err, KN_ERR_PARSE, "%s:%d: negative element count", r->path, r->tokline);
+    if ((s = check_count(r, count, 2, "elements"))) return s;
     int line0 = r->tokline;
     if (v4 && msh_nodes_per_element(type) < 0)
       return kn_fail(r->err, KN_ERR_UNSUPPORTED, "%s:%d: unknown element type %ld", r->path, line0, type);
@@ -312,7 +310,7 @@ static kn_status msh_elements(reader* r, builder* b, int v4) {
       }
       int nn = msh_nodes_per_element(type);
       for (int k = 0; k < nn; ++k) {
-        long tag;
+        long tag = 0;
         if ((s = read_long(r, &tag, "element node tag"))) return s;
         if (type == 4) v[k] = tag;
       }
@@ -372,10 +370,11 @@ kn_status kn_tet_mesh_read_msh(const char* path, kn_tet_mesh* m, kn_error* err) 
 static kn_status vtk_cells(reader* r, builder* b, long** cells, long* ncell, long** offsets) {
   /* classic: "CELLS n size" then n lines "k i0 .. ik-1"; 5.1: "CELLS noffsets nconn" then
    * "OFFSETS type" and "CONNECTIVITY type" arrays */
-  long n, size;
+  long n = 0, size = 0;
   kn_status s;
   if ((s = read_long(r, &n, "number of cells")) || (s = read_long(r, &size, "cell list size"))) return s;
   if (n < 0 || size < 0) return kn_fail(r->err, KN_ERR_PARSE, "%s:%d: negative cell counts", r->path, r->tokline);
+  if ((s = check_count(r, size, 1, "cell list entries")) || (s = check_count(r, n, 1, "cells"))) return s;
   char tok[64];
   size_t save = r->pos;
   int saveline = r->line;
@@ -442,6 +441,7 @@ kn_status kn_tet_mesh_read_vtk(const char* path, kn_tet_mesh* m, kn_error* err) 
     if (strcmp(tok, "POINTS") == 0) {
       long n;
       if ((s = read_long(&r, &n, "number of points"))) break;
+      if ((s = check_count(&r, n, 3, "points"))) break;
       next_token(&r, tok, sizeof tok); /* data type */
       for (long i = 0; i < n && s == KN_OK; ++i) {
         double x[3];
@@ -459,6 +459,7 @@ kn_status kn_tet_mesh_read_vtk(const char* path, kn_tet_mesh* m, kn_error* err) 
       s = kn_fail(err, KN_ERR_PARSE, "%s:%d: a second CELL_TYPES section", path, r.tokline);
     } else if (strcmp(tok, "CELL_TYPES") == 0) {
       if ((s = read_long(&r, &ntype, "number of cell types"))) break;
+      if ((s = check_count(&r, ntype, 1, "cell types"))) break;
       types = kn_calloc((size_t)(ntype > 0 ? ntype : 0), sizeof(long));
       if (!types) s = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
       for (long i = 0; i < ntype && s == KN_OK; ++i) s = read_long(&r, types + i, "cell type");

@@ -24,10 +24,21 @@ kn_status kn_fem_material_validate(const kn_fem_material* mat, const char* name,
   if (!(mat->youngs_modulus > 0) || !isfinite(mat->youngs_modulus))
     return kn_fail(err, KN_ERR_INVALID, "%s: youngs_modulus = %g Pa, expected a finite value > 0", name,
                    mat->youngs_modulus);
+  if (mat->youngs_modulus > KN_MATERIAL_MAX_MODULUS)
+    return kn_fail(err, KN_ERR_INVALID,
+                   "%s: youngs_modulus = %g Pa is beyond what double precision resolves; expected <= %g Pa (the "
+                   "stiffness term of the step's Newton matrix would swamp the mass term: gravity is lost in "
+                   "round-off and the body freezes)",
+                   name, mat->youngs_modulus, KN_MATERIAL_MAX_MODULUS);
   if (!(mat->poisson_ratio > -1.0 && mat->poisson_ratio < 0.5))
     return kn_fail(err, KN_ERR_INVALID, "%s: poisson_ratio = %g, expected -1 < nu < 0.5", name, mat->poisson_ratio);
   if (!(mat->density > 0) || !isfinite(mat->density))
     return kn_fail(err, KN_ERR_INVALID, "%s: density = %g kg/m^3, expected a finite value > 0", name, mat->density);
+  if (!(mat->density >= KN_MATERIAL_MIN_DENSITY && mat->density <= KN_MATERIAL_MAX_DENSITY))
+    return kn_fail(err, KN_ERR_INVALID,
+                   "%s: density = %g kg/m^3 is beyond what double precision resolves against the stiffness; expected "
+                   "%g to %g kg/m^3",
+                   name, mat->density, KN_MATERIAL_MIN_DENSITY, KN_MATERIAL_MAX_DENSITY);
   if (!(mat->mass_damping >= 0) || !isfinite(mat->mass_damping))
     return kn_fail(err, KN_ERR_INVALID, "%s: mass_damping = %g 1/s, expected a finite value >= 0", name,
                    mat->mass_damping);

@@ -43,12 +43,6 @@ static int cmp_pos(const void* a, const void* b) {
 }
 /* memcmp order is not numeric order, but any total order groups identical positions */
 
-static int cmp_edge(const void* pa, const void* pb) {
-  const int *a = pa, *b = pb;
-  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
-  return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
 /* (soup) => welded vertices W (nw) and triangles F (nf), or an error for an open edge */
 static kn_status weld_and_check(const double* V, int nv, const int* T, int nt, const char* name, double** W, int* nw,
                                 int** F, int* nf, kn_error* err) {
@@ -56,9 +50,8 @@ static kn_status weld_and_check(const double* V, int nv, const int* T, int nt, c
   int* map = kn_calloc((size_t)nv, sizeof(int));
   *W = kn_calloc(3 * (size_t)nv, sizeof(double));
   *F = kn_calloc(3 * (size_t)nt, sizeof(int));
-  int* edges = kn_calloc(6 * (size_t)nt, sizeof(int));
   kn_status s = KN_OK;
-  if (!idx || !map || !*W || !*F || !edges) {
+  if (!idx || !map || !*W || !*F) {
     s = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", name);
     goto done;
   }
@@ -87,31 +80,9 @@ static kn_status weld_and_check(const double* V, int nv, const int* T, int nt, c
     ++k;
   }
   *nf = k;
-  if (k < 4) {
-    s = kn_fail(err, KN_ERR_INVALID, "%s: %d non-degenerate triangles (a closed surface needs at least 4)", name, k);
-    goto done;
-  }
-  for (int t = 0; t < k; ++t)
-    for (int e = 0; e < 3; ++e) {
-      int a = (*F)[3 * t + e], b = (*F)[3 * t + (e + 1) % 3];
-      edges[6 * t + 2 * e] = a < b ? a : b, edges[6 * t + 2 * e + 1] = a < b ? b : a;
-    }
-  qsort(edges, 3 * (size_t)k, 2 * sizeof(int), cmp_edge);
-  for (int i = 0; i < 3 * k;) {
-    int j = i + 1;
-    while (j < 3 * k && cmp_edge(edges + 2 * j, edges + 2 * i) == 0) ++j;
-    if (j - i != 2) {
-      const double *p = *W + 3 * edges[2 * i], *q = *W + 3 * edges[2 * i + 1];
-      s = kn_fail(err, KN_ERR_INVALID,
-                  "%s: the surface is not closed: edge (%g, %g, %g)-(%g, %g, %g) (welded vertices %d-%d) is in %d "
-                  "triangle(s), expected exactly 2",
-                  name, p[0], p[1], p[2], q[0], q[1], q[2], edges[2 * i], edges[2 * i + 1], j - i);
-      goto done;
-    }
-    i = j;
-  }
+  if ((s = kn_mesh_check_closed(n, *W, k, *F, 0, err))) kn_error_prefix(err, "%s: ", name);
 done:
-  free(idx), free(map), free(edges);
+  free(idx), free(map);
   if (s) free(*W), free(*F), *W = NULL, *F = NULL;
   return s;
 }
@@ -280,6 +251,7 @@ kn_status kn_tet_mesh_from_surface(const double* V, int nv, const int* T, int nt
 kn_status kn_tet_mesh_tetrahedralize(const char* path, const kn_tetrahedralize_options* opt, kn_tet_mesh* m,
                                      kn_error* err) {
   memset(m, 0, sizeof *m);
+  if (kn_file_check(path, "mesh", err)) return KN_ERR_IO;
   const struct aiScene* sc = aiImportFile(path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
   if (!sc) return kn_fail(err, KN_ERR_IO, "%s: cannot read: %s", path, aiGetErrorString());
   size_t nv = 0, nt = 0;

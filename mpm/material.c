@@ -23,6 +23,22 @@ kn_status kn_mpm_material_validate(const kn_mpm_material* m, const char* name, k
     return kn_fail(err, KN_ERR_INVALID, "%s: unknown MPM material model %d", who, (int)m->model);
   if (!(m->density > 0) || !isfinite(m->density))
     return kn_fail(err, KN_ERR_INVALID, "%s: density %g must be positive (kg/m^3)", who, m->density);
+  if (!(m->density >= KN_MATERIAL_MIN_DENSITY && m->density <= KN_MATERIAL_MAX_DENSITY))
+    return kn_fail(err, KN_ERR_INVALID,
+                   "%s: density %g kg/m^3 is beyond what double precision resolves against the stiffness; expected "
+                   "%g to %g kg/m^3",
+                   who, m->density, KN_MATERIAL_MIN_DENSITY, KN_MATERIAL_MAX_DENSITY);
+  const char* big = m->model == KN_MPM_LINEAR_COROTATED && m->youngs_modulus > KN_MATERIAL_MAX_MODULUS ? "youngs_modulus"
+                    : m->model == KN_MPM_LINEAR_COROTATED && m->yield_stress > KN_MATERIAL_MAX_MODULUS ? "yield_stress"
+                    : m->model == KN_MPM_EOS_FLUID && m->bulk_modulus > KN_MATERIAL_MAX_MODULUS      ? "bulk_modulus"
+                                                                                                      : NULL;
+  if (big && isfinite(m->youngs_modulus) && isfinite(m->yield_stress) && isfinite(m->bulk_modulus))
+    return kn_fail(err, KN_ERR_INVALID,
+                   "%s: %s %g Pa is beyond what double precision resolves; expected <= %g Pa (the stiffness term of "
+                   "the step's Newton matrix would swamp the mass term)",
+                   who, big,
+                   big[0] == 'y' && big[1] == 'o' ? m->youngs_modulus : big[0] == 'y' ? m->yield_stress : m->bulk_modulus,
+                   KN_MATERIAL_MAX_MODULUS);
   if (m->model == KN_MPM_LINEAR_COROTATED) {
     if (!(m->youngs_modulus > 0) || !isfinite(m->youngs_modulus))
       return kn_fail(err, KN_ERR_INVALID, "%s: youngs_modulus %g must be positive (Pa)", who, m->youngs_modulus);

@@ -39,6 +39,11 @@ static kn_status load_mesh(const kn_mpm_shape* sh, const char* who, tri_soup* m,
     return KN_OK;
   }
   if (!sh->mesh_path) return kn_fail(err, KN_ERR_INVALID, "%s: mesh shape has neither vertices nor mesh_path", who);
+  kn_status fs = kn_file_check(sh->mesh_path, "mesh", err);
+  if (fs) {
+    kn_error_prefix(err, "%s: ", who);
+    return fs;
+  }
   const struct aiScene* s = aiImportFile(sh->mesh_path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
   if (!s) return kn_fail(err, KN_ERR_IO, "%s: cannot read mesh '%s': %s", who, sh->mesh_path, aiGetErrorString());
   size_t nv = 0, nt = 0;

@@ -87,6 +87,9 @@ typedef struct {
   int ncoupler;
   kn_mb_coupler* couplers;
   double gravity[3];   /* world frame, default (0, 0, -9.81) */
+  /* name => body index, joint name => body index: filled by kn_mb_add_body for constant-time
+   * kn_mb_find_body / kn_mb_find_joint (keys are the bodies' own strings) */
+  kn_name_map body_names, joint_names;
 } kn_mb_model;
 
 /*---- model building ----*/

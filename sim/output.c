@@ -134,6 +134,7 @@ kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress
 
 kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn progress, kn_step_fn observe,
                                 void* user, kn_run_summary* summary, kn_error* err) {
+  if (summary) memset(summary, 0, sizeof *summary);
   kn_status st = make_dirs(out_dir, err);
   if (st) return st;
   char path[4096];
@@ -186,6 +187,7 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
     return st;
   }
   kn_run_summary sum = {0};
+  sum.stepped = 1;
   long total = kn_world_total_steps(w);
   write_row(f, w, row);
   sum.trajectory_rows = 1;
@@ -251,6 +253,7 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
   if (fs) sbad |= ferror(fs) | (fclose(fs) != 0);
   if (fc) sbad |= ferror(fc) | (fclose(fc) != 0);
   int bad = ferror(f) | sbad;
+  if (summary) *summary = sum;
   if (fclose(f) != 0 || bad) {
     if (!st) st = kn_fail(err, KN_ERR_IO, "%s: write error", path);
     return st;

@@ -76,6 +76,11 @@ static kn_status round_body(double r, double h, int* nv, double** v, int* nt, in
 static kn_status load_mesh(const kn_shape* s, int* nv, double** v, int* nt, int** tri, kn_error* err) {
   const char* name = s->mesh_uri ? s->mesh_uri : "(unnamed mesh)";
   if (!s->mesh_path) return kn_fail(err, KN_ERR_IO, "mesh '%s': not resolved to a file", name);
+  kn_status fs = kn_file_check(s->mesh_path, "mesh", err);
+  if (fs) {
+    kn_error_prefix(err, "mesh '%s': ", name);
+    return fs;
+  }
   const struct aiScene* sc = aiImportFile(s->mesh_path, aiProcess_Triangulate | aiProcess_PreTransformVertices);
   if (!sc) return kn_fail(err, KN_ERR_IO, "mesh '%s': cannot read '%s': %s", name, s->mesh_path, aiGetErrorString());
   size_t cv = 0, ct = 0;

@@ -2,6 +2,7 @@
  * robot model. libcyaml's messages ("Unexpected key: foo" plus a backtrace) are captured and
  * rewritten as "file:line: key.path: what was expected"; the line comes from the libyaml node
  * tree (scene_lines.c), because libcyaml reports an unknown key at its enclosing mapping. */
+#include <ctype.h>
 #include <cyaml/cyaml.h>
 #include <dirent.h>
 #include <math.h>
@@ -517,6 +518,68 @@ static kn_status translate_cyaml_error(const log_capture* c, cyaml_err_t code, c
                  cyaml_strerror(code), msg[0] ? msg : "no details");
 }
 
+//---- numbers: the whole scalar or an error ----
+
+/* libcyaml 1.3 reads a number with strtod/strtoll and ignores what follows, so "0.O5" (letter O)
+ * was friction 0 and "1.O" was 1. Every scalar the schema types as a number is parsed again here
+ * and must be consumed whole. */
+
+// ("objects[0].friction") => the schema of that value, or NULL
+static const cyaml_schema_value_t* schema_at_key_path(const char* key_path) {
+  path_elem p[32];
+  int n = 0;
+  const char* c = key_path;
+  while (*c && n < 32) {
+    if (*c == '.') {
+      c++;
+    } else if (*c == '[') {
+      char* end;
+      p[n].key[0] = 0;
+      p[n++].index = strtol(c + 1, &end, 10);
+      if (*end != ']') return NULL;
+      c = end + 1;
+    } else {
+      size_t k = strcspn(c, ".[");
+      if (k >= sizeof p[0].key) return NULL;
+      memcpy(p[n].key, c, k);
+      p[n].key[k] = 0;
+      p[n++].index = -1;
+      c += k;
+    }
+  }
+  return *c ? NULL : schema_at(p, n);
+}
+
+typedef struct {
+  const char* path;
+  kn_error* err;
+} number_check;
+
+static int check_number(void* ctx, const char* key_path, const char* value, int line) {
+  const number_check* nc = ctx;
+  const cyaml_schema_value_t* sv = schema_at_key_path(key_path);
+  if (!sv || (sv->type != CYAML_FLOAT && sv->type != CYAML_INT && sv->type != CYAML_UINT)) return 0;
+  char* end = (char*)value;
+  if (value[0] && !isspace((unsigned char)value[0])) {
+    if (sv->type == CYAML_FLOAT)
+      (void)strtod(value, &end);
+    else
+      (void)strtoll(value, &end, 0);
+  }
+  if (end != value && *end == 0) return 0;
+  kn_fail(nc->err, KN_ERR_PARSE, "%s:%d: %s: '%s' is not %s (the whole value must be one)", nc->path, line,
+          key_path, value, sv->type == CYAML_FLOAT ? "a number" : "a whole number");
+  return 1;
+}
+
+// (scene name) => 1 when it is one plain file name: the outputs go to out/<name>
+static int plain_file_name(const char* name) {
+  if (!name[0] || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) return 0;
+  for (const char* c = name; *c; c++)
+    if (*c == '/' || *c == '\\' || (unsigned char)*c < 0x20 || *c == 0x7f) return 0;
+  return 1;
+}
+
 //---- semantic checks and defaults ----
 
 int kn_scene_line(const kn_scene* s, const char* key_path) { return s ? kn_scene_lines_find(s->lines, key_path) : 0; }
@@ -621,9 +684,23 @@ static kn_status check_material(const kn_scene* s, const double* mu, const doubl
     snprintf(kk, sizeof kk, "%s.friction", key);
     return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be finite and >= 0 (got %g)", *mu);
   }
+  if (mu && *mu > KN_SCENE_MAX_FRICTION) {
+    snprintf(kk, sizeof kk, "%s.friction", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk,
+                         "%g is beyond what the contact solver can use; expected <= %g (a pair's friction is the "
+                         "harmonic mean 2ab/(a+b), which overflows, and SAP's cone squares it)",
+                         *mu, KN_SCENE_MAX_FRICTION);
+  }
   if (k && !(*k > 0)) {
     snprintf(kk, sizeof kk, "%s.stiffness", key);
     return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be > 0 N/m (.inf for rigid; got %g)", *k);
+  }
+  if (k && *k < KN_SCENE_MIN_STIFFNESS) {
+    snprintf(kk, sizeof kk, "%s.stiffness", key);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk,
+                         "%g N/m is below what the contact solver can use; expected >= %g N/m (a pair's stiffness "
+                         "is k_a k_b / (k_a + k_b), which underflows to 0)",
+                         *k, KN_SCENE_MIN_STIFFNESS);
   }
   if (tau && !(*tau >= 0 && isfinite(*tau))) {
     snprintf(kk, sizeof kk, "%s.dissipation_time", key);
@@ -969,9 +1046,25 @@ kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, k
     goto fail;
   }
   s->doc = doc;
+  number_check nc = {path, err};
+  if (kn_scene_lines_each_scalar(s->lines, check_number, &nc)) {
+    st = KN_ERR_PARSE;
+    goto fail;
+  }
   st = scene_validate(s, err);
   if (st) goto fail;
   s->name = doc->name ? kn_strdup(doc->name) : path_stem(path);
+  if (s->name && !plain_file_name(s->name)) {
+    if (doc->name)
+      st = kn_scene_fail(s, err, KN_ERR_INVALID, "name",
+                         "'%s' is not a plain file name (outputs go to the folder out/<name>): no '/', '\\', "
+                         "control characters, '.' or '..'",
+                         s->name);
+    else
+      st = kn_fail(err, KN_ERR_INVALID, "%s: the scene's name '%s' (its file name) is not a plain file name; give "
+                   "a name: key", path, s->name);
+    goto fail;
+  }
   s->npackage_paths = (int)doc->npackage_paths;
   s->package_paths = kn_calloc(doc->npackage_paths, sizeof *s->package_paths);
   if (!s->name || !s->package_paths) {
@@ -993,32 +1086,10 @@ kn_status kn_scene_load(const char* path, kn_scene** out, kn_error* err) {
     if (!text) return kn_fail(err, KN_ERR_IO, "%s: no such embedded file", path);
     return kn_scene_load_string(text, len, path, out, err);
   }
-  FILE* f = fopen(path, "rb");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot open the scene file", path);
   char* buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? 2 * cap : 16384;
-      char* nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
-      }
-      buf = nb;
-    }
-    size_t got = fread(buf + len, 1, cap - len - 1, f);
-    len += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return kn_fail(err, KN_ERR_IO, "%s: read error", path);
-  }
-  buf[len] = 0;
+  size_t len = 0;
+  kn_status rs = kn_file_read(path, "scene", &buf, &len, err);
+  if (rs) return rs;
   kn_status st = kn_scene_load_string(buf, len, path, out, err);
   free(buf);
   return st;

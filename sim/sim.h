@@ -161,7 +161,10 @@
  *     Each check records pass/fail, the worst measured value and the time it occurred.
  *
  * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
- * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); semantic errors
+ * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); a number must parse
+ * whole ("friction: 0.O5" is "'0.O5' is not a number", not 0); the name must be a plain file
+ * name (no '/', '\', control characters, '.' or '..': outputs go to out/<name>); scene, URDF,
+ * mesh and CSV files are regular files of at most KN_MAX_INPUT_BYTES (256 MiB); semantic errors
  * (time_step <= 0, q0 of the wrong length, an unknown robot in attach_to, ...) are KN_ERR_INVALID
  * naming the file, line and key the same way.
  *
@@ -171,6 +174,15 @@
  * allocate. */
 #ifndef KNEAD_SIM_H
 #define KNEAD_SIM_H
+
+/* Contact material bounds of a scene (friction, stiffness of objects, robots and deformables):
+ * no material pair comes near them, and beyond them double precision fails the contact solver: a
+ * pair combines friction by the harmonic mean 2ab/(a+b) (1e300 overflowed to inf) and stiffness in
+ * series k_a k_b / (k_a + k_b) (1e-300 underflowed to 0); either way SAP refused the first contact.
+ * A large finite stiffness is safe (SAP's near-rigid regime caps it; .inf is rigid). Material
+ * parameters of deformables: KN_MATERIAL_MAX_MODULUS and friends in deformable/deformable.h. */
+#define KN_SCENE_MAX_FRICTION 1e3
+#define KN_SCENE_MIN_STIFFNESS 1.0
 
 #include <stdbool.h>
 
@@ -703,7 +715,16 @@ void kn_world_free(kn_world* w);
  * contact points and forces to w->contacts.
  * Transactional: on failure every tree's q, v and t are left as they were and err names the
  * step, the time, the stage and (SAP) the worst constraint. Allocates only when the number of
- * contacts exceeds every earlier step's. */
+ * contacts exceeds every earlier step's.
+ * The new state is checked before it is kept: a step whose result is not finite or is absurd
+ * fails (KN_ERR_NUMERIC) naming the robot and body, object, or deformable and vertex/particle,
+ * and the state stays at step n. Absurd: a coordinate with |q| > KN_WORLD_MAX_COORDINATE (1e6 m
+ * or rad: a million metres from the origin, or a joint wound 160,000 turns) or a velocity with
+ * |v| > KN_WORLD_MAX_SPEED (1e6 m/s or rad/s); for FEM vertices and MPM particles, their positions
+ * and velocities by the same bounds. No simulation knead is meant for comes near either; a step
+ * that does has diverged (time_step 1e300, a stiffness beyond double precision). */
+#define KN_WORLD_MAX_COORDINATE 1e6
+#define KN_WORLD_MAX_SPEED 1e6
 kn_status kn_world_step(kn_world* w, kn_error* err);
 
 /* mass-weighted centroid of an FEM body's current positions */
@@ -727,6 +748,8 @@ typedef struct {
   double wall_time_s;
   uint64_t final_state_hash;
   long trajectory_rows;     /* data rows written to trajectory.csv */
+  int stepped;              /* 1 once the outputs were open and stepping began: 0 when the run
+                               failed setting up its output folder and files (nothing ran) */
 } kn_run_summary;
 
 /* trajectory.csv's values for the current state (trajectory.c): kn_world_trajectory_ncolumn(w)
@@ -750,8 +773,8 @@ void kn_world_trajectory_row(const kn_world* w, double* row);
  * with the deformable as A) when
  * output.solver / output.contacts are set; out_dir is created
  * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
- * summary (may be NULL) receives the numbers. On a failed step the files written so far stay
- * and err says which step failed. */
+ * summary (may be NULL) receives the numbers (zeroed first, so also on a failure before any
+ * step). On a failed step the files written so far stay and err says which step failed. */
 kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
                        kn_run_summary* summary, kn_error* err);
 /* Called after every successful step of kn_world_run_observed (user, world after the step); a

@@ -41,6 +41,11 @@ void kn_scene_lines_free(kn_scene_lines* l);
 int kn_scene_lines_find(const kn_scene_lines* l, const char* key_path);
 /* the keys of the root mapping, for rejecting sections that are not simulated yet */
 int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key);
+/* Every scalar of the document with its key path ("objects[0].friction", "gravity[2]") and line,
+ * depth first in document order; aliases are visited where they are used. Stops at the first
+ * callback that returns non-zero and returns that value. */
+typedef int (*kn_scene_scalar_fn)(void* ctx, const char* key_path, const char* value, int line);
+int kn_scene_lines_each_scalar(const kn_scene_lines* l, kn_scene_scalar_fn fn, void* ctx);
 
 /* objects[i] of the scene => its tree as a kn_robot (objects.c) and its initial q (q0 holds nq0
  * doubles, at least the model's nq; free primitives need 7; q0 NULL: the tree only, for a URDF

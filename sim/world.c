@@ -439,8 +439,13 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     if ((st = kn_robot_check_simulatable(tr->robot, err))) {
       char msg[KN_ERROR_MSG];
       snprintf(msg, sizeof msg, "%s", err->msg);
-      snprintf(key, sizeof key, "robots[%d].urdf", tr->root);
-      kn_scene_fail(s, err, st, key, "robot '%s' cannot be simulated: %s", w->robots[tr->root].name, msg);
+      if (tr->root >= 0) {
+        snprintf(key, sizeof key, "robots[%d].urdf", tr->root);
+        kn_scene_fail(s, err, st, key, "robot '%s' cannot be simulated: %s", w->robots[tr->root].name, msg);
+      } else {
+        snprintf(key, sizeof key, "objects[%d].urdf", tr->object);
+        kn_scene_fail(s, err, st, key, "object '%s' cannot be simulated: %s", w->objects[tr->object].name, msg);
+      }
       break;
     }
     memcpy(m->gravity, s->gravity, sizeof m->gravity);

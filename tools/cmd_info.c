@@ -210,8 +210,9 @@ int knead_cmd_info(int argc, char** argv) {
   /* the loader's warnings, plus what a missing collision mesh means for simulating */
   kn_diag warnings = {0};
   for (int k = 0; k < r->warnings.count; k++) kn_diag_add(&warnings, "%s", r->warnings.items[k]);
-  if (kn_robot_check_simulatable(r, &err) != KN_OK)
-    kn_diag_add(&warnings, "cannot be simulated until its collision meshes are found: %s", err.msg);
+  if ((st = kn_robot_check_simulatable(r, &err)) != KN_OK)
+    kn_diag_add(&warnings, "%s: %s", st == KN_ERR_IO ? "cannot be simulated until its collision meshes are found"
+                                                     : "cannot be simulated", err.msg);
   int code = 0;
   if (json && print_json(r, path, &warnings) != 0) {
     knead_error("info: cannot write the JSON: out of memory, or a name in the URDF that is not UTF-8");

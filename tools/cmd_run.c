@@ -97,7 +97,8 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
   int code = 0;
   if (st) {
     knead_error("%s", err.msg);
-    knead_error("%s: failed after %ld of %ld steps; partial outputs in %s/", scene->name, sum.steps, steps, dir);
+    if (sum.stepped) /* else nothing ran: the error (the output folder, say) is all there is to say */
+      knead_error("%s: failed after %ld of %ld steps; partial outputs in %s/", scene->name, sum.steps, steps, dir);
     code = 1;
   } else {
     printf("%s: %ld steps, %.3f s simulated in %.2f s wall (%.1fx real time), state hash %016llx -> %s/\n",

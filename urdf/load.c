@@ -108,7 +108,20 @@ static int in_tree(const kn_ushim_model* u, int i) { return u->links[u->joints[i
 static kn_status tree_order(const kn_ushim_model* u, int* order, int* body_of, const char* src, kn_error* err) {
   for (int i = 0; i < u->nlink; i++) body_of[i] = -1;
   int* stack = kn_calloc((size_t)u->nlink, sizeof *stack);
-  if (!stack) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  /* each link's tree joints as a list in reverse document order (first[l], then next[j]), built
+   * in one pass: scanning every joint for every link was quadratic in a long chain */
+  int* first = kn_calloc((size_t)u->nlink, sizeof *first);
+  int* next = kn_calloc((size_t)u->njoint, sizeof *next);
+  if (!stack || !first || !next) {
+    free(stack), free(first), free(next);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  }
+  for (int l = 0; l < u->nlink; l++) first[l] = -1;
+  for (int j = 0; j < u->njoint; j++)
+    if (in_tree(u, j)) {
+      next[j] = first[u->joints[j].parent_link];
+      first[u->joints[j].parent_link] = j;
+    }
   int nstack = 0, n = 0;
   stack[nstack++] = u->root;
   while (nstack > 0) {
@@ -117,11 +130,10 @@ static kn_status tree_order(const kn_ushim_model* u, int* order, int* body_of, c
     body_of[l] = n;
     order[n++] = l;
     /* push children in reverse document order so the first is visited first */
-    for (int j = u->njoint - 1; j >= 0; j--)
-      if (u->joints[j].parent_link == l && in_tree(u, j) && body_of[u->joints[j].child_link] < 0 && nstack < u->nlink)
-        stack[nstack++] = u->joints[j].child_link;
+    for (int j = first[l]; j >= 0; j = next[j])
+      if (body_of[u->joints[j].child_link] < 0 && nstack < u->nlink) stack[nstack++] = u->joints[j].child_link;
   }
-  free(stack);
+  free(stack), free(first), free(next);
   if (n != u->nlink) {
     for (int i = 0; i < u->nlink; i++)
       if (body_of[i] < 0)
@@ -199,14 +211,41 @@ static void warn_dropped_joints(kn_robot* r, const kn_ushim_model* u, const char
   }
 }
 
-static kn_status add_couplers(kn_robot* r, const kn_ushim_model* u, const int* body_of, const char* src,
-                              kn_error* err) {
+/* <mimic> chains must end at a joint that mimics none: j1 mimics j2 and j2 mimics j1 would leave
+ * both joints without a free coordinate (0 DoFs). */
+static kn_status check_mimic_cycles(const kn_ushim_model* u, const kn_name_map* joints, const char* src,
+                                    kn_error* err) {
+  for (int i = 0; i < u->njoint; i++) {
+    int cur = i, hops = 0;
+    while (u->joints[cur].has_mimic && hops <= u->njoint) {
+      int next = kn_name_map_get(joints, u->joints[cur].mimic_joint);
+      if (next < 0) break;
+      cur = next;
+      hops++;
+      if (cur == i) break;
+    }
+    if (cur != i || hops == 0) continue;
+    char chain[512];
+    size_t k = (size_t)snprintf(chain, sizeof chain, "'%s'", u->joints[i].name);
+    cur = i;
+    do {
+      cur = kn_name_map_get(joints, u->joints[cur].mimic_joint);
+      if (k < sizeof chain) k += (size_t)snprintf(chain + k, sizeof chain - k, " -> '%s'", u->joints[cur].name);
+    } while (cur != i);
+    return kn_fail(err, KN_ERR_INVALID,
+                   "%s: joints mimic each other in a cycle (%s): no joint of the cycle is free; a <mimic> chain must "
+                   "end at a joint that mimics none",
+                   src, chain);
+  }
+  return KN_OK;
+}
+
+static kn_status add_couplers(kn_robot* r, const kn_ushim_model* u, const int* body_of, const kn_name_map* joints,
+                              const char* src, kn_error* err) {
   for (int i = 0; i < u->njoint; i++) {
     const kn_ushim_joint* j = &u->joints[i];
     if (!j->has_mimic || !in_tree(u, i)) continue;
-    int master = -1;
-    for (int k = 0; k < u->njoint; k++)
-      if (strcmp(u->joints[k].name, j->mimic_joint) == 0) master = k;
+    int master = kn_name_map_get(joints, j->mimic_joint);
     if (master < 0)
       return kn_fail(err, KN_ERR_INVALID, "%s: joint '%s' mimics joint '%s', which does not exist", src, j->name,
                      j->mimic_joint);
@@ -290,8 +329,8 @@ static kn_status add_geometry(kn_robot* r, const kn_ushim_model* u, const int* o
 /* <drake:collision_filter_group>s => r->filter_groups with member links as body indices. Drake
  * rejects a member that is not a link of the model and an ignored group that is not declared;
  * so does knead, naming the file, the line and the group. r owns what is filled so far. */
-static kn_status add_filter_groups(kn_robot* r, const kn_ushim_model* u, const int* body_of, const char* src,
-                                   kn_error* err) {
+static kn_status add_filter_groups(kn_robot* r, const kn_ushim_model* u, const int* body_of,
+                                   const kn_name_map* links, const char* src, kn_error* err) {
   if (u->nfilter_group == 0) return KN_OK;
   r->filter_groups = kn_calloc((size_t)u->nfilter_group, sizeof *r->filter_groups);
   if (!r->filter_groups) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
@@ -314,9 +353,8 @@ static kn_status add_filter_groups(kn_robot* r, const kn_ushim_model* u, const i
       if (!link[0])
         return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s': member #%d has no link attribute",
                        src, ug->line, ug->name, m + 1);
-      int l = 0;
-      while (l < u->nlink && strcmp(u->links[l].name, link) != 0) l++;
-      if (l == u->nlink)
+      int l = kn_name_map_get(links, link);
+      if (l < 0)
         return kn_fail(err, KN_ERR_INVALID, "%s:%d: collision filter group '%s': member link '%s' is not a link of "
                        "the robot", src, ug->line, ug->name, link);
       g->members[g->nmember++] = body_of[l];
@@ -347,14 +385,22 @@ static kn_status build(kn_robot* r, const kn_ushim_model* u, const char* base_di
   r->model = kn_mb_model_create(u->name && u->name[0] ? u->name : src);
   int* order = kn_calloc((size_t)u->nlink, sizeof *order);
   int* body_of = kn_calloc((size_t)u->nlink, sizeof *body_of);
+  kn_name_map links = {0}, joints = {0}; /* urdfdom's names are unique */
   if (!r->search_paths || !r->source_path || !r->model || !order || !body_of)
     st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  for (int i = 0; st == KN_OK && i < u->nlink; i++)
+    if (kn_name_map_put(&links, u->links[i].name, i)) st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  for (int i = 0; st == KN_OK && i < u->njoint; i++)
+    if (kn_name_map_put(&joints, u->joints[i].name, i)) st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
   if (st == KN_OK) st = tree_order(u, order, body_of, src, err);
   for (int k = 0; st == KN_OK && k < u->nlink; k++) st = add_body(r, u, order[k], body_of, opt, src, err);
   if (st == KN_OK) warn_dropped_joints(r, u, src);
-  if (st == KN_OK) st = add_couplers(r, u, body_of, src, err);
+  if (st == KN_OK) st = check_mimic_cycles(u, &joints, src, err);
+  if (st == KN_OK) st = add_couplers(r, u, body_of, &joints, src, err);
   if (st == KN_OK) st = add_geometry(r, u, order, &s, base_dir, src, err);
-  if (st == KN_OK) st = add_filter_groups(r, u, body_of, src, err);
+  if (st == KN_OK) st = add_filter_groups(r, u, body_of, &links, src, err);
+  kn_name_map_free(&links);
+  kn_name_map_free(&joints);
   for (int i = 0; st == KN_OK && i < u->nnote; i++) kn_diag_add(&r->warnings, "%s: %s", src, u->notes[i]);
   free(order);
   free(body_of);
@@ -370,7 +416,9 @@ kn_status kn_urdf_load_string(const char* xml, const char* source_name, const ch
   if (!opt) opt = &defaults;
   if (!out) return kn_fail(err, KN_ERR_INVALID, "%s: no output robot given", src);
   char msg[KN_ERROR_MSG - 64];
-  kn_ushim_model* u = kn_ushim_parse(xml, msg, sizeof msg);
+  int line = 0;
+  kn_ushim_model* u = kn_ushim_parse(xml, msg, sizeof msg, &line);
+  if (!u && line) return kn_fail(err, KN_ERR_PARSE, "%s:%d: %s", src, line, msg);
   if (!u) return kn_fail(err, KN_ERR_PARSE, "%s: %s", src, msg);
   kn_robot* r = kn_calloc(1, sizeof *r);
   kn_status st = r ? build(r, u, base_dir, opt, src, err) : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
@@ -399,32 +447,10 @@ static char* folder_of(const char* path) {
 // (URDF file, options) => *out
 kn_status kn_urdf_load(const char* path, const kn_urdf_options* opt, kn_robot** out, kn_error* err) {
   if (!path) return kn_fail(err, KN_ERR_INVALID, "no URDF path given");
-  FILE* f = fopen(path, "rb");
-  if (!f) return kn_fail(err, KN_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   char* text = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n + 4096 + 1 > cap) {
-      cap = cap ? 2 * cap : 65536;
-      char* t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory reading the file", path);
-      }
-      text = t;
-    }
-    size_t got = fread(text + n, 1, cap - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int read_error = ferror(f);
-  fclose(f);
-  if (read_error) {
-    free(text);
-    return kn_fail(err, KN_ERR_IO, "%s: read error", path);
-  }
-  text[n] = 0;
+  size_t n = 0;
+  kn_status rs = kn_file_read(path, "URDF", &text, &n, err);
+  if (rs) return rs;
   if (strlen(text) != n) {
     free(text);
     return kn_fail(err, KN_ERR_PARSE, "%s: contains a NUL byte; not a URDF text file", path);

@@ -177,6 +177,36 @@ kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* l
 }
 
 // robot => KN_OK, or KN_ERR_IO naming the first collision mesh that did not resolve
+/* Drake's rule (MultibodyPlant::Finalize): a body that a joint moves must have mass, or carry
+ * bodies that do; a massless terminal link on a revolute or prismatic joint makes the mass matrix
+ * singular and the first step fails in a Cholesky factorization that names neither. As Drake
+ * does, knead loads such a model (kinematics and `knead info` need no mass; visualization URDFs
+ * such as PR2's and Robotiq's have massless moving links) and refuses to simulate it, after
+ * attachments, which may give it mass: here, naming the link and the joint. (Mass without
+ * rotational inertia about the joint's axis, a point mass on the axis, is not caught here.) */
+static kn_status check_moving_mass(const kn_robot* r, kn_error* err) {
+  const char* src = r->source_path ? r->source_path : r->model->name;
+  const kn_mb_model* m = r->model;
+  double* sub = kn_calloc((size_t)m->nbody, sizeof *sub);
+  if (!sub) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", src);
+  /* bodies are in topological order: children after their parent */
+  for (int b = m->nbody - 1; b >= 0; b--) {
+    sub[b] += m->bodies[b].mass;
+    if (m->bodies[b].parent >= 0) sub[m->bodies[b].parent] += sub[b];
+  }
+  kn_status st = KN_OK;
+  for (int b = 0; b < m->nbody && st == KN_OK; b++)
+    if (m->bodies[b].nv > 0 && !(sub[b] > 0))
+      st = kn_fail(err, KN_ERR_INVALID,
+                   "%s: link '%s' is moved by %s joint '%s' but neither it nor any link below it has mass (no "
+                   "<inertial>, or mass 0): the mass matrix would be singular; give it an <inertial> with mass > 0, "
+                   "or make the joint fixed",
+                   src, m->bodies[b].name, kn_joint_type_name(m->bodies[b].jtype),
+                   m->bodies[b].joint_name ? m->bodies[b].joint_name : "(root)");
+  free(sub);
+  return st;
+}
+
 kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err) {
   if (!r || !r->model) return kn_fail(err, KN_ERR_INVALID, "no robot");
   for (int i = 0; i < r->ngeom; i++) {
@@ -189,5 +219,5 @@ kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err) {
                    link, r->search_paths ? r->search_paths : "(none)", r->missing_collision_meshes,
                    r->missing_collision_meshes == 1 ? "" : "es");
   }
-  return KN_OK;
+  return check_moving_mass(r, err);
 }

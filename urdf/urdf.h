@@ -12,7 +12,19 @@
  * Loading never drops information silently: content knead does not use (transmissions, gazebo
  * tags, sensors, geometry urdfdom dropped), unresolved visual meshes and zero-mass links are
  * reported as warnings in kn_robot.warnings. An unresolved collision mesh is a warning at load
- * (kn_robot.missing_collision_meshes counts them) and an error when the model is simulated. */
+ * (kn_robot.missing_collision_meshes counts them) and an error when the model is simulated.
+ *
+ * Checked at load (KN_ERR_PARSE / KN_ERR_INVALID, naming the file, the line when known, and the
+ * link or joint): every number knead uses (origin xyz/rpy, axis, limit, dynamics, mimic, mass,
+ * inertia, box/sphere/cylinder sizes, mesh scale) is one whole finite number ("nan", "0.O5" are
+ * errors); a <limit> with lower > upper is an error (lower == upper still means no position
+ * limits); <mimic> joints that mimic each other in a cycle are an error; a file urdfdom rejects
+ * carries all of urdfdom's own messages, in order. Files are read through kn_file_read (at most
+ * 256 MiB, regular files only).
+ * Massless moving links, as Drake: a link moved by a joint with no mass at or below it makes the
+ * mass matrix singular. It loads with the "no <inertial>: mass 0" warning (kinematics need no
+ * mass; visualization URDFs have such links) and kn_robot_check_simulatable refuses it, after
+ * attachments, naming the link and the joint. */
 #ifndef KNEAD_URDF_H
 #define KNEAD_URDF_H
 
@@ -77,8 +89,11 @@ int kn_robot_dofs(const kn_robot* r);
 kn_status kn_robot_attach(kn_robot* parent, const kn_robot* child, const char* link, const kn_pose* X_link_root,
                           kn_error* err);
 
-/* KN_OK when every collision mesh resolved; otherwise KN_ERR_IO naming the first missing mesh,
- * its link and the search paths. Called before a model is simulated. */
+/* KN_OK when the model can be simulated: every collision mesh resolved (else KN_ERR_IO naming the
+ * first missing mesh, its link and the search paths), and every link a joint moves has mass or
+ * carries links that do (else KN_ERR_INVALID naming the link and the joint: its mass matrix would
+ * be singular; Drake's rule, checked here rather than at load because an attached robot may give
+ * it mass). Called before a model is simulated. */
 kn_status kn_robot_check_simulatable(const kn_robot* r, kn_error* err);
 
 #ifdef __cplusplus

@@ -8,12 +8,15 @@
 #include <tinyxml.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,16 +25,26 @@ namespace {
 
 //---- console_bridge capture ----
 
-// Keeps urdfdom's messages instead of printing them; the last error explains a rejection.
+// Keeps urdfdom's messages instead of printing them. A rejection is explained by all of them in
+// order: urdfdom logs the reason first ("Joint [j1] is of type REVOLUTE but it does not specify
+// limits") and a generic line last ("joint xml is not initialized correctly").
 class Capture : public console_bridge::OutputHandler {
  public:
-  std::string last_error, last_warning;
+  std::vector<std::string> messages;
   void log(const std::string& text, console_bridge::LogLevel level, const char*, int) override {
-    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_ERROR)
-      last_error = text;
-    else if (level == console_bridge::CONSOLE_BRIDGE_LOG_WARN)
-      last_warning = text;
+    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_WARN && messages.size() < 16) messages.push_back(text);
   }
+  std::string joined() const {
+    std::string s;
+    for (const std::string& m : messages) s += (s.empty() ? "" : "; ") + m;
+    return s.empty() ? std::string("no reason given") : s;
+  }
+};
+
+// An input error found by knead's own checks of the XML, with its line.
+struct XmlError : std::runtime_error {
+  int line;
+  XmlError(const std::string& what, int l) : std::runtime_error(what), line(l) {}
 };
 
 // console_bridge's handler and level are process-global: one parse at a time.
@@ -432,6 +445,105 @@ void convert(const urdf::ModelInterface& model, const std::string& xml, kn_ushim
   }
 }
 
+//---- UTF-8 ----
+
+// TinyXML 2.6.2 (urdfdom's parser) skips a UTF-8 lead byte's whole sequence length without
+// looking: a truncated sequence before the end of the text makes it read past the terminating
+// NUL (found by tests/fuzz/fuzz_urdf.c). A URDF is UTF-8 text, so check the structure first.
+// (text) => throws XmlError at the first byte that does not start or continue a sequence properly
+void check_utf8(const std::string& xml) {
+  int line = 1;
+  for (size_t i = 0; i < xml.size();) {
+    unsigned char c = (unsigned char)xml[i];
+    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = n > 0 && i + n <= xml.size();
+    for (size_t k = 1; ok && k < n; k++) ok = ((unsigned char)xml[i + k] & 0xC0) == 0x80;
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      throw XmlError(std::string("not UTF-8 text: byte ") + hex + " at offset " + std::to_string(i) +
+                         " does not start a complete UTF-8 sequence (a URDF must be UTF-8)",
+                     line);
+    }
+    if (c == '\n') line++;
+    i += n;
+  }
+}
+
+//---- numbers in the attributes knead uses ----
+
+// urdfdom reads numbers with std::stod-like parsing that accepts "nan", and for some attributes
+// ignores what follows a number. Every number knead uses must be one whole finite number.
+struct NumericAttrs {
+  const char* tag;
+  const char* attrs[7];
+};
+const NumericAttrs kNumeric[] = {
+    {"origin", {"xyz", "rpy", nullptr}},
+    {"axis", {"xyz", nullptr}},
+    {"limit", {"lower", "upper", "effort", "velocity", nullptr}},
+    {"dynamics", {"damping", "friction", nullptr}},
+    {"mimic", {"multiplier", "offset", nullptr}},
+    {"mass", {"value", nullptr}},
+    {"inertia", {"ixx", "ixy", "ixz", "iyy", "iyz", "izz", nullptr}},
+    {"box", {"size", nullptr}},
+    {"sphere", {"radius", nullptr}},
+    {"cylinder", {"radius", "length", nullptr}},
+    {"mesh", {"scale", nullptr}},
+};
+
+// (element, where) => throws XmlError on the first attribute value that is not whole finite numbers
+void check_numbers(const TiXmlElement* e, const std::string& where) {
+  const std::string tag = e->Value();
+  for (const NumericAttrs& n : kNumeric) {
+    if (tag != n.tag) continue;
+    for (int a = 0; n.attrs[a]; a++) {
+      const char* v = e->Attribute(n.attrs[a]);
+      if (!v) continue;
+      const char* c = v;
+      int count = 0;
+      while (*c) {
+        while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') c++;
+        if (!*c) break;
+        char* end;
+        double x = std::strtod(c, &end);
+        const char* stop = end;
+        bool bad = end == c || !(*end == 0 || *end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') ||
+                   !std::isfinite(x);
+        if (bad) {
+          size_t len = std::strcspn(c, " \t\r\n");
+          throw XmlError(where + ": <" + tag + " " + n.attrs[a] + "=\"" + v + "\">: '" + std::string(c, len) +
+                             "' is not a finite number",
+                         e->Row());
+        }
+        c = stop;
+        count++;
+      }
+      if (count == 0)
+        throw XmlError(where + ": <" + tag + " " + n.attrs[a] + "=\"\">: expected a number", e->Row());
+    }
+  }
+  if (tag == "limit" && e->Attribute("lower") && e->Attribute("upper")) {
+    double lo = std::strtod(e->Attribute("lower"), nullptr), up = std::strtod(e->Attribute("upper"), nullptr);
+    if (lo > up)
+      throw XmlError(where + ": <limit lower=\"" + e->Attribute("lower") + "\" upper=\"" + e->Attribute("upper") +
+                         "\">: lower > upper (write the smaller first)",
+                     e->Row());
+  }
+  for (const TiXmlElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) check_numbers(c, where);
+}
+
+void check_all_numbers(const std::string& xml) {
+  TiXmlDocument doc;
+  doc.Parse(xml.c_str());
+  const TiXmlElement* robot = doc.Error() ? nullptr : doc.FirstChildElement("robot");
+  if (!robot) return;
+  for (const TiXmlElement* c = robot->FirstChildElement(); c; c = c->NextSiblingElement()) {
+    const std::string t = c->Value();
+    if (t == "link" || t == "joint") check_numbers(c, t + " '" + attr(c, "name") + "'");
+  }
+}
+
 // urdfdom builds its tree with shared_ptr links both ways before it looks for the root, so a file
 // whose joints form a loop leaks that cycle when it is rejected. Find loops first (Kahn's
 // algorithm over parent -> child edges) and reject them without calling urdfdom.
@@ -477,8 +589,9 @@ void copy_msg(const std::string& s, char* msg, size_t msg_size) {
 
 }  // namespace
 
-extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size) {
+extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size, int* line) {
   copy_msg("", msg, msg_size);
+  if (line) *line = 0;
   if (!xml) {
     copy_msg("no URDF text", msg, msg_size);
     return nullptr;
@@ -497,6 +610,8 @@ extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg
   std::string error;
   try {
     std::string text(xml);
+    check_utf8(text);
+    check_all_numbers(text);
     std::string loop = find_loop(text);
     if (!loop.empty()) {
       error = "not a tree: the joints form a loop through link '" + loop +
@@ -504,11 +619,13 @@ extern "C" kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg
     } else {
       urdf::ModelInterfaceSharedPtr model = urdf::parseURDF(text);
       if (!model)
-        error = "urdfdom rejected the file: " +
-                (capture.last_error.empty() ? std::string("no reason given") : capture.last_error);
+        error = "urdfdom rejected the file: " + capture.joined();
       else
         convert(*model, text, out);
     }
+  } catch (const XmlError& e) {
+    error = e.what();
+    if (line) *line = e.line;
   } catch (const std::bad_alloc&) {
     error = "out of memory";
   } catch (const std::exception& e) {

@@ -88,9 +88,12 @@ typedef struct {
   kn_ushim_filter_group* filter_groups; /* in document order */
 } kn_ushim_model;
 
-/* (URDF text) => model, or NULL with a message in msg (urdfdom's own error when it rejected the
- * text). Never throws, never prints: urdfdom's console output is captured while it runs. */
-kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size);
+/* (URDF text) => model, or NULL with a message in msg (urdfdom's own messages, in order, when it
+ * rejected the text) and *line (may be NULL) the line of the element at fault, 0 when unknown.
+ * Before urdfdom runs, every number knead uses (origins, axes, limits, dynamics, mimic, mass,
+ * inertia, geometry sizes) must be whole and finite, and a <limit> must have lower <= upper.
+ * Never throws, never prints: urdfdom's console output is captured while it runs. */
+kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size, int* line);
 void kn_ushim_free(kn_ushim_model* m);
 
 #ifdef __cplusplus

@@ -181,3 +181,30 @@ Test(model, attach_equals_direct_build) {
   kn_mb_model_free(direct);
   kn_mb_model_free(grip);
 }
+
+/* A failed attach drops the bodies it had appended; their names leave the name maps with them
+ * (a map key pointing at a freed name was a use-after-free under AddressSanitizer). */
+Test(model, failed_attach_forgets_the_names_it_added) {
+  kn_mb_model* arm = arm3();
+  kn_mb_model* child = kn_mb_model_create("child");
+  kn_mb_body root = tm_body("fresh", -1, NULL, KN_JOINT_FIXED, 1.0);
+  tm_add(child, &root);
+  kn_mb_body clash = tm_body(arm->bodies[1].name, 0, "fresh_joint", KN_JOINT_REVOLUTE, 1.0);
+  tm_add(child, &clash);
+  kn_pose X;
+  kn_pose_identity(&X);
+  kn_error err = {0};
+  int nbody = arm->nbody;
+  cr_assert_eq(kn_mb_model_attach(arm, child, 2, &X, NULL, &err), KN_ERR_INVALID);
+  cr_assert_eq(arm->nbody, nbody);
+  cr_expect_eq(kn_mb_find_body(arm, "fresh"), -1);
+  cr_expect_eq(kn_mb_find_joint(arm, "fresh_joint"), -1);
+  cr_expect_eq(kn_mb_find_body(arm, arm->bodies[1].name), 1);
+  /* the names are free again */
+  kn_mb_body again = tm_body("fresh", 2, "fresh_joint", KN_JOINT_REVOLUTE, 1.0);
+  cr_expect_eq(tm_add(arm, &again), nbody);
+  cr_expect_eq(kn_mb_find_body(arm, "fresh"), nbody);
+  cr_expect_eq(kn_mb_find_joint(arm, "fresh_joint"), nbody);
+  kn_mb_model_free(child);
+  kn_mb_model_free(arm);
+}

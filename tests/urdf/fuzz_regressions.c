@@ -1,0 +1,36 @@
+/* urdf/: inputs found by tests/fuzz/fuzz_urdf.c, kept as regression tests (CI runs them under
+ * AddressSanitizer). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "urdf/urdf.h"
+
+/* TinyXML 2.6.2 skips a UTF-8 lead byte's sequence length without looking, so a sequence cut
+ * short by the end of the text made it read past the NUL (heap-buffer-overflow in
+ * TiXmlBase::ReadName). The shim now refuses text that is not UTF-8 before TinyXML sees it. */
+Test(urdf_fuzz, a_truncated_utf8_sequence_is_refused_before_tinyxml) {
+  const char* texts[] = {"<robot name=\"r\">\n<link name=\"a\xee", "<robot name=\"r\">\n<link name=\"a\xee\x80",
+                         "<robot name=\"r\"><link name=\"\xc3\"/></robot>"};
+  const char* want[] = {
+      "t.urdf:2: not UTF-8 text: byte 0xee at offset 30 does not start a complete UTF-8 sequence (a URDF must be "
+      "UTF-8)",
+      "t.urdf:2: not UTF-8 text: byte 0xee at offset 30 does not start a complete UTF-8 sequence (a URDF must be "
+      "UTF-8)",
+      "t.urdf:1: not UTF-8 text: byte 0xc3 at offset 28 does not start a complete UTF-8 sequence (a URDF must be "
+      "UTF-8)"};
+  for (int i = 0; i < 3; i++) {
+    kn_robot* r = NULL;
+    kn_error err = {0};
+    cr_expect_eq(kn_urdf_load_string(texts[i], "t.urdf", NULL, NULL, &r, &err), KN_ERR_PARSE);
+    cr_expect_null(r);
+    cr_expect_str_eq(err.msg, want[i]);
+  }
+  /* UTF-8 names still load */
+  kn_robot* r = NULL;
+  kn_error err = {0};
+  cr_assert_eq(kn_urdf_load_string("<robot name=\"r\"><link name=\"b\xc3\xa9ton\"/></robot>", "t.urdf", NULL, NULL,
+                                   &r, &err),
+               KN_OK, "%s", err.msg);
+  cr_expect_str_eq(r->model->bodies[0].name, "b\xc3\xa9ton");
+  kn_robot_free(r);
+}
