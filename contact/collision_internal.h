@@ -26,12 +26,17 @@ typedef struct {
   int nnodes;
   double centroid[3];
   double lo[3], hi[3];
+  double sphere_c[3], sphere_r; /* bounding sphere: centre of the box, farthest vertex */
 } kn_mesh_data;
 
 kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err);
 void kn_mesh_free(kn_mesh_data* m);
 /* (local point x) => signed distance to the closed mesh, outward unit gradient */
 double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]);
+/* (local point x, bound > 0) => the same value and gradient when |distance| < bound (*near = 1);
+ * otherwise *near = 0 and bound is returned: x is at least bound from the surface, inside or out */
+double kn_mesh_signed_distance_bounded(const kn_mesh_data* m, const double x[3], double bound, double grad[3],
+                                       int* near);
 
 /* (shape, optional mesh, local point x) => signed distance and outward unit gradient, both in the
  * shape frame. Exact inside and outside for the primitives. */
@@ -56,6 +61,19 @@ typedef struct {
  * failure. */
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                          kn_point_buf* out);
+/* The same without culling: every probe point of a pair is measured (the reference the culled
+ * path is tested against, tests/contact/test_probe_culling.c). */
+kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                    kn_point_buf* out);
+
+/* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
+ * distance of a shape. */
+/* (shape F, shape P) => F's bounding sphere, its centre in P's frame */
+void kn_probe_cull_sphere(const kn_nshape* F, const kn_nshape* P, double centre_P[3], double* radius);
+/* (point x, sphere centre c, distance) => 1 when |x - c| > distance */
+int kn_probe_cull_vertex(const double x[3], const double c[3], double distance);
+/* (point x, box lo..hi in the same frame, distance) => 1 when x is farther than distance from the box */
+int kn_probe_cull_box(const double x[3], const double lo[3], const double hi[3], double distance);
 
 struct kn_collision_scene {
   int n;

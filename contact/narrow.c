@@ -34,6 +34,7 @@ typedef struct {
   kn_contact_material mat;
   double kA, kB;    /* per-side stiffness of ia, ib for the contact location */
   double margin;
+  int cull;         /* skip probe points that cannot come within the margin (contact/probe_cull.c) */
 } emitter;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -176,8 +177,26 @@ static int halfspace_probes(const kn_nshape* X, const kn_nshape* H, int x_first,
   axis_col(H->X->R, 2, z);
   memcpy(o, H->X->p, sizeof o);
   int np = probe_count(X);
+  /* culling (em->cull): the plane in a mesh's own frame; the mesh's bounding sphere, then each
+   * vertex, is skipped when above the plane by more than the margin (plus a relative 1e-9 of the
+   * distances involved, so that only vertices the world-frame test below rejects are skipped) */
+  int cull_vertices = em->cull && X->shape->type == KN_SHAPE_MESH;
+  double zl[3], ol[3], cut = 0;
+  if (cull_vertices) {
+    const kn_mesh_data* m = X->mesh;
+    kn_mat3_tvec(X->X->R, z, zl);
+    to_local(X->X, o, ol);
+    cut = em->margin + 1e-9 * (1 + m->sphere_r + sqrt(dot3(ol, ol)));
+    double dc[3] = {m->sphere_c[0] - ol[0], m->sphere_c[1] - ol[1], m->sphere_c[2] - ol[2]};
+    if (dot3(dc, zl) - m->sphere_r > cut) return 1;
+  }
   for (int i = 0; i < np + 2; ++i) {
     double c[3], r;
+    if (cull_vertices && i < np) {
+      const double* v = &X->mesh->v[3 * i];
+      double dv[3] = {v[0] - ol[0], v[1] - ol[1], v[2] - ol[2]};
+      if (dot3(dv, zl) > cut) continue;
+    }
     if (i < np) {
       r = probe_get(X, i, c);
     } else {
@@ -353,13 +372,45 @@ static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, 
  * which lies on or inside F (a corner flush with a side face, as for aligned faces) is measured
  * along n from the deepest point's plane instead. */
 static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3], const double p1[3],
-                       const double p2[3], int p_is_s2, emitter* em) {
+                       const double p2[3], double hull_phi, int p_is_s2, emitter* em) {
   const double cos_tol = 0.9;
   int np = probe_count(P);
+  /* culling (em->cull): a probe is measured only when it may lie within reach = margin + 1e-9 of
+   * F, the acceptance test below; the tests are conservative by a relative 1e-9 of F's size, so
+   * a culled probe is one the exhaustive loop would have rejected (bit-identical points) */
+  double reach = em->margin + 1e-9, sphere_P[3], sphere_r = INFINITY, slack = 0;
+  if (em->cull) {
+    kn_probe_cull_sphere(F, P, sphere_P, &sphere_r);
+    slack = 1e-9 * (1 + sphere_r);
+  }
   for (int i = 0; i < np; ++i) {
-    double c[3], g[3];
+    double c[3], g[3], d;
+    if (em->cull && P->shape->type == KN_SHAPE_MESH &&
+        kn_probe_cull_vertex(&P->mesh->v[3 * i], sphere_P, sphere_r + reach + slack))
+      continue; /* mesh vertex outside F's bounding sphere grown by the reach */
     double r = probe_get(P, i, c);
-    double d = sdf_world(F, c, g) - r;
+    if (em->cull && F->shape->type == KN_SHAPE_MESH) {
+      /* F's box in its frame, then a nearest-triangle search that stops at the reach: a probe
+       * outside by more is rejected, one found nearer has the exhaustive search's distance */
+      double xl[3], gl[3];
+      to_local(F->X, c, xl);
+      double bound = reach + r + slack;
+      if (kn_probe_cull_box(xl, F->mesh->lo, F->mesh->hi, bound)) continue;
+      int near;
+      double sd = kn_mesh_signed_distance_bounded(F->mesh, xl, bound, gl, &near);
+      if (!near) {
+        /* at least `bound` from F's surface: outside (rejected) or inside that deep. A probe
+         * centre (a point of P) inside F at depth D is inside hull(F) at depth >= D, so the hulls
+         * overlap by at least D: with the hulls' overlap -hull_phi (EPA, to its tolerance 1e-8;
+         * 1e-5 allowed) below the bound, the probe is outside */
+        if (-hull_phi < bound - 1e-5) continue;
+        sd = kn_mesh_signed_distance(F->mesh, xl, gl);
+      }
+      kn_mat3_vec(F->X->R, gl, g);
+      d = sd - r;
+    } else {
+      d = sdf_world(F, c, g) - r;
+    }
     if (!(d <= em->margin + 1e-9)) continue; /* flush probes (d = 0 at margin 0) go on below */
     double toward = p_is_s2 ? dot3(g, n) : -dot3(g, n);
     double gn[3]; /* outward normal of F used at this probe */
@@ -394,8 +445,8 @@ static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   if (!(phi < em->margin)) return 1;
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
-  if (!face_probes(S2, S1, n, p1, p2, 1, em)) return 0;
-  if (!face_probes(S1, S2, n, p1, p2, 0, em)) return 0;
+  if (!face_probes(S2, S1, n, p1, p2, phi, 1, em)) return 0;
+  if (!face_probes(S1, S2, n, p1, p2, phi, 0, em)) return 0;
   return emit(em, p1, p2, n, phi);
 }
 
@@ -523,9 +574,10 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   return convex_pair(S1, S2, em);
 }
 
-// (shapes A and B at their poses, collider indices, margin) => points appended to out
-kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
-  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin};
+/* one pair, with or without probe culling */
+static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
+                             kn_point_buf* out) {
+  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull};
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
   int ok;
@@ -536,4 +588,15 @@ kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib,
     ok = core(B, A, &em);
   }
   return ok ? KN_OK : KN_ERR_NOMEM;
+}
+
+// (shapes A and B at their poses, collider indices, margin) => points appended to out
+kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, out);
+}
+
+// (the same) => the same points, every probe measured (no culling): the tests' reference
+kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                    kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, out);
 }
