@@ -334,6 +334,10 @@ static int run_contact(const char* const* scenes, int nscene, long steps, int ru
     if (kn[i].ok && have_mj[i])
       printf("%-14.14s knead / MuJoCo per step: mean %.2f, median %.2f, p95 %.2f\n", base,
              kn[i].mean_us / mj[i].mean_us, kn[i].median_us / mj[i].median_us, kn[i].p95_us / mj[i].p95_us);
+    if (kn[i].ok)
+      printf("%-14.14s contact detection, share of the step: knead %.1f %%", base, 100 * kn[i].detect_share);
+    if (kn[i].ok && have_mj[i]) printf(", MuJoCo %.1f %% (its collision timer)", 100 * mj[i].detect_share);
+    if (kn[i].ok) printf("\n");
   }
   printf("(iter: SAP Newton iterations / MuJoCo solver iterations per step; ls/evals: SAP line-search\n"
          " iterations / MuJoCo line-search cost evaluations per step; contacts: contact points per step;\n"
@@ -406,6 +410,13 @@ int main(int argc, char** argv) {
     static const char grasp[] = KNEAD_BENCH_EXAMPLES "/grasp_box.yaml";
     scenes[nscene++] = push;
     if (file_exists(grasp)) scenes[nscene++] = grasp;
+    /* real mesh collision geometry, read in place from ../shared/models (never copied) */
+    static const char iiwa[] = KNEAD_BENCH_EXAMPLES "/bench/iiwa_drop.yaml";
+    static const char iiwa_urdf[] = KNEAD_BENCH_EXAMPLES "/../../shared/models/bullet3/data/kuka_iiwa/model.urdf";
+    if (file_exists(iiwa_urdf)) scenes[nscene++] = iiwa;
+    else
+      fprintf(stderr, "knead-bench: scene iiwa_drop skipped: %s not found (the public models folder "
+              "../shared/models next to the checkout)\n", iiwa_urdf);
   }
   if (!do_multibody) {
     int ok = 1;
