@@ -13,6 +13,26 @@ typedef struct {
   int first, count;  /* triangle range (leaf) */
 } kn_bvh_node;
 
+/* The convex hull of a mesh's vertices with the hull vertices' adjacency (hull.c). */
+typedef struct {
+  int nv;             /* hull vertices (0: none, e.g. a flat mesh) */
+  int* vid;           /* nv: the mesh vertex each one is */
+  double* v;          /* nv x 3 */
+  int *adj_start, *adj; /* neighbours of vertex i: adj[adj_start[i] .. adj_start[i + 1]) */
+  double inner_depth; /* the deepest mesh vertex below the hull's boundary [m] (0: all on it);
+                         above the convexity tolerance, the first one found beyond it */
+} kn_hull;
+/* A mesh is recognized as convex when inner_depth <= KN_HULL_CONVEX_TOL x its bounding box
+ * diagonal: every vertex on its hull to 1e-9 relative (round-off of the STL's float coordinates is
+ * ~6e-8 relative, so float meshes pass only when their vertices lie on the hull as stored). */
+#define KN_HULL_CONVEX_TOL 1e-9
+/* (n points xyz, stop depth) => hull; inner_depth exact up to stop_depth (beyond it, the first
+ * depth found above it); KN_ERR_INVALID when the points span no volume, KN_ERR_NOMEM */
+kn_status kn_hull_build(const double* pts, int n, double stop_depth, kn_hull* h);
+void kn_hull_free(kn_hull* h);
+/* (hull, direction d, start vertex) => index of a hull vertex maximizing d . v (hill climbing) */
+int kn_hull_support(const kn_hull* h, const double d[3], int start);
+
 /* A triangle mesh in the shape frame (scale applied, identical positions welded), with the
  * angle-weighted pseudo-normals of Baerentzen & Aanaes (2005) for the inside/outside sign. */
 typedef struct {
@@ -27,6 +47,8 @@ typedef struct {
   double centroid[3];
   double lo[3], hi[3];
   double sphere_c[3], sphere_r; /* bounding sphere: centre of the box, farthest vertex */
+  kn_hull hull;     /* convex hull of the vertices (support by hill climbing); hull.nv 0 when flat */
+  int convex;       /* every vertex on the hull (KN_HULL_CONVEX_TOL) */
 } kn_mesh_data;
 
 kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err);

@@ -159,6 +159,7 @@ static kn_status build_normals(kn_mesh_data* m) {
 void kn_mesh_free(kn_mesh_data* m) {
   if (!m) return;
   free(m->v), free(m->tri), free(m->fn), free(m->vn), free(m->en), free(m->nodes);
+  kn_hull_free(&m->hull);
   memset(m, 0, sizeof *m);
 }
 
@@ -277,6 +278,16 @@ kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
     kn_mesh_free(m);
     return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
   }
+  /* the hull for the support function; a flat mesh has none and keeps the scan over its vertices */
+  double diag2 = 0;
+  for (int k = 0; k < 3; ++k) diag2 += (m->hi[k] - m->lo[k]) * (m->hi[k] - m->lo[k]);
+  double tol = KN_HULL_CONVEX_TOL * sqrt(diag2);
+  kn_status hs = kn_hull_build(m->v, m->nv, tol, &m->hull);
+  if (hs == KN_ERR_NOMEM) {
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  m->convex = hs == KN_OK && m->hull.inner_depth <= tol;
   return KN_OK;
 }
 

@@ -282,9 +282,12 @@ static int capsule_capsule(const kn_nshape* A, const kn_nshape* B, emitter* em) 
 typedef struct {
   const kn_nshape* s;
   double inflate;
+  int hint;         /* mesh: the hull vertex the last support call ended at (hill climbing's start) */
+  int scan;         /* mesh: scan every vertex instead (the reference for tests) */
 } ccd_obj;
 
-static void support_local(const kn_nshape* s, const double d[3], double out[3]) {
+static void support_local(ccd_obj* o, const double d[3], double out[3]) {
+  const kn_nshape* s = o->s;
   const double* sz = s->shape->size;
   out[0] = out[1] = out[2] = 0;
   switch (s->shape->type) {
@@ -311,8 +314,14 @@ static void support_local(const kn_nshape* s, const double d[3], double out[3]) 
       break;
     }
     case KN_SHAPE_MESH: {
-      /* the convex hull's support is the farthest vertex */
+      /* the convex hull's support is the farthest vertex: by hill climbing on the hull's vertex
+       * graph from the last call's vertex, or (no hull, or the reference) by a scan */
       const kn_mesh_data* m = s->mesh;
+      if (m->hull.nv > 0 && !o->scan) {
+        o->hint = kn_hull_support(&m->hull, d, o->hint);
+        memcpy(out, &m->hull.v[3 * o->hint], 3 * sizeof(double));
+        break;
+      }
       double best = -INFINITY;
       for (int i = 0; i < m->nv; ++i) {
         double v = dot3(&m->v[3 * i], d);
@@ -325,10 +334,10 @@ static void support_local(const kn_nshape* s, const double d[3], double out[3]) 
 }
 
 static void ccd_support(const void* obj, const ccd_vec3_t* dir, ccd_vec3_t* vec) {
-  const ccd_obj* o = obj;
+  ccd_obj* o = (ccd_obj*)obj; /* libccd passes our own non-const object; the hint changes */
   double dl[3], sl[3], sw[3];
   kn_mat3_tvec(o->s->X->R, dir->v, dl);
-  support_local(o->s, dl, sl);
+  support_local(o, dl, sl);
   to_world(o->s->X, sl, sw);
   double l = sqrt(dot3(dir->v, dir->v));
   for (int k = 0; k < 3; ++k) vec->v[k] = sw[k] + (l > 0 ? o->inflate * dir->v[k] / l : 0);
@@ -343,9 +352,9 @@ static void ccd_center(const void* obj, ccd_vec3_t* c) {
 
 /* libccd EPA on (S1 inflated by margin, S2): phi = margin - depth; the witness points sit at the
  * midpoint libccd reports +- half the inflated depth along n (n from S1 into S2) */
-static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, double n[3], double p1[3],
+static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int scan, double n[3], double p1[3],
                        double p2[3], double* phi) {
-  ccd_obj o1 = {S1, fmax(margin, 0)}, o2 = {S2, 0};
+  ccd_obj o1 = {S1, fmax(margin, 0), 0, scan}, o2 = {S2, 0, 0, scan};
   ccd_t ccd;
   CCD_INIT(&ccd);
   ccd.support1 = ccd_support, ccd.support2 = ccd_support;
@@ -441,7 +450,7 @@ static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3]
 
 static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   double n[3], p1[3], p2[3], phi;
-  if (!ccd_deepest(S1, S2, em->margin, n, p1, p2, &phi)) return 1;
+  if (!ccd_deepest(S1, S2, em->margin, !em->cull, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */

@@ -8,9 +8,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
-          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
+          libccd-dev libqhull-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
           gnuplot-nox npm chromium zlib1g-dev)
-# gnuplot-nox draws output.plots; npm installs three.js for output.html at build time
+# libqhull-dev: convex hulls of collision meshes (contact/hull.c); gnuplot-nox draws output.plots;
+# npm installs three.js for output.html at build time
 # (tools/html/package-lock.json); chromium runs the replay's headless-browser test.
 missing=()
 for p in "${packages[@]}"; do
