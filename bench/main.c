@@ -7,8 +7,9 @@
  *               [--mjcf DIR] [robot.urdf]
  *
  * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
- * (examples/bench/push_box.yaml, and examples/grasp_box.yaml when it exists, or the --scene
- * files) and, with MuJoCo, the same scenes with mj_step. The FEM benchmark (fem.c) times the
+ * (examples/bench/push_box.yaml, examples/grasp_box.yaml when it exists, and
+ * examples/bench/iiwa_drop.yaml when ../shared/models holds its URDF, or the --scene files) and,
+ * with MuJoCo, the same scenes with mj_step (mesh geoms from the same files). The FEM benchmark (fem.c) times the
  * soft-cube grasp's steps by stage at ~1k, 10k and 50k tetrahedra against one CHOLMOD
  * factorization of the cube's dynamics matrix (--quick: 1k only).
  *
@@ -282,8 +283,9 @@ static void usage(FILE* f) {
           "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
-          "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml\n",
-          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
+          "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"
+          "  %s/bench/iiwa_drop.yaml (mesh collision geometry from ../shared/models, when present)\n",
+          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
 }
 
 /*---- the contact benchmark ----*/

@@ -79,8 +79,10 @@ static void write_mesh_assets(FILE* f, const kn_world* w) {
     const kn_shape* s = w->colliders[i].c.shape;
     if (s->type != KN_SHAPE_MESH || !s->mesh_path) continue;
     if (!any) fprintf(f, "<asset>\n"), any = 1;
-    fprintf(f, "<mesh name=\"mesh%d\" file=\"%s\" scale=\"%.17g %.17g %.17g\"/>\n", i, s->mesh_path, s->scale[0],
-            s->scale[1], s->scale[2]);
+    char* abs = realpath(s->mesh_path, NULL); /* MuJoCo would resolve a relative path from the cwd */
+    fprintf(f, "<mesh name=\"mesh%d\" file=\"%s\" scale=\"%.17g %.17g %.17g\"/>\n", i, abs ? abs : s->mesh_path,
+            s->scale[0], s->scale[1], s->scale[2]);
+    free(abs);
   }
   if (any) fprintf(f, "</asset>\n");
 }
