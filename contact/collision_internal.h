@@ -76,7 +76,19 @@ typedef struct {
 typedef struct {
   kn_contact_point* p;
   int count, capacity;
+  /* duplicate lookup of the current pair once it has many points (point_grid.c) */
+  int grid_start;   /* first point of the indexed pair; -1: none (scan) */
+  int* head;        /* bucket heads */
+  int *next, next_cap; /* per point of the pair: the next in its bucket */
 } kn_point_buf;
+/* (buffer, first point of the current pair) => the pair's points indexed (grid_start = start), or
+ * grid_start -1 when they cannot be */
+void kn_point_grid_build(kn_point_buf* b, int start);
+/* (buffer, index of a point just appended to the indexed pair) => indexed (or the index off) */
+void kn_point_grid_add(kn_point_buf* b, int i);
+/* (point p) => 1 when a point of the indexed pair is within 1e-6 of p, 0 none, -1 cannot tell */
+int kn_point_grid_has_near(const kn_point_buf* b, const double p[3]);
+void kn_point_buf_free(kn_point_buf* b);
 
 /* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin.
  * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth

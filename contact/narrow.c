@@ -81,20 +81,32 @@ static int emit(emitter* em, const double p1[3], const double p2[3], const doubl
   else wA = 0.5;
   double p[3];
   for (int k = 0; k < 3; ++k) p[k] = wA * pA[k] + (1 - wA) * pB[k];
-  /* drop near-duplicates within the pair (clipped corners, probes that repeat the deepest point) */
-  for (int i = em->start; i < em->out->count; ++i) {
-    const double* q = em->out->p[i].p;
-    double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
-    if (dot3(d, d) < 1e-12) return 1;
+  /* drop near-duplicates within the pair (clipped corners, probes that repeat the deepest point):
+   * a scan of the pair's points, or (culling on, 32 points or more) the same test on the points
+   * of the neighbouring cells (point_grid.c) */
+  kn_point_buf* out = em->out;
+  int indexed = em->cull && out->grid_start == em->start, near = -1;
+  if (indexed) near = kn_point_grid_has_near(out, p);
+  if (near < 0) {
+    out->grid_start = indexed ? -1 : out->grid_start; /* p cannot be looked up: scan from now on */
+    indexed = near = 0;
+    for (int i = em->start; i < out->count && !near; ++i) {
+      const double* q = out->p[i].p;
+      double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+      near = dot3(d, d) < 1e-12;
+    }
   }
-  if (!grow(em->out)) return 0;
-  kn_contact_point* c = &em->out->p[em->out->count++];
+  if (near) return 1;
+  if (!grow(out)) return 0;
+  kn_contact_point* c = &out->p[out->count++];
   c->a = em->ia, c->b = em->ib;
   memcpy(c->p, p, sizeof p);
   memcpy(c->n, n, sizeof n);
   frame_from_normal(n, c->R_WC);
   c->phi = phi;
   c->material = em->mat;
+  if (indexed) kn_point_grid_add(out, out->count - 1);
+  else if (em->cull && out->count - em->start == 32 && out->grid_start != em->start) kn_point_grid_build(out, em->start);
   return 1;
 }
 
@@ -587,6 +599,7 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
 static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
                              kn_point_buf* out) {
   emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull};
+  out->grid_start = -1; /* no pair indexed yet (an index left by an earlier call is stale) */
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
   int ok;

@@ -185,7 +185,7 @@ static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* s
                 p->phi, q->phi, p->n[0], p->n[1], p->n[2], q->n[0], q->n[1], q->n[2]);
     }
   }
-  free(climb.p), free(scan.p);
+  kn_point_buf_free(&climb), kn_point_buf_free(&scan);
   cr_log_info("%s: %d of %d poses with contacts", what, with_contacts, trials);
   return with_contacts;
 }

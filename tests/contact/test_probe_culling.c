@@ -1,7 +1,8 @@
 /* Probe culling (contact/probe_cull.c, narrow.c): on random poses of non-convex meshes against
  * each other, against every primitive and against a half-space, the culled narrow phase
  * (kn_narrow_pair) returns exactly the contact points of the exhaustive one
- * (kn_narrow_pair_exhaustive, every probe measured): same count, same order, bit for bit. The
+ * (kn_narrow_pair_exhaustive, every probe measured, libccd's support a scan of every vertex,
+ * duplicates found by a scan): same count, same order, bit for bit. The
  * meshes are written to a temp dir: a torus (a hole) and a bumpy sphere (concave dents). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -87,6 +88,8 @@ static void same_points(const kn_point_buf* a, const kn_point_buf* b, const char
   }
 }
 
+static int g_max_points; /* the most points one pair gave (>= 32 exercises the duplicate index) */
+
 /* (shapes A, B; poses drawn within dist; margins) => trials with contacts, all equal */
 static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* sb, const kn_mesh_data* mb, double dist,
                    int trials, const char* what) {
@@ -104,9 +107,10 @@ static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* s
       cr_assert_eq(kn_narrow_pair_exhaustive(&A, &B, 0, 1, margins[k], &exhaustive), KN_OK);
       same_points(&culled, &exhaustive, what, t);
       with_contacts += culled.count > 0;
+      if (culled.count > g_max_points) g_max_points = culled.count;
     }
   }
-  free(culled.p), free(exhaustive.p);
+  kn_point_buf_free(&culled), kn_point_buf_free(&exhaustive);
   cr_log_info("%s: %d of %d (pose, margin) cases with contacts", what, with_contacts, 3 * trials);
   return with_contacts;
 }
@@ -145,6 +149,7 @@ Test(probe_culling, mesh_mesh_equals_exhaustive, .init = setup, .fini = teardown
   cr_expect_gt(compare(&g_torus, &g_mt, &g_torus, &g_mt, 0.08, 60, "torus-torus"), 60);
   cr_expect_gt(compare(&g_torus, &g_mt, &g_bumpy, &g_mb, 0.11, 150, "torus-bumpy spread"), 30);
   cr_expect_gt(compare(&g_torus, &g_mt, &g_torus, &g_mt, 0.13, 150, "torus-torus spread"), 30);
+  cr_expect_gt(g_max_points, 64, "a pair with many points (duplicate index in use): %d", g_max_points);
 }
 
 Test(probe_culling, mesh_primitive_equals_exhaustive, .init = setup, .fini = teardown) {
@@ -166,4 +171,5 @@ Test(probe_culling, mesh_halfspace_equals_exhaustive, .init = setup, .fini = tea
   const kn_shape plane = {.type = KN_SHAPE_HALFSPACE};
   cr_expect_gt(compare(&g_torus, &g_mt, &plane, NULL, 0.06, 200, "torus-halfspace"), 100);
   cr_expect_gt(compare(&plane, NULL, &g_bumpy, &g_mb, 0.06, 200, "halfspace-bumpy"), 100);
+  cr_expect_gt(g_max_points, 64, "a pair with many points (duplicate index in use): %d", g_max_points);
 }
