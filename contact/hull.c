@@ -24,6 +24,7 @@
 typedef struct {
   int a, b;
 } edge;
+/* (edge, edge) => qsort order by (a, b) */
 static int cmp_edge(const void* pa, const void* pb) {
   const edge *x = pa, *y = pb;
   if (x->a != y->a) return x->a < y->a ? -1 : 1;
@@ -80,8 +81,11 @@ static int collect(qhT* qh, const double* pts, int n, double stop_depth, kn_hull
   if (!h->adj) return free(map), free(e), 0;
   for (int i = 0; i < m; ++i) h->adj[i] = e[i].b, h->adj_start[e[i].a + 1]++;
   for (int i = 0; i < h->nv; ++i) h->adj_start[i + 1] += h->adj_start[i];
-  /* depth of each input point below the boundary: min over facets of -(n . x + offset) */
+  /* depth of each input point below the boundary: min over facets of -(n . x + offset); a hull
+   * vertex is on it (0), so only the others are measured (a mesh whose vertices are all extreme
+   * costs nothing here, a non-convex one stops at its first deep vertex) */
   for (int i = 0; i < n; ++i) {
+    if (map[i] >= 0) continue;
     double d = INFINITY;
     FORALLfacets {
       double s = -(facet->normal[0] * pts[3 * i] + facet->normal[1] * pts[3 * i + 1] +

@@ -21,6 +21,7 @@ static int cell_of(const double p[3], int64_t c[3]) {
   }
   return 1;
 }
+/* (cell) => its bucket */
 static unsigned bucket_of(int64_t x, int64_t y, int64_t z) {
   uint64_t h = (uint64_t)x * 73856093u ^ (uint64_t)y * 19349663u ^ (uint64_t)z * 83492791u;
   h ^= h >> 29;
