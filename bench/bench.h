@@ -103,6 +103,8 @@ typedef struct {
   int iter_max, ls_max, contacts_max;
   double object_dx;           /* final - initial x of the first free object, m (last run) */
   double object_dz;           /* final - initial z of it */
+  double detect_share;        /* contact detection's share of the step time (knead: time_detect;
+                                 MuJoCo: its mjTIMER_POS_COLLISION over mjTIMER_STEP) */
 } kb_contact_result;
 
 /* (per-step microseconds, n) => mean, median, p95 (nearest rank) and min into r; sorts t */

@@ -43,6 +43,7 @@ int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_re
   }
   double* t = NULL;
   long n = 0, iters = 0, ls = 0, contacts = 0;
+  double t_detect = 0, t_step = 0;
   int ok = 1;
   for (int r = 0; ok && r < runs; r++) {
     kn_world* w = NULL;
@@ -71,6 +72,7 @@ int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_re
         break;
       }
       t[n++] = (t1 - t0) * 1e6;
+      t_step += t1 - t0, t_detect += w->last.time_detect;
       iters += w->last.iterations;
       ls += w->last.line_search_iterations;
       contacts += w->last.contacts;
@@ -88,6 +90,7 @@ int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_re
     out->iter_mean = (double)iters / (double)n;
     out->ls_mean = (double)ls / (double)n;
     out->contacts_mean = (double)contacts / (double)n;
+    out->detect_share = t_step > 0 ? t_detect / t_step : 0;
     kb_contact_summarize(t, n, out);
   }
   free(t);

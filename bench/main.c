@@ -7,8 +7,9 @@
  *               [--mjcf DIR] [robot.urdf]
  *
  * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
- * (examples/bench/push_box.yaml, and examples/grasp_box.yaml when it exists, or the --scene
- * files) and, with MuJoCo, the same scenes with mj_step. The FEM benchmark (fem.c) times the
+ * (examples/bench/push_box.yaml, examples/grasp_box.yaml when it exists, and
+ * examples/bench/iiwa_drop.yaml when ../shared/models holds its URDF, or the --scene files) and,
+ * with MuJoCo, the same scenes with mj_step (mesh geoms from the same files). The FEM benchmark (fem.c) times the
  * soft-cube grasp's steps by stage at ~1k, 10k and 50k tetrahedra against one CHOLMOD
  * factorization of the cube's dynamics matrix (--quick: 1k only).
  *
@@ -272,8 +273,9 @@ static void usage(FILE* f) {
           "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
-          "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml\n",
-          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
+          "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"
+          "  %s/bench/iiwa_drop.yaml (mesh collision geometry from ../shared/models, when present)\n",
+          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
 }
 
 /*---- the contact benchmark ----*/
@@ -324,6 +326,10 @@ static int run_contact(const char* const* scenes, int nscene, long steps, int ru
     if (kn[i].ok && have_mj[i])
       printf("%-14.14s knead / MuJoCo per step: mean %.2f, median %.2f, p95 %.2f\n", base,
              kn[i].mean_us / mj[i].mean_us, kn[i].median_us / mj[i].median_us, kn[i].p95_us / mj[i].p95_us);
+    if (kn[i].ok)
+      printf("%-14.14s contact detection, share of the step: knead %.1f %%", base, 100 * kn[i].detect_share);
+    if (kn[i].ok && have_mj[i]) printf(", MuJoCo %.1f %% (its collision timer)", 100 * mj[i].detect_share);
+    if (kn[i].ok) printf("\n");
   }
   printf("(iter: SAP Newton iterations / MuJoCo solver iterations per step; ls/evals: SAP line-search\n"
          " iterations / MuJoCo line-search cost evaluations per step; contacts: contact points per step;\n"
@@ -396,6 +402,13 @@ int main(int argc, char** argv) {
     static const char grasp[] = KNEAD_BENCH_EXAMPLES "/grasp_box.yaml";
     scenes[nscene++] = push;
     if (file_exists(grasp)) scenes[nscene++] = grasp;
+    /* real mesh collision geometry, read in place from ../shared/models (never copied) */
+    static const char iiwa[] = KNEAD_BENCH_EXAMPLES "/bench/iiwa_drop.yaml";
+    static const char iiwa_urdf[] = KNEAD_BENCH_EXAMPLES "/../../shared/models/bullet3/data/kuka_iiwa/model.urdf";
+    if (file_exists(iiwa_urdf)) scenes[nscene++] = iiwa;
+    else
+      fprintf(stderr, "knead-bench: scene iiwa_drop skipped: %s not found (the public models folder "
+              "../shared/models next to the checkout)\n", iiwa_urdf);
   }
   if (!do_multibody) {
     int ok = 1;

@@ -1,5 +1,5 @@
 /* knead-bench — the contact benchmark, MuJoCo side: the scene's knead world written out as MJCF
- * (same kinematic trees, inertias, joint limits and damping, collision primitives, friction,
+ * (same kinematic trees, inertias, joint limits and damping, collision primitives and meshes, friction,
  * time step and gravity) and stepped with mj_step.
  *
  * The PD controllers become MuJoCo position actuators (gain kp, target q_ref(t + dt)) plus joint
@@ -30,6 +30,9 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
 
 #include <mujoco/mujoco.h>
 
+/* MuJoCo's timer callback: wall time in seconds (its timers then fill d->timer) */
+static mjtNum wall_seconds(void) { return kn_wall_time(); }
+
 /* body => the representative of its welded group (walk up FIXED joints), -1 = the world */
 static int weld_rep(const kn_mb_model* m, int b) {
   while (b >= 0 && m->bodies[b].jtype == KN_JOINT_FIXED) b = m->bodies[b].parent;
@@ -46,7 +49,7 @@ static void pose_attrs(FILE* f, const kn_pose* X) {
           q[2], q[3]);
 }
 
-/* one collision geometry as a <geom>; 0 for shapes without a MuJoCo primitive (meshes) */
+/* one collision geometry as a <geom>; 0 for a shape without a MuJoCo counterpart (an unresolved mesh) */
 static int write_geom(FILE* f, const kn_world* w, int i, const kn_pose* X) {
   const kn_world_collider* c = &w->colliders[i];
   const kn_shape* s = c->c.shape;
@@ -58,11 +61,30 @@ static int write_geom(FILE* f, const kn_world* w, int i, const kn_pose* X) {
     case KN_SHAPE_CYLINDER: fprintf(f, " type=\"cylinder\" size=\"%.17g %.17g\"", z[0], z[1] / 2); break;
     case KN_SHAPE_CAPSULE: fprintf(f, " type=\"capsule\" size=\"%.17g %.17g\"", z[0], z[1] / 2); break;
     case KN_SHAPE_HALFSPACE: fprintf(f, " type=\"plane\" size=\"0 0 1\""); break; /* normal +z, infinite */
+    case KN_SHAPE_MESH: /* the same file, as an <asset> mesh (write_mesh_assets); MuJoCo collides its hull */
+      if (!s->mesh_path) return 0;
+      fprintf(f, " type=\"mesh\" mesh=\"mesh%d\"", i);
+      break;
     default: return 0;
   }
   pose_attrs(f, X);
   fprintf(f, " friction=\"%.17g 0.005 0.0001\"/>\n", c->c.material.mu);
   return 1;
+}
+
+/* every mesh collider's file as a MuJoCo <mesh> asset named mesh<i>, with its scale */
+static void write_mesh_assets(FILE* f, const kn_world* w) {
+  int any = 0;
+  for (int i = 0; i < w->ncollider; i++) {
+    const kn_shape* s = w->colliders[i].c.shape;
+    if (s->type != KN_SHAPE_MESH || !s->mesh_path) continue;
+    if (!any) fprintf(f, "<asset>\n"), any = 1;
+    char* abs = realpath(s->mesh_path, NULL); /* MuJoCo would resolve a relative path from the cwd */
+    fprintf(f, "<mesh name=\"mesh%d\" file=\"%s\" scale=\"%.17g %.17g %.17g\"/>\n", i, abs ? abs : s->mesh_path,
+            s->scale[0], s->scale[1], s->scale[2]);
+    free(abs);
+  }
+  if (any) fprintf(f, "</asset>\n");
 }
 
 /* the bodies of tree k below `parent`, nested */
@@ -131,6 +153,7 @@ static char* world_mjcf(const kn_world* w, char* err, size_t errsz) {
   fprintf(f, "<mujoco model=\"%s\">\n<compiler angle=\"radian\" inertiafromgeom=\"false\"/>\n", w->scene->name);
   fprintf(f, "<option timestep=\"%.17g\" gravity=\"%.17g %.17g %.17g\" integrator=\"implicit\"/>\n",
           w->scene->time_step, g[0], g[1], g[2]);
+  write_mesh_assets(f, w);
   fprintf(f, "<worldbody>\n");
   int ok = 1;
   for (int i = 0; ok && i < w->ncollider; i++) /* world-fixed geometry: pose in the world */
@@ -171,7 +194,7 @@ static char* world_mjcf(const kn_world* w, char* err, size_t errsz) {
   fprintf(f, "</actuator>\n</mujoco>\n");
   fclose(f);
   if (!ok) {
-    snprintf(err, errsz, "the scene has a joint or shape without a MuJoCo primitive (planar joint, mesh)");
+    snprintf(err, errsz, "the scene has a joint or shape without a MuJoCo counterpart (planar joint, unresolved mesh)");
     free(buf);
     return NULL;
   }
@@ -303,6 +326,9 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
   long ns = steps > 0 ? steps : kn_world_total_steps(w);
   double* t = ok ? malloc((size_t)(ns * runs) * sizeof *t) : NULL;
   long n = 0, iters = 0, neval = 0, contacts = 0;
+  double t_collision = 0, t_mjstep = 0;
+  mjfTime old_time = mjcb_time;
+  mjcb_time = wall_seconds; /* MuJoCo's own stage timers: the detection share */
   for (int r = 0; ok && r < runs; r++) {
     mj_resetData(mm, md);
     memcpy(md->qpos, q_init, (size_t)mm->nq * sizeof(double));
@@ -314,6 +340,8 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
       mj_step(mm, md);
       double t1 = kn_wall_time();
       t[n++] = (t1 - t0) * 1e6;
+      t_collision += md->timer[mjTIMER_POS_COLLISION].duration, t_mjstep += md->timer[mjTIMER_STEP].duration;
+      md->timer[mjTIMER_POS_COLLISION].duration = md->timer[mjTIMER_STEP].duration = 0;
       int it = md->solver_iter, ev = 0;
       for (int i = 0; i < it && i < mjNSOLVER; i++) ev += md->solver[i].neval;
       iters += it, neval += ev, contacts += md->ncon;
@@ -335,8 +363,10 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
     out->iter_mean = (double)iters / (double)n;
     out->ls_mean = (double)neval / (double)n;
     out->contacts_mean = (double)contacts / (double)n;
+    out->detect_share = t_mjstep > 0 ? t_collision / t_mjstep : 0;
     kb_contact_summarize(t, n, out);
   }
+  mjcb_time = old_time;
   free(t);
   free(q_init);
   for (int k = 0; map && k < w->ntree; k++) free(map[k].qadr), free(map[k].vadr), free(map[k].act);

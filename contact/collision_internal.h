@@ -13,6 +13,26 @@ typedef struct {
   int first, count;  /* triangle range (leaf) */
 } kn_bvh_node;
 
+/* The convex hull of a mesh's vertices with the hull vertices' adjacency (hull.c). */
+typedef struct {
+  int nv;             /* hull vertices (0: none, e.g. a flat mesh) */
+  int* vid;           /* nv: the mesh vertex each one is */
+  double* v;          /* nv x 3 */
+  int *adj_start, *adj; /* neighbours of vertex i: adj[adj_start[i] .. adj_start[i + 1]) */
+  double inner_depth; /* the deepest mesh vertex below the hull's boundary [m] (0: all on it);
+                         above the convexity tolerance, the first one found beyond it */
+} kn_hull;
+/* A mesh is recognized as convex when inner_depth <= KN_HULL_CONVEX_TOL x its bounding box
+ * diagonal: every vertex on its hull to 1e-9 relative (round-off of the STL's float coordinates is
+ * ~6e-8 relative, so float meshes pass only when their vertices lie on the hull as stored). */
+#define KN_HULL_CONVEX_TOL 1e-9
+/* (n points xyz, stop depth) => hull; inner_depth exact up to stop_depth (beyond it, the first
+ * depth found above it); KN_ERR_INVALID when the points span no volume, KN_ERR_NOMEM */
+kn_status kn_hull_build(const double* pts, int n, double stop_depth, kn_hull* h);
+void kn_hull_free(kn_hull* h);
+/* (hull, direction d, start vertex) => index of a hull vertex maximizing d . v (hill climbing) */
+int kn_hull_support(const kn_hull* h, const double d[3], int start);
+
 /* A triangle mesh in the shape frame (scale applied, identical positions welded), with the
  * angle-weighted pseudo-normals of Baerentzen & Aanaes (2005) for the inside/outside sign. */
 typedef struct {
@@ -26,12 +46,19 @@ typedef struct {
   int nnodes;
   double centroid[3];
   double lo[3], hi[3];
+  double sphere_c[3], sphere_r; /* bounding sphere: centre of the box, farthest vertex */
+  kn_hull hull;     /* convex hull of the vertices (support by hill climbing); hull.nv 0 when flat */
+  int convex;       /* every vertex on the hull (KN_HULL_CONVEX_TOL) */
 } kn_mesh_data;
 
 kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err);
 void kn_mesh_free(kn_mesh_data* m);
 /* (local point x) => signed distance to the closed mesh, outward unit gradient */
 double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]);
+/* (local point x, bound > 0) => the same value and gradient when |distance| < bound (*near = 1);
+ * otherwise *near = 0 and bound is returned: x is at least bound from the surface, inside or out */
+double kn_mesh_signed_distance_bounded(const kn_mesh_data* m, const double x[3], double bound, double grad[3],
+                                       int* near);
 
 /* (shape, optional mesh, local point x) => signed distance and outward unit gradient, both in the
  * shape frame. Exact inside and outside for the primitives. */
@@ -49,13 +76,38 @@ typedef struct {
 typedef struct {
   kn_contact_point* p;
   int count, capacity;
+  /* duplicate lookup of the current pair once it has many points (point_grid.c) */
+  int grid_start;   /* first point of the indexed pair; -1: none (scan) */
+  int* head;        /* bucket heads */
+  int *next, next_cap; /* per point of the pair: the next in its bucket */
 } kn_point_buf;
+/* (buffer, first point of the current pair) => the pair's points indexed (grid_start = start), or
+ * grid_start -1 when they cannot be */
+void kn_point_grid_build(kn_point_buf* b, int start);
+/* (buffer, index of a point just appended to the indexed pair) => indexed (or the index off) */
+void kn_point_grid_add(kn_point_buf* b, int i);
+/* (point p) => 1 when a point of the indexed pair is within 1e-6 of p, 0 none, -1 cannot tell */
+int kn_point_grid_has_near(const kn_point_buf* b, const double p[3]);
+void kn_point_buf_free(kn_point_buf* b);
 
 /* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin.
  * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth
  * failure. */
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                          kn_point_buf* out);
+/* The same without culling: every probe point of a pair is measured (the reference the culled
+ * path is tested against, tests/contact/test_probe_culling.c). */
+kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                    kn_point_buf* out);
+
+/* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
+ * distance of a shape. */
+/* (shape F, shape P) => F's bounding sphere, its centre in P's frame */
+void kn_probe_cull_sphere(const kn_nshape* F, const kn_nshape* P, double centre_P[3], double* radius);
+/* (point x, sphere centre c, distance) => 1 when |x - c| > distance */
+int kn_probe_cull_vertex(const double x[3], const double c[3], double distance);
+/* (point x, box lo..hi in the same frame, distance) => 1 when x is farther than distance from the box */
+int kn_probe_cull_box(const double x[3], const double lo[3], const double hi[3], double distance);
 
 struct kn_collision_scene {
   int n;

@@ -159,6 +159,7 @@ static kn_status build_normals(kn_mesh_data* m) {
 void kn_mesh_free(kn_mesh_data* m) {
   if (!m) return;
   free(m->v), free(m->tri), free(m->fn), free(m->vn), free(m->en), free(m->nodes);
+  kn_hull_free(&m->hull);
   memset(m, 0, sizeof *m);
 }
 
@@ -250,6 +251,14 @@ kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
       m->centroid[k] += m->v[3 * i + k] / nv;
       m->lo[k] = fmin(m->lo[k], m->v[3 * i + k]), m->hi[k] = fmax(m->hi[k], m->v[3 * i + k]);
     }
+  /* bounding sphere about the box centre: the narrow phase culls probes with it */
+  m->sphere_r = 0;
+  for (int k = 0; k < 3; ++k) m->sphere_c[k] = 0.5 * (m->lo[k] + m->hi[k]);
+  for (int i = 0; i < nv; ++i) {
+    double d[3];
+    sub3(&m->v[3 * i], m->sphere_c, d);
+    m->sphere_r = fmax(m->sphere_r, sqrt(dot3(d, d)));
+  }
   /* BVH: permute triangles into leaf order */
   int* perm = kn_calloc((size_t)kept, sizeof(int));
   double* cent = kn_calloc((size_t)kept * 4, sizeof(double));
@@ -274,6 +283,16 @@ kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
     kn_mesh_free(m);
     return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
   }
+  /* the hull for the support function; a flat mesh has none and keeps the scan over its vertices */
+  double diag2 = 0;
+  for (int k = 0; k < 3; ++k) diag2 += (m->hi[k] - m->lo[k]) * (m->hi[k] - m->lo[k]);
+  double tol = KN_HULL_CONVEX_TOL * sqrt(diag2);
+  kn_status hs = kn_hull_build(m->v, m->nv, tol, &m->hull);
+  if (hs == KN_ERR_NOMEM) {
+    kn_mesh_free(m);
+    return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
+  }
+  m->convex = hs == KN_OK && m->hull.inner_depth <= tol;
   return KN_OK;
 }
 
@@ -325,12 +344,13 @@ static double box_dist2(const double p[3], const double lo[3], const double hi[3
   return s;
 }
 
-// (mesh, local point x) => signed distance (< 0 inside) and outward unit gradient; BVH search
-double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]) {
-  int stack[128], top = 0;
+/* nearest-triangle search of the BVH (nearer child first) among triangles closer than
+ * sqrt(best2); 0 when there is none, else the squared distance, triangle, feature and point */
+static int nearest_triangle(const kn_mesh_data* m, const double x[3], double best2, double* out2, int* bt,
+                            int* bf, double bq[3]) {
+  int stack[128], top = 0, found = 0;
   stack[top++] = 0;
-  double best = DBL_MAX, bq[3] = {0, 0, 0};
-  int bt = 0, bf = 0;
+  double best = best2;
   while (top > 0) {
     const kn_bvh_node* nd = &m->nodes[stack[--top]];
     if (box_dist2(x, nd->lo, nd->hi) >= best) continue;
@@ -341,7 +361,7 @@ double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double 
         int f = closest_on_triangle(x, &m->v[3 * T[0]], &m->v[3 * T[1]], &m->v[3 * T[2]], q);
         sub3(x, q, d);
         double d2 = dot3(d, d);
-        if (d2 < best) best = d2, bt = t, bf = f, memcpy(bq, q, sizeof bq);
+        if (d2 < best) best = d2, *bt = t, *bf = f, memcpy(bq, q, 3 * sizeof(double)), found = 1;
       }
     } else if (top + 2 <= 128) {
       /* visit the nearer child first: push it last */
@@ -351,6 +371,14 @@ double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double 
       else stack[top++] = nd->left, stack[top++] = nd->right;
     }
   }
+  *out2 = best;
+  return found;
+}
+
+/* (nearest triangle bt, its feature bf, point bq, squared distance) => signed distance and the
+ * outward unit gradient, the sign from the feature's pseudo-normal */
+static double signed_from_nearest(const kn_mesh_data* m, const double x[3], double best, int bt, int bf,
+                                  const double bq[3], double grad[3]) {
   const double* pn;
   if (bf == 0) pn = &m->fn[3 * bt];
   else if (bf <= 3) pn = &m->vn[3 * m->tri[3 * bt + bf - 1]];
@@ -366,4 +394,27 @@ double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double 
     normalize3(grad);
   }
   return sign * dist;
+}
+
+// (mesh, local point x) => signed distance (< 0 inside) and outward unit gradient; BVH search
+double kn_mesh_signed_distance(const kn_mesh_data* m, const double x[3], double grad[3]) {
+  double best = DBL_MAX, bq[3] = {0, 0, 0};
+  int bt = 0, bf = 0;
+  nearest_triangle(m, x, DBL_MAX, &best, &bt, &bf, bq);
+  return signed_from_nearest(m, x, best, bt, bf, bq, grad);
+}
+
+// (mesh, local point x, bound) => as kn_mesh_signed_distance when x is nearer than bound to the
+// surface (*near = 1, the same bits: the search only skips subtrees that cannot hold the nearest
+// triangle); else *near = 0, the search stops early and returns +bound (the sign is not known)
+double kn_mesh_signed_distance_bounded(const kn_mesh_data* m, const double x[3], double bound, double grad[3],
+                                       int* near) {
+  double best = DBL_MAX, bq[3] = {0, 0, 0};
+  int bt = 0, bf = 0;
+  *near = nearest_triangle(m, x, bound * bound, &best, &bt, &bf, bq);
+  if (!*near) {
+    grad[0] = grad[1] = 0, grad[2] = 1;
+    return bound;
+  }
+  return signed_from_nearest(m, x, best, bt, bf, bq, grad);
 }

@@ -34,6 +34,7 @@ typedef struct {
   kn_contact_material mat;
   double kA, kB;    /* per-side stiffness of ia, ib for the contact location */
   double margin;
+  int cull;         /* skip probe points that cannot come within the margin (contact/probe_cull.c) */
 } emitter;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -80,20 +81,32 @@ static int emit(emitter* em, const double p1[3], const double p2[3], const doubl
   else wA = 0.5;
   double p[3];
   for (int k = 0; k < 3; ++k) p[k] = wA * pA[k] + (1 - wA) * pB[k];
-  /* drop near-duplicates within the pair (clipped corners, probes that repeat the deepest point) */
-  for (int i = em->start; i < em->out->count; ++i) {
-    const double* q = em->out->p[i].p;
-    double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
-    if (dot3(d, d) < 1e-12) return 1;
+  /* drop near-duplicates within the pair (clipped corners, probes that repeat the deepest point):
+   * a scan of the pair's points, or (culling on, 32 points or more) the same test on the points
+   * of the neighbouring cells (point_grid.c) */
+  kn_point_buf* out = em->out;
+  int indexed = em->cull && out->grid_start == em->start, near = -1;
+  if (indexed) near = kn_point_grid_has_near(out, p);
+  if (near < 0) {
+    out->grid_start = indexed ? -1 : out->grid_start; /* p cannot be looked up: scan from now on */
+    indexed = near = 0;
+    for (int i = em->start; i < out->count && !near; ++i) {
+      const double* q = out->p[i].p;
+      double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+      near = dot3(d, d) < 1e-12;
+    }
   }
-  if (!grow(em->out)) return 0;
-  kn_contact_point* c = &em->out->p[em->out->count++];
+  if (near) return 1;
+  if (!grow(out)) return 0;
+  kn_contact_point* c = &out->p[out->count++];
   c->a = em->ia, c->b = em->ib;
   memcpy(c->p, p, sizeof p);
   memcpy(c->n, n, sizeof n);
   frame_from_normal(n, c->R_WC);
   c->phi = phi;
   c->material = em->mat;
+  if (indexed) kn_point_grid_add(out, out->count - 1);
+  else if (em->cull && out->count - em->start == 32 && out->grid_start != em->start) kn_point_grid_build(out, em->start);
   return 1;
 }
 
@@ -176,8 +189,26 @@ static int halfspace_probes(const kn_nshape* X, const kn_nshape* H, int x_first,
   axis_col(H->X->R, 2, z);
   memcpy(o, H->X->p, sizeof o);
   int np = probe_count(X);
+  /* culling (em->cull): the plane in a mesh's own frame; the mesh's bounding sphere, then each
+   * vertex, is skipped when above the plane by more than the margin (plus a relative 1e-9 of the
+   * distances involved, so that only vertices the world-frame test below rejects are skipped) */
+  int cull_vertices = em->cull && X->shape->type == KN_SHAPE_MESH;
+  double zl[3], ol[3], cut = 0;
+  if (cull_vertices) {
+    const kn_mesh_data* m = X->mesh;
+    kn_mat3_tvec(X->X->R, z, zl);
+    to_local(X->X, o, ol);
+    cut = em->margin + 1e-9 * (1 + m->sphere_r + sqrt(dot3(ol, ol)));
+    double dc[3] = {m->sphere_c[0] - ol[0], m->sphere_c[1] - ol[1], m->sphere_c[2] - ol[2]};
+    if (dot3(dc, zl) - m->sphere_r > cut) return 1;
+  }
   for (int i = 0; i < np + 2; ++i) {
     double c[3], r;
+    if (cull_vertices && i < np) {
+      const double* v = &X->mesh->v[3 * i];
+      double dv[3] = {v[0] - ol[0], v[1] - ol[1], v[2] - ol[2]};
+      if (dot3(dv, zl) > cut) continue;
+    }
     if (i < np) {
       r = probe_get(X, i, c);
     } else {
@@ -263,9 +294,12 @@ static int capsule_capsule(const kn_nshape* A, const kn_nshape* B, emitter* em) 
 typedef struct {
   const kn_nshape* s;
   double inflate;
+  int hint;         /* mesh: the hull vertex the last support call ended at (hill climbing's start) */
+  int scan;         /* mesh: scan every vertex instead (the reference for tests) */
 } ccd_obj;
 
-static void support_local(const kn_nshape* s, const double d[3], double out[3]) {
+static void support_local(ccd_obj* o, const double d[3], double out[3]) {
+  const kn_nshape* s = o->s;
   const double* sz = s->shape->size;
   out[0] = out[1] = out[2] = 0;
   switch (s->shape->type) {
@@ -292,8 +326,14 @@ static void support_local(const kn_nshape* s, const double d[3], double out[3]) 
       break;
     }
     case KN_SHAPE_MESH: {
-      /* the convex hull's support is the farthest vertex */
+      /* the convex hull's support is the farthest vertex: by hill climbing on the hull's vertex
+       * graph from the last call's vertex, or (no hull, or the reference) by a scan */
       const kn_mesh_data* m = s->mesh;
+      if (m->hull.nv > 0 && !o->scan) {
+        o->hint = kn_hull_support(&m->hull, d, o->hint);
+        memcpy(out, &m->hull.v[3 * o->hint], 3 * sizeof(double));
+        break;
+      }
       double best = -INFINITY;
       for (int i = 0; i < m->nv; ++i) {
         double v = dot3(&m->v[3 * i], d);
@@ -306,10 +346,10 @@ static void support_local(const kn_nshape* s, const double d[3], double out[3]) 
 }
 
 static void ccd_support(const void* obj, const ccd_vec3_t* dir, ccd_vec3_t* vec) {
-  const ccd_obj* o = obj;
+  ccd_obj* o = (ccd_obj*)obj; /* libccd passes our own non-const object; the hint changes */
   double dl[3], sl[3], sw[3];
   kn_mat3_tvec(o->s->X->R, dir->v, dl);
-  support_local(o->s, dl, sl);
+  support_local(o, dl, sl);
   to_world(o->s->X, sl, sw);
   double l = sqrt(dot3(dir->v, dir->v));
   for (int k = 0; k < 3; ++k) vec->v[k] = sw[k] + (l > 0 ? o->inflate * dir->v[k] / l : 0);
@@ -324,9 +364,9 @@ static void ccd_center(const void* obj, ccd_vec3_t* c) {
 
 /* libccd EPA on (S1 inflated by margin, S2): phi = margin - depth; the witness points sit at the
  * midpoint libccd reports +- half the inflated depth along n (n from S1 into S2) */
-static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, double n[3], double p1[3],
+static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int scan, double n[3], double p1[3],
                        double p2[3], double* phi) {
-  ccd_obj o1 = {S1, fmax(margin, 0)}, o2 = {S2, 0};
+  ccd_obj o1 = {S1, fmax(margin, 0), 0, scan}, o2 = {S2, 0, 0, scan};
   ccd_t ccd;
   CCD_INIT(&ccd);
   ccd.support1 = ccd_support, ccd.support2 = ccd_support;
@@ -353,13 +393,45 @@ static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, 
  * which lies on or inside F (a corner flush with a side face, as for aligned faces) is measured
  * along n from the deepest point's plane instead. */
 static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3], const double p1[3],
-                       const double p2[3], int p_is_s2, emitter* em) {
+                       const double p2[3], double hull_phi, int p_is_s2, emitter* em) {
   const double cos_tol = 0.9;
   int np = probe_count(P);
+  /* culling (em->cull): a probe is measured only when it may lie within reach = margin + 1e-9 of
+   * F, the acceptance test below; the tests are conservative by a relative 1e-9 of F's size, so
+   * a culled probe is one the exhaustive loop would have rejected (bit-identical points) */
+  double reach = em->margin + 1e-9, sphere_P[3], sphere_r = INFINITY, slack = 0;
+  if (em->cull) {
+    kn_probe_cull_sphere(F, P, sphere_P, &sphere_r);
+    slack = 1e-9 * (1 + sphere_r);
+  }
   for (int i = 0; i < np; ++i) {
-    double c[3], g[3];
+    double c[3], g[3], d;
+    if (em->cull && P->shape->type == KN_SHAPE_MESH &&
+        kn_probe_cull_vertex(&P->mesh->v[3 * i], sphere_P, sphere_r + reach + slack))
+      continue; /* mesh vertex outside F's bounding sphere grown by the reach */
     double r = probe_get(P, i, c);
-    double d = sdf_world(F, c, g) - r;
+    if (em->cull && F->shape->type == KN_SHAPE_MESH) {
+      /* F's box in its frame, then a nearest-triangle search that stops at the reach: a probe
+       * outside by more is rejected, one found nearer has the exhaustive search's distance */
+      double xl[3], gl[3];
+      to_local(F->X, c, xl);
+      double bound = reach + r + slack;
+      if (kn_probe_cull_box(xl, F->mesh->lo, F->mesh->hi, bound)) continue;
+      int near;
+      double sd = kn_mesh_signed_distance_bounded(F->mesh, xl, bound, gl, &near);
+      if (!near) {
+        /* at least `bound` from F's surface: outside (rejected) or inside that deep. A probe
+         * centre (a point of P) inside F at depth D is inside hull(F) at depth >= D, so the hulls
+         * overlap by at least D: with the hulls' overlap -hull_phi (EPA, to its tolerance 1e-8;
+         * 1e-5 allowed) below the bound, the probe is outside */
+        if (-hull_phi < bound - 1e-5) continue;
+        sd = kn_mesh_signed_distance(F->mesh, xl, gl);
+      }
+      kn_mat3_vec(F->X->R, gl, g);
+      d = sd - r;
+    } else {
+      d = sdf_world(F, c, g) - r;
+    }
     if (!(d <= em->margin + 1e-9)) continue; /* flush probes (d = 0 at margin 0) go on below */
     double toward = p_is_s2 ? dot3(g, n) : -dot3(g, n);
     double gn[3]; /* outward normal of F used at this probe */
@@ -390,12 +462,12 @@ static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3]
 
 static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   double n[3], p1[3], p2[3], phi;
-  if (!ccd_deepest(S1, S2, em->margin, n, p1, p2, &phi)) return 1;
+  if (!ccd_deepest(S1, S2, em->margin, !em->cull, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
-  if (!face_probes(S2, S1, n, p1, p2, 1, em)) return 0;
-  if (!face_probes(S1, S2, n, p1, p2, 0, em)) return 0;
+  if (!face_probes(S2, S1, n, p1, p2, phi, 1, em)) return 0;
+  if (!face_probes(S1, S2, n, p1, p2, phi, 0, em)) return 0;
   return emit(em, p1, p2, n, phi);
 }
 
@@ -523,9 +595,11 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   return convex_pair(S1, S2, em);
 }
 
-// (shapes A and B at their poses, collider indices, margin) => points appended to out
-kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
-  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin};
+/* one pair, with or without probe culling */
+static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
+                             kn_point_buf* out) {
+  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull};
+  out->grid_start = -1; /* no pair indexed yet (an index left by an earlier call is stale) */
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
   int ok;
@@ -536,4 +610,15 @@ kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib,
     ok = core(B, A, &em);
   }
   return ok ? KN_OK : KN_ERR_NOMEM;
+}
+
+// (shapes A and B at their poses, collider indices, margin) => points appended to out
+kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, out);
+}
+
+// (the same) => the same points, every probe measured (no culling): the tests' reference
+kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                    kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, out);
 }

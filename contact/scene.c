@@ -89,7 +89,8 @@ void kn_collision_scene_free(kn_collision_scene* cs) {
     free(cs->mesh[i]);
   }
   free(cs->mesh), free(cs->colliders), free(cs->local_lo), free(cs->local_hi), free(cs->aabb), free(cs->order);
-  free(cs->excluded), free(cs->pairs), free(cs->pts.p);
+  free(cs->excluded), free(cs->pairs);
+  kn_point_buf_free(&cs->pts);
   free(cs);
 }
 

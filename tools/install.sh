@@ -10,12 +10,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
-          libccd-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
+          libccd-dev libqhull-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
           gnuplot-nox npm chromium zlib1g-dev libjansson-dev clang libclang-rt-dev)
-# gnuplot-nox draws output.plots; npm installs three.js for output.html at build time
-# (tools/html/package-lock.json); chromium runs the replay's headless-browser test; jansson reads
-# and writes every JSON file (ARCHITECTURE.md); clang and libclang-rt-dev (libFuzzer) build the
-# fuzz targets of tests/fuzz/run.sh.
+# libqhull-dev: convex hulls of collision meshes (contact/hull.c); gnuplot-nox draws output.plots;
+# npm installs three.js for output.html at build time (tools/html/package-lock.json); chromium runs
+# the replay's headless-browser test; jansson reads and writes every JSON file (ARCHITECTURE.md);
+# clang and libclang-rt-dev (libFuzzer) build the fuzz targets of tests/fuzz/run.sh.
 missing=()
 for p in "${packages[@]}"; do
   # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and

@@ -1,0 +1,175 @@
+/* Probe culling (contact/probe_cull.c, narrow.c): on random poses of non-convex meshes against
+ * each other, against every primitive and against a half-space, the culled narrow phase
+ * (kn_narrow_pair) returns exactly the contact points of the exhaustive one
+ * (kn_narrow_pair_exhaustive, every probe measured, libccd's support a scan of every vertex,
+ * duplicates found by a scan): same count, same order, bit for bit. The
+ * meshes are written to a temp dir: a torus (a hole) and a bumpy sphere (concave dents). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "contact/collision_internal.h"
+
+static char g_dir[256];
+
+static uint64_t g_rng = 88172645463325252ull;
+/* xorshift64 => uniform in [0, 1) */
+static double urand(void) {
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+  return (double)(g_rng >> 11) * 0x1.0p-53;
+}
+
+/* (n_u x n_v grid of points p(u, v)) => OBJ of the closed surface, outward triangles */
+static void write_grid_obj(const char* path, int nu, int nv, int torus) {
+  FILE* f = fopen(path, "w");
+  cr_assert_not_null(f);
+  const double pi = 3.14159265358979323846;
+  if (torus) {
+    /* R = 0.08, r = 0.03, about z */
+    for (int i = 0; i < nu; ++i)
+      for (int j = 0; j < nv; ++j) {
+        double u = 2 * pi * i / nu, v = 2 * pi * j / nv, rr = 0.08 + 0.03 * cos(v);
+        fprintf(f, "v %.17g %.17g %.17g\n", rr * cos(u), rr * sin(u), 0.03 * sin(v));
+      }
+    for (int i = 0; i < nu; ++i)
+      for (int j = 0; j < nv; ++j) {
+        int a = i * nv + j + 1, b = ((i + 1) % nu) * nv + j + 1, c = ((i + 1) % nu) * nv + (j + 1) % nv + 1,
+            d = i * nv + (j + 1) % nv + 1;
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d);
+      }
+  } else {
+    /* sphere of radius 0.06 with dents: r = 0.06 (1 - 0.15 max(0, cos 4 theta sin 3 phi)) */
+    fprintf(f, "v 0 0 0.06\nv 0 0 -0.06\n");
+    for (int i = 1; i < nu; ++i)
+      for (int j = 0; j < nv; ++j) {
+        double th = pi * i / nu, ph = 2 * pi * j / nv;
+        double r = 0.06 * (1 - 0.15 * fmax(0, cos(4 * th) * sin(3 * ph)));
+        fprintf(f, "v %.17g %.17g %.17g\n", r * sin(th) * cos(ph), r * sin(th) * sin(ph), r * cos(th));
+      }
+    int ring = nv;
+#define V(i, j) (3 + ((i) - 1) * ring + ((j) % ring))
+    for (int j = 0; j < nv; ++j) fprintf(f, "f 1 %d %d\n", V(1, j), V(1, j + 1));
+    for (int i = 1; i < nu - 1; ++i)
+      for (int j = 0; j < nv; ++j)
+        fprintf(f, "f %d %d %d\nf %d %d %d\n", V(i, j), V(i + 1, j), V(i + 1, j + 1), V(i, j), V(i + 1, j + 1),
+                V(i, j + 1));
+    for (int j = 0; j < nv; ++j) fprintf(f, "f 2 %d %d\n", V(nu - 1, j + 1), V(nu - 1, j));
+#undef V
+  }
+  fclose(f);
+}
+
+/* a random rotation (uniform quaternion) and a position within dist of the origin */
+static void random_pose(double dist, kn_pose* X) {
+  double q[4], n = 0;
+  for (int k = 0; k < 4; ++k) q[k] = 2 * urand() - 1, n += q[k] * q[k];
+  n = sqrt(n);
+  for (int k = 0; k < 4; ++k) q[k] /= n;
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+                 2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                 2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+  memcpy(X->R, R, sizeof R);
+  for (int k = 0; k < 3; ++k) X->p[k] = dist * (2 * urand() - 1);
+}
+
+static void same_points(const kn_point_buf* a, const kn_point_buf* b, const char* what, int trial) {
+  cr_assert_eq(a->count, b->count, "%s, trial %d: %d culled points, %d exhaustive", what, trial, a->count, b->count);
+  for (int i = 0; i < a->count; ++i) {
+    const kn_contact_point *p = &a->p[i], *q = &b->p[i];
+    cr_assert(p->a == q->a && p->b == q->b, "%s, trial %d, point %d: colliders differ", what, trial, i);
+    cr_assert(memcmp(p->p, q->p, sizeof p->p) == 0 && memcmp(p->n, q->n, sizeof p->n) == 0 &&
+                  memcmp(p->R_WC, q->R_WC, sizeof p->R_WC) == 0 && memcmp(&p->phi, &q->phi, sizeof p->phi) == 0,
+              "%s, trial %d, point %d: (%.17g %.17g %.17g) phi %.17g vs (%.17g %.17g %.17g) phi %.17g", what, trial, i,
+              p->p[0], p->p[1], p->p[2], p->phi, q->p[0], q->p[1], q->p[2], q->phi);
+  }
+}
+
+static int g_max_points; /* the most points one pair gave (>= 32 exercises the duplicate index) */
+
+/* (shapes A, B; poses drawn within dist; margins) => trials with contacts, all equal */
+static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* sb, const kn_mesh_data* mb, double dist,
+                   int trials, const char* what) {
+  const double margins[3] = {0, 0.005, 0.03};
+  kn_point_buf culled = {0}, exhaustive = {0};
+  int with_contacts = 0;
+  for (int t = 0; t < trials; ++t) {
+    kn_pose XA, XB;
+    random_pose(dist, &XA), random_pose(dist, &XB);
+    kn_nshape A = {sa, ma, &XA, kn_contact_material_default(0.01)};
+    kn_nshape B = {sb, mb, &XB, kn_contact_material_default(0.01)};
+    for (int k = 0; k < 3; ++k) {
+      culled.count = exhaustive.count = 0;
+      cr_assert_eq(kn_narrow_pair(&A, &B, 0, 1, margins[k], &culled), KN_OK);
+      cr_assert_eq(kn_narrow_pair_exhaustive(&A, &B, 0, 1, margins[k], &exhaustive), KN_OK);
+      same_points(&culled, &exhaustive, what, t);
+      with_contacts += culled.count > 0;
+      if (culled.count > g_max_points) g_max_points = culled.count;
+    }
+  }
+  kn_point_buf_free(&culled), kn_point_buf_free(&exhaustive);
+  cr_log_info("%s: %d of %d (pose, margin) cases with contacts", what, with_contacts, 3 * trials);
+  return with_contacts;
+}
+
+static void load(const char* name, int torus, kn_shape* s, kn_mesh_data* m) {
+  static char paths[2][300];
+  char* path = paths[torus];
+  snprintf(path, 300, "%s/%s", g_dir, name);
+  write_grid_obj(path, torus ? 32 : 16, torus ? 12 : 24, torus);
+  *s = (kn_shape){.type = KN_SHAPE_MESH, .mesh_uri = path, .mesh_path = path, .scale = {1, 1, 1}};
+  kn_error err = {0};
+  cr_assert_eq(kn_mesh_load(s, m, &err), KN_OK, "%s", err.msg);
+}
+
+static kn_shape g_torus, g_bumpy;
+static kn_mesh_data g_mt, g_mb;
+
+static void setup(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/knead_probe_culling_XXXXXX");
+  cr_assert_not_null(mkdtemp(g_dir));
+  load("torus.obj", 1, &g_torus, &g_mt);
+  load("bumpy.obj", 0, &g_bumpy, &g_mb);
+}
+static void teardown(void) {
+  kn_mesh_free(&g_mt), kn_mesh_free(&g_mb);
+  char path[300];
+  snprintf(path, sizeof path, "%s/torus.obj", g_dir), unlink(path);
+  snprintf(path, sizeof path, "%s/bumpy.obj", g_dir), unlink(path);
+  rmdir(g_dir);
+}
+
+Test(probe_culling, mesh_mesh_equals_exhaustive, .init = setup, .fini = teardown) {
+  /* close (mostly overlapping) and spread (mostly near misses, where culling skips most probes) */
+  cr_expect_gt(compare(&g_torus, &g_mt, &g_bumpy, &g_mb, 0.07, 60, "torus-bumpy"), 60);
+  cr_expect_gt(compare(&g_bumpy, &g_mb, &g_torus, &g_mt, 0.07, 60, "bumpy-torus"), 60);
+  cr_expect_gt(compare(&g_torus, &g_mt, &g_torus, &g_mt, 0.08, 60, "torus-torus"), 60);
+  cr_expect_gt(compare(&g_torus, &g_mt, &g_bumpy, &g_mb, 0.11, 150, "torus-bumpy spread"), 30);
+  cr_expect_gt(compare(&g_torus, &g_mt, &g_torus, &g_mt, 0.13, 150, "torus-torus spread"), 30);
+  cr_expect_gt(g_max_points, 64, "a pair with many points (duplicate index in use): %d", g_max_points);
+}
+
+Test(probe_culling, mesh_primitive_equals_exhaustive, .init = setup, .fini = teardown) {
+  const kn_shape prims[4] = {{.type = KN_SHAPE_SPHERE, .size = {0.04}},
+                             {.type = KN_SHAPE_BOX, .size = {0.1, 0.06, 0.04}},
+                             {.type = KN_SHAPE_CYLINDER, .size = {0.03, 0.1}},
+                             {.type = KN_SHAPE_CAPSULE, .size = {0.02, 0.08}}};
+  const char* names[4] = {"sphere", "box", "cylinder", "capsule"};
+  for (int i = 0; i < 4; ++i) {
+    char what[64];
+    snprintf(what, sizeof what, "torus-%s", names[i]);
+    cr_expect_gt(compare(&g_torus, &g_mt, &prims[i], NULL, 0.06, 150, what), 50, "%s", what);
+    snprintf(what, sizeof what, "%s-bumpy", names[i]);
+    cr_expect_gt(compare(&prims[i], NULL, &g_bumpy, &g_mb, 0.06, 150, what), 50, "%s", what);
+  }
+}
+
+Test(probe_culling, mesh_halfspace_equals_exhaustive, .init = setup, .fini = teardown) {
+  const kn_shape plane = {.type = KN_SHAPE_HALFSPACE};
+  cr_expect_gt(compare(&g_torus, &g_mt, &plane, NULL, 0.06, 200, "torus-halfspace"), 100);
+  cr_expect_gt(compare(&plane, NULL, &g_bumpy, &g_mb, 0.06, 200, "halfspace-bumpy"), 100);
+  cr_expect_gt(g_max_points, 64, "a pair with many points (duplicate index in use): %d", g_max_points);
+}
