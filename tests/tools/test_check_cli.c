@@ -14,20 +14,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static char tmpdir[256];
+#include "../support/tmpdir.h"
 
-static void make_tmpdir(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/knead_test_check_XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
-}
+static void make_tmpdir(void) { tmpdir_make("test_check"); }
 
-static void remove_tmpdir(void) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(check_cli, .init = make_tmpdir, .fini = remove_tmpdir, .timeout = 300);
+TestSuite(check_cli, .init = make_tmpdir, .fini = tmpdir_remove, .timeout = 300);
 
 // (knead arguments) => exit status; stdout / stderr in tmpdir/out.txt, err.txt
 static int run(const char* args) {
@@ -52,14 +43,6 @@ static char* slurp(const char* name) {
   return buf;
 }
 
-static void write_file(const char* name, const char* text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs(text, f);
-  fclose(f);
-}
 
 static int count(const char* s, const char* what) {
   int n = 0;

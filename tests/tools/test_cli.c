@@ -9,23 +9,13 @@
 #include <sys/wait.h>
 
 #include "sim/sim.h"
+#include "../support/tmpdir.h"
 
 #define ARM KNEAD_SOURCE_DIR "/examples/models/knead_arm7.urdf"
 
-static char tmpdir[256];
+static void make_tmpdir(void) { tmpdir_make("test_cli"); }
 
-static void make_tmpdir(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/knead_test_cli_XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(cli, .init = make_tmpdir, .fini = remove_tmpdir);
+TestSuite(cli, .init = make_tmpdir, .fini = tmpdir_remove);
 
 // (shell command) => exit status; stdout and stderr captured into tmpdir/out.txt and err.txt
 static int run(const char* fmt, const char* arg) {
@@ -50,14 +40,6 @@ static const char* slurp(const char* name) {
   return buf;
 }
 
-static void write_file(const char* name, const char* text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs(text, f);
-  fclose(f);
-}
 
 static int count(const char* s, const char* end, const char* what) {
   int n = 0;

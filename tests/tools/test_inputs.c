@@ -8,20 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmpdir[256];
+#include "../support/tmpdir.h"
 
-static void make_tmpdir(void) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/knead_test_inputs_XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
-}
+static void make_tmpdir(void) { tmpdir_make("test_inputs"); }
 
-static void remove_tmpdir(void) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(inputs, .init = make_tmpdir, .fini = remove_tmpdir);
+TestSuite(inputs, .init = make_tmpdir, .fini = tmpdir_remove);
 
 // (knead arguments) => exit status; stdout and stderr in tmpdir/out.txt and err.txt
 static int run(const char* args) {
@@ -46,14 +37,6 @@ static const char* slurp(const char* name) {
   return buf;
 }
 
-static void write_file(const char* name, const char* text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs(text, f);
-  fclose(f);
-}
 
 // the last line of stderr, without its newline (static buffer)
 static const char* last_err_line(void) {
