@@ -179,8 +179,8 @@
  * no material pair comes near them, and beyond them double precision fails the contact solver: a
  * pair combines friction by the harmonic mean 2ab/(a+b) (1e300 overflowed to inf) and stiffness in
  * series k_a k_b / (k_a + k_b) (1e-300 underflowed to 0); either way SAP refused the first contact.
- * A large finite stiffness is safe (SAP's near-rigid regime caps it; .inf is rigid). Material
- * parameters of deformables: KN_MATERIAL_MAX_MODULUS and friends in deformable/deformable.h. */
+ * A large finite stiffness is safe (SAP's near-rigid regime caps it; `inf` is rigid: YAML's `.inf`
+ * is not read by libcyaml). Material parameters of deformables: KN_MATERIAL_MAX_MODULUS and friends in deformable/deformable.h. */
 #define KN_SCENE_MAX_FRICTION 1e3
 #define KN_SCENE_MIN_STIFFNESS 1.0
 
