@@ -99,6 +99,10 @@ kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib,
  * path is tested against, tests/contact/test_probe_culling.c). */
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out);
+/* Without culling and with libccd's mesh support by a scan of every vertex instead of the hull
+ * climb: the reference tests/contact/test_convex_mesh.c compares the climb against. */
+kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                              kn_point_buf* out);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */

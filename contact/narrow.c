@@ -35,6 +35,7 @@ typedef struct {
   double kA, kB;    /* per-side stiffness of ia, ib for the contact location */
   double margin;
   int cull;         /* skip probe points that cannot come within the margin (contact/probe_cull.c) */
+  int scan;         /* libccd's support of a mesh by a scan of every vertex, not the hull climb */
 } emitter;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -462,7 +463,7 @@ static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3]
 
 static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   double n[3], p1[3], p2[3], phi;
-  if (!ccd_deepest(S1, S2, em->margin, !em->cull, n, p1, p2, &phi)) return 1;
+  if (!ccd_deepest(S1, S2, em->margin, em->scan, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
@@ -595,10 +596,10 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   return convex_pair(S1, S2, em);
 }
 
-/* one pair, with or without probe culling */
+/* one pair, with or without probe culling, with the hull climb or a scan as libccd's support */
 static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
-                             kn_point_buf* out) {
-  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull};
+                             int scan, kn_point_buf* out) {
+  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull, .scan = scan};
   out->grid_start = -1; /* no pair indexed yet (an index left by an earlier call is stale) */
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
@@ -614,11 +615,17 @@ static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int
 
 // (shapes A and B at their poses, collider indices, margin) => points appended to out
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 1, out);
+  return narrow_pair(A, B, ia, ib, margin, 1, 0, out);
 }
 
-// (the same) => the same points, every probe measured (no culling): the tests' reference
+// (the same) => the same points, every probe measured (no culling): the culling tests' reference
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 1, out);
+  return narrow_pair(A, B, ia, ib, margin, 0, 0, out);
+}
+
+// (the same) => no culling, libccd's mesh support by a scan of every vertex: the hull climb's reference
+kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                              kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 0, 1, out);
 }

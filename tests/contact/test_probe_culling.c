@@ -1,8 +1,8 @@
 /* Probe culling (contact/probe_cull.c, narrow.c): on random poses of non-convex meshes against
  * each other, against every primitive and against a half-space, the culled narrow phase
  * (kn_narrow_pair) returns exactly the contact points of the exhaustive one
- * (kn_narrow_pair_exhaustive, every probe measured, libccd's support a scan of every vertex,
- * duplicates found by a scan): same count, same order, bit for bit. The
+ * (kn_narrow_pair_exhaustive, every probe measured, duplicates found by a scan; the same hull
+ * climb as libccd's support): same count, same order, bit for bit. The
  * meshes are written to a temp dir: a torus (a hole) and a bumpy sphere (concave dents). */
 #include <criterion/criterion.h>
 #include <math.h>
