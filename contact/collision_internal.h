@@ -80,6 +80,7 @@ typedef struct {
   int grid_start;   /* first point of the indexed pair; -1: none (scan) */
   int* head;        /* bucket heads */
   int *next, next_cap; /* per point of the pair: the next in its bucket */
+  int *mark, mark_cap;  /* scratch labels of the patch reduction (patch_reduce.c) */
 } kn_point_buf;
 /* (buffer, first point of the current pair) => the pair's points indexed (grid_start = start), or
  * grid_start -1 when they cannot be */
@@ -90,7 +91,16 @@ void kn_point_grid_add(kn_point_buf* b, int i);
 int kn_point_grid_has_near(const kn_point_buf* b, const double p[3]);
 void kn_point_buf_free(kn_point_buf* b);
 
-/* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin.
+/* Contact patch reduction (patch_reduce.c; the rule is in contact/contact.h): at most
+ * KN_PATCH_MAX points per cluster of normals within 25 degrees (KN_PATCH_COS = cos 25°). */
+#define KN_PATCH_MAX 8
+#define KN_PATCH_COS 0.90630778703664996
+/* (buffer, first point of the current pair) => the pair's points reduced in place (b->count
+ * lowered, the duplicate index off); KN_ERR_NOMEM with the points untouched */
+kn_status kn_patch_reduce(kn_point_buf* b, int start);
+
+/* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin,
+ * unreduced (kn_collision_detect_reach reduces a mesh pair's points with kn_patch_reduce).
  * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth
  * failure. */
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,

@@ -107,8 +107,14 @@ void kn_collision_exclude(kn_collision_scene* cs, int i, int j);
  * pairs with phi < margin. Broad phase first (AABBs inflated by margin), then the narrow phase:
  * analytic pairs where they exist (sphere-anything, box-halfspace, capsule-capsule, ...), libccd
  * GJK/EPA/MPR for convex pairs, point-vs-mesh BVH queries for meshes. Enough points per pair for
- * stable resting (a box on a half-space: each corner below the margin). The points live in the
- * scene's buffer until the next call; *points and *count receive them. Deterministic order. */
+ * stable resting (a box on a half-space: each corner below the margin). A pair with a mesh side
+ * (mesh-mesh, mesh-primitive, mesh-halfspace) has its points reduced to a patch: clusters of
+ * normals within 25 degrees (seeded by the deepest point not yet clustered); a cluster of more than
+ * 8 points keeps its deepest point and the points extreme along 7 directions evenly spaced in the
+ * deepest point's tangent plane (vertices of the hull of the points' tangent-plane projections;
+ * ties within 1e-9 m to the smaller phi, then the earlier point), in emission order. The points
+ * live in the scene's buffer until the next call; *points and *count receive them. Deterministic
+ * order. */
 kn_status kn_collision_detect(kn_collision_scene* cs, const kn_pose* X_WG, double margin,
                               const kn_contact_point** points, int* count, kn_error* err);
 /* Speculative detection: as kn_collision_detect, with reach[i] (>= 0, finite; NULL = all 0) the

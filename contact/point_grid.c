@@ -85,6 +85,6 @@ int kn_point_grid_has_near(const kn_point_buf* b, const double p[3]) {
 // (buffer) => its arrays freed
 void kn_point_buf_free(kn_point_buf* b) {
   if (!b) return;
-  free(b->p), free(b->head), free(b->next);
+  free(b->p), free(b->head), free(b->next), free(b->mark);
   memset(b, 0, sizeof *b);
 }

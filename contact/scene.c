@@ -233,7 +233,12 @@ kn_status kn_collision_detect_reach(kn_collision_scene* cs, const kn_pose* X_WG,
     kn_nshape A = {cs->colliders[a].shape, cs->mesh[a], &X_WG[a], cs->colliders[a].material};
     kn_nshape B = {cs->colliders[b].shape, cs->mesh[b], &X_WG[b], cs->colliders[b].material};
     double pair_margin = margin + (reach ? reach[a] + reach[b] : 0.0);
+    int first = cs->pts.count;
     if (kn_narrow_pair(&A, &B, a, b, pair_margin, &cs->pts) != KN_OK)
+      return kn_fail(err, KN_ERR_NOMEM, "collision detect: out of memory");
+    /* a mesh side: the pair's probe points reduced to a patch (patch_reduce.c, contact.h) */
+    if ((A.shape->type == KN_SHAPE_MESH || B.shape->type == KN_SHAPE_MESH) &&
+        kn_patch_reduce(&cs->pts, first) != KN_OK)
       return kn_fail(err, KN_ERR_NOMEM, "collision detect: out of memory");
   }
   *points = cs->pts.p;
