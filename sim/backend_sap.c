@@ -1534,7 +1534,8 @@ static kn_status sap_load(const kn_world* w, void* state, kn_state_in* in, kn_er
     what = "out of memory";
   } else if (nrigid < 0) {
     what = "truncated rigid stiction anchors";
-  } else if (nrigid && (!(rigid = kn_calloc((size_t)nrigid, sizeof *rigid)) || !(taken = kn_calloc((size_t)nrigid, 1)))) {
+  } else if (nrigid &&
+             (!(rigid = kn_calloc((size_t)nrigid, sizeof *rigid)) || !(taken = kn_calloc((size_t)nrigid, 1)))) {
     what = "out of memory";
   }
   for (long i = 0; !what && i < nrigid; i++) {

@@ -781,7 +781,8 @@ int kn_world_trajectory_ncolumn(const kn_world* w);
 void kn_world_trajectory_row(const kn_world* w, double* row);
 
 /* Simulate up to the scene's duration from the current state (the steps from w->step to
- * kn_world_total_steps: all of them for a new world, the rest after kn_world_load_state), writing `out_dir`/trajectory.csv
+ * kn_world_total_steps: all of them for a new world, the rest after kn_world_load_state), writing
+ * `out_dir`/trajectory.csv
  * (t, then every coordinate by "robot/joint", then the objects', in world coordinates as
  * kn_world_trajectory_row), trajectory.json (per column of trajectory.csv: name, unit, meaning)
  * and `out_dir`/summary.json (the knead version, git revision and build id that ran it, the

@@ -245,7 +245,8 @@ static const char* get_block(kn_state_in* in, const uint64_t* sz, int nsz, size_
 // (payload of the file) => p filled; NULL, or what is wrong (with the part in where)
 static const char* parse_payload(const kn_world* w, kn_state_in* in, parsed_state* p, char* where, size_t cap) {
   uint64_t c[7];
-  if (!kn_state_get_u64(in, &p->step) || !kn_state_get_f64(in, &p->t, 1)) return snprintf(where, cap, "time"), "truncated";
+  if (!kn_state_get_u64(in, &p->step) || !kn_state_get_f64(in, &p->t, 1))
+    return snprintf(where, cap, "time"), "truncated";
   for (int k = 0; k < 7; k++)
     if (!kn_state_get_u64(in, &c[k])) return snprintf(where, cap, "run statistics"), "truncated";
   if (!kn_state_get_f64(in, &p->stats.max_residual, 1)) return snprintf(where, cap, "run statistics"), "truncated";
@@ -356,7 +357,8 @@ kn_status kn_world_load_state(kn_world* w, const char* path, kn_error* err) {
     char where[320] = "";
     const char* bad = parse_payload(w, &in, &p, where, sizeof where);
     uint64_t nb = 0;
-    if (!bad && (!kn_state_get_u64(&in, &nb) || nb != in.len - in.pos)) bad = "truncated", snprintf(where, sizeof where, "backend");
+    if (!bad && (!kn_state_get_u64(&in, &nb) || nb != in.len - in.pos))
+      bad = "truncated", snprintf(where, sizeof where, "backend");
     if (bad)
       st = kn_fail(err, strcmp(bad, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "%s: %s: %s: %s", path, prefix,
                    where, bad);
