@@ -40,7 +40,17 @@ static kn_status none_step(kn_world* w, void* state, kn_error* err) {
 
 static void none_free(void* state) { (void)state; }
 
-const kn_backend kn_backend_none = {"none", none_create, none_step, none_free};
+// (nothing) => nothing: each tree's step reads only its own (q, v)
+static void none_save(const kn_world* w, const void* state, kn_state_out* out) { (void)w, (void)state, (void)out; }
+
+// (no bytes) => KN_OK
+static kn_status none_load(const kn_world* w, void* state, kn_state_in* in, kn_error* err) {
+  (void)w, (void)state, (void)err;
+  (void)in;
+  return KN_OK;
+}
+
+const kn_backend kn_backend_none = {"none", none_create, none_step, none_free, none_save, none_load};
 
 const kn_backend* kn_backend_find(const kn_scene* s, kn_error* err) {
   switch (s->backend) {

@@ -188,12 +188,14 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
   }
   kn_run_summary sum = {0};
   sum.stepped = 1;
-  long total = kn_world_total_steps(w);
+  /* the steps left: all of them, or the rest after kn_world_load_state */
+  long all = kn_world_total_steps(w), total = all - w->step;
+  if (total < 0) total = 0;
   write_row(f, w, row);
   sum.trajectory_rows = 1;
   double wall0 = kn_wall_time();
   int last_report = -1;
-  if (progress) progress(user, 0.0);
+  if (progress) progress(user, all > 0 ? fmin(1.0, (double)w->step / (double)all) : 0.0);
   char failure[KN_ERROR_MSG] = "";
   for (long n = 1; n <= total; n++) {
     st = kn_world_step(w, err);
@@ -233,14 +235,15 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
               w->colliders[k->collider].name, k->p[0], k->p[1], k->p[2], k->n[0], k->n[1], k->n[2], k->f[0], k->f[1],
               k->f[2], k->phi);
     }
-    if (n % stride == 0 || n == total) {
+    if (w->step % stride == 0 || n == total) {
       write_row(f, w, row);
       sum.trajectory_rows++;
     }
-    int report = (int)(200.0 * (double)n / (double)total);
+    /* the fraction of the scene's duration, also when resumed */
+    int report = (int)(200.0 * (double)w->step / (double)all);
     if (progress && report != last_report) {
       last_report = report;
-      progress(user, (double)n / (double)total);
+      progress(user, (double)w->step / (double)all);
     }
   }
   free(row);

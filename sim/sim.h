@@ -742,6 +742,24 @@ uint64_t kn_world_state_hash(const kn_world* w);
 /* number of steps in the scene's duration: ceil(duration / time_step) (1e-9 relative slack) */
 long kn_world_total_steps(const kn_world* w);
 
+/* Saved states (state_file.c). kn_world_save_state: (world) => path written, a binary file holding
+ * everything the next steps read: step count and t, the run statistics, every tree's q and v, every
+ * FEM body's x, v and R0, every MPM grid's particles (x, v, C, F_E, F_P), and the backend's own
+ * persistent state (SAP: the stiction anchors of rigid, FEM and MPM contacts and the MPM grids' warm
+ * starts). Controllers keep no state between steps. Little-endian, format version 1, a fingerprint
+ * of the world's structure (backend, time step, trees' names and sizes, colliders, FEM and MPM
+ * bodies' names and sizes) and a CRC-32 of the whole. KN_ERR_IO naming the path.
+ * kn_world_load_state: (path) => the world at the saved step, so that stepping on gives bitwise the
+ * state (kn_world_state_hash) of an uninterrupted run. All or nothing: the file is read and verified
+ * completely first; on any error the world is unchanged and err says "<path>: cannot load the
+ * state: " and what is wrong: "not a knead state file (no "KNSTATE" magic at its start)",
+ * "truncated: ...", "format version N; this knead reads version 1", "checksum mismatch (...): the
+ * file is corrupt", "saved from another scene (...)" (KN_ERR_INVALID; the others KN_ERR_PARSE, or
+ * KN_ERR_IO when it cannot be read). Check results (kn_world_checks) are not saved: a resumed world's
+ * checks observe the steps after the resume only. */
+kn_status kn_world_save_state(const kn_world* w, const char* path, kn_error* err);
+kn_status kn_world_load_state(kn_world* w, const char* path, kn_error* err);
+
 typedef struct {
   long steps;
   double sim_time_s;
@@ -762,7 +780,9 @@ typedef struct {
 int kn_world_trajectory_ncolumn(const kn_world* w);
 void kn_world_trajectory_row(const kn_world* w, double* row);
 
-/* Simulate the scene's duration from the current state, writing `out_dir`/trajectory.csv
+/* Simulate up to the scene's duration from the current state (the steps from w->step to
+ * kn_world_total_steps: all of them for a new world, the rest after kn_world_load_state), writing
+ * `out_dir`/trajectory.csv
  * (t, then every coordinate by "robot/joint", then the objects', in world coordinates as
  * kn_world_trajectory_row), trajectory.json (per column of trajectory.csv: name, unit, meaning)
  * and `out_dir`/summary.json (the knead version, git revision and build id that ran it, the

@@ -22,6 +22,8 @@ int kn_cli_add_package_path(const char* dir) {
 int knead_cmd_run(int argc, char** argv, int default_scene) {
   const char* scene_path = NULL;
   const char* out_dir = NULL;
+  const char* save_state = NULL; /* --save-state FILE: the state at the end */
+  const char* resume = NULL;     /* --resume FILE: the state to start from */
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     if (!strcmp(a, "--out") || !strcmp(a, "--package-path")) {
@@ -35,10 +37,16 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
         knead_error("run: cannot set KNEAD_PACKAGE_PATH");
         return 1;
       }
+    } else if (!strcmp(a, "--save-state") || !strcmp(a, "--resume")) {
+      if (i + 1 >= argc) {
+        knead_error("run: %s needs a state file (see knead --help)", a);
+        return 2;
+      }
+      *(!strcmp(a, "--resume") ? &resume : &save_state) = argv[++i];
     } else if (!strncmp(a, "--out=", 6)) {
       out_dir = a + 6;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: knead run SCENE.yaml [--out DIR] [--package-path DIR]...\n");
+      printf("usage: knead run SCENE.yaml [--out DIR] [--package-path DIR]... [--resume FILE] [--save-state FILE]\n");
       return 0;
     } else if (a[0] == '-' && a[1]) {
       knead_error("run: unknown option '%s' (see knead --help)", a);
@@ -77,6 +85,12 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
     return 1;
   }
   for (int k = 0; k < world->warnings.count; k++) knead_error("warning: %s", world->warnings.items[k]);
+  if (resume && (st = kn_world_load_state(world, resume, &err))) {
+    knead_error("%s", err.msg);
+    kn_world_free(world);
+    kn_scene_free(scene);
+    return 1;
+  }
 
   char dir[4096];
   if (out_dir)
@@ -87,8 +101,10 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
     snprintf(dir, sizeof dir, "out/%s", scene->name);
 
   long steps = kn_world_total_steps(world);
-  fprintf(stderr, "knead: %s (%s): %d robot%s, %ld steps of %g s\n", scene->name, scene->path, world->nrobot,
+  fprintf(stderr, "knead: %s (%s): %d robot%s, %ld steps of %g s", scene->name, scene->path, world->nrobot,
           world->nrobot == 1 ? "" : "s", steps, scene->time_step);
+  if (resume) fprintf(stderr, ", resumed at step %ld (t = %g s) from %s", world->step, world->t, resume);
+  fprintf(stderr, "\n");
   knead_progress prog;
   knead_progress_init(&prog, scene->duration);
   kn_run_summary sum = {0};
@@ -99,6 +115,9 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
     knead_error("%s", err.msg);
     if (sum.stepped) /* else nothing ran: the error (the output folder, say) is all there is to say */
       knead_error("%s: failed after %ld of %ld steps; partial outputs in %s/", scene->name, sum.steps, steps, dir);
+    code = 1;
+  } else if (save_state && (st = kn_world_save_state(world, save_state, &err))) {
+    knead_error("%s", err.msg);
     code = 1;
   } else {
     printf("%s: %ld steps, %.3f s simulated in %.2f s wall (%.1fx real time), state hash %016llx -> %s/\n",

@@ -1,6 +1,6 @@
 /* knead — the command-line program: run scenes, describe robots, run the benchmarks.
  *   knead                          run the embedded default scene (with its replay.html)
- *   knead run SCENE.yaml [--out DIR] [--package-path DIR]...
+ *   knead run SCENE.yaml [--out DIR] [--package-path DIR]... [--resume FILE] [--save-state FILE]
  *   knead info [--json] [--package-path DIR]... ROBOT.urdf
  *   knead bench [ARGS...]          exec knead-bench from the folder of this program */
 #include <errno.h>
@@ -23,6 +23,9 @@ static const char usage[] =
     "                              out/<scene name>\n"
     "      --out DIR               write the outputs to DIR instead\n"
     "      --package-path DIR      search DIR for package:// files (repeatable)\n"
+    "      --resume FILE           start from a state saved by --save-state (same scene) and run\n"
+    "                              on to the scene's duration\n"
+    "      --save-state FILE       write the final state to FILE (binary; kn_world_save_state)\n"
     "  knead info ROBOT.urdf       print a robot: links, joints, limits, DoFs, masses, warnings\n"
     "      --json                  as JSON\n"
     "      --package-path DIR      search DIR for package:// meshes (repeatable)\n"
