@@ -12,56 +12,9 @@
 #include <unistd.h>
 
 #include "contact/collision_internal.h"
+#include "../support/mesh_poses.h"
 
 static char g_dir[256];
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-/* xorshift64 => uniform in [0, 1) */
-static double urand(void) {
-  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
-  return (double)(g_rng >> 11) * 0x1.0p-53;
-}
-
-/* sphere of radius r with dents of relative depth `dent` (0: a UV sphere), nu rings x nv */
-static void write_sphere(const char* path, double r0, double dent, int nu, int nv) {
-  const double pi = 3.14159265358979323846;
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fprintf(f, "v 0 0 %.17g\nv 0 0 %.17g\n", r0, -r0);
-  for (int i = 1; i < nu; ++i)
-    for (int j = 0; j < nv; ++j) {
-      double th = pi * i / nu, ph = 2 * pi * j / nv;
-      double r = r0 * (1 - dent * fmax(0, cos(4 * th) * sin(3 * ph)));
-      fprintf(f, "v %.17g %.17g %.17g\n", r * sin(th) * cos(ph), r * sin(th) * sin(ph), r * cos(th));
-    }
-#define V(i, j) (3 + ((i) - 1) * nv + ((j) % nv))
-  for (int j = 0; j < nv; ++j) fprintf(f, "f 1 %d %d\n", V(1, j), V(1, j + 1));
-  for (int i = 1; i < nu - 1; ++i)
-    for (int j = 0; j < nv; ++j)
-      fprintf(f, "f %d %d %d\nf %d %d %d\n", V(i, j), V(i + 1, j), V(i + 1, j + 1), V(i, j), V(i + 1, j + 1),
-              V(i, j + 1));
-  for (int j = 0; j < nv; ++j) fprintf(f, "f 2 %d %d\n", V(nu - 1, j + 1), V(nu - 1, j));
-#undef V
-  fclose(f);
-}
-
-static void write_torus(const char* path) {
-  const double pi = 3.14159265358979323846;
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  int nu = 24, nv = 10;
-  for (int i = 0; i < nu; ++i)
-    for (int j = 0; j < nv; ++j) {
-      double u = 2 * pi * i / nu, v = 2 * pi * j / nv, rr = 0.08 + 0.03 * cos(v);
-      fprintf(f, "v %.17g %.17g %.17g\n", rr * cos(u), rr * sin(u), 0.03 * sin(v));
-    }
-  for (int i = 0; i < nu; ++i)
-    for (int j = 0; j < nv; ++j) {
-      int a = i * nv + j + 1, b = ((i + 1) % nu) * nv + j + 1, c = ((i + 1) % nu) * nv + (j + 1) % nv + 1,
-          d = i * nv + (j + 1) % nv + 1;
-      fprintf(f, "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d);
-    }
-  fclose(f);
-}
 
 /* cube [-h, h]^3 with a centre vertex on every face (4 triangles a face): 14 vertices, 8 extreme */
 static void write_cube(const char* path, double h) {
@@ -86,16 +39,17 @@ static mesh g_sphere, g_cube, g_dented, g_torus;
 
 static void load(mesh* x, const char* name) {
   snprintf(x->path, sizeof x->path, "%s/%s", g_dir, name);
-  if (strcmp(name, "sphere.obj") == 0) write_sphere(x->path, 0.05, 0, 12, 20);
-  else if (strcmp(name, "dented.obj") == 0) write_sphere(x->path, 0.05, 0.15, 12, 20);
+  if (strcmp(name, "sphere.obj") == 0) write_sphere_obj(x->path, 0.05, 0, 12, 20);
+  else if (strcmp(name, "dented.obj") == 0) write_sphere_obj(x->path, 0.05, 0.15, 12, 20);
   else if (strcmp(name, "cube.obj") == 0) write_cube(x->path, 0.04);
-  else write_torus(x->path);
+  else write_torus_obj(x->path, 24, 10);
   x->s = (kn_shape){.type = KN_SHAPE_MESH, .mesh_uri = x->path, .mesh_path = x->path, .scale = {1, 1, 1}};
   kn_error err = {0};
   cr_assert_eq(kn_mesh_load(&x->s, &x->m, &err), KN_OK, "%s", err.msg);
 }
 
 static void setup(void) {
+  g_rng = 0x9E3779B97F4A7C15ull;
   snprintf(g_dir, sizeof g_dir, "/tmp/knead_convex_mesh_XXXXXX");
   cr_assert_not_null(mkdtemp(g_dir));
   load(&g_sphere, "sphere.obj"), load(&g_cube, "cube.obj"), load(&g_dented, "dented.obj"), load(&g_torus, "torus.obj");
@@ -139,17 +93,6 @@ Test(convex_mesh, hill_climbing_support_equals_scan, .init = setup, .fini = tear
   support_equals_scan(&g_torus.m, "torus");
 }
 
-static void random_pose(double dist, kn_pose* X) {
-  double q[4], n = 0;
-  for (int k = 0; k < 4; ++k) q[k] = 2 * urand() - 1, n += q[k] * q[k];
-  n = sqrt(n);
-  double w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
-  double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-                 2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                 2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
-  memcpy(X->R, R, sizeof R);
-  for (int k = 0; k < 3; ++k) X->p[k] = dist * (2 * urand() - 1);
-}
 
 /* |a - b| <= 1e-9 (|b| + scale) per component */
 static int near_rel(const double* a, const double* b, int n, double scale) {

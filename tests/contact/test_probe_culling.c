@@ -12,69 +12,12 @@
 #include <unistd.h>
 
 #include "contact/collision_internal.h"
+#include "../support/mesh_poses.h"
 
 static char g_dir[256];
 
-static uint64_t g_rng = 88172645463325252ull;
-/* xorshift64 => uniform in [0, 1) */
-static double urand(void) {
-  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
-  return (double)(g_rng >> 11) * 0x1.0p-53;
-}
 
-/* (n_u x n_v grid of points p(u, v)) => OBJ of the closed surface, outward triangles */
-static void write_grid_obj(const char* path, int nu, int nv, int torus) {
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  const double pi = 3.14159265358979323846;
-  if (torus) {
-    /* R = 0.08, r = 0.03, about z */
-    for (int i = 0; i < nu; ++i)
-      for (int j = 0; j < nv; ++j) {
-        double u = 2 * pi * i / nu, v = 2 * pi * j / nv, rr = 0.08 + 0.03 * cos(v);
-        fprintf(f, "v %.17g %.17g %.17g\n", rr * cos(u), rr * sin(u), 0.03 * sin(v));
-      }
-    for (int i = 0; i < nu; ++i)
-      for (int j = 0; j < nv; ++j) {
-        int a = i * nv + j + 1, b = ((i + 1) % nu) * nv + j + 1, c = ((i + 1) % nu) * nv + (j + 1) % nv + 1,
-            d = i * nv + (j + 1) % nv + 1;
-        fprintf(f, "f %d %d %d\nf %d %d %d\n", a, b, c, a, c, d);
-      }
-  } else {
-    /* sphere of radius 0.06 with dents: r = 0.06 (1 - 0.15 max(0, cos 4 theta sin 3 phi)) */
-    fprintf(f, "v 0 0 0.06\nv 0 0 -0.06\n");
-    for (int i = 1; i < nu; ++i)
-      for (int j = 0; j < nv; ++j) {
-        double th = pi * i / nu, ph = 2 * pi * j / nv;
-        double r = 0.06 * (1 - 0.15 * fmax(0, cos(4 * th) * sin(3 * ph)));
-        fprintf(f, "v %.17g %.17g %.17g\n", r * sin(th) * cos(ph), r * sin(th) * sin(ph), r * cos(th));
-      }
-    int ring = nv;
-#define V(i, j) (3 + ((i) - 1) * ring + ((j) % ring))
-    for (int j = 0; j < nv; ++j) fprintf(f, "f 1 %d %d\n", V(1, j), V(1, j + 1));
-    for (int i = 1; i < nu - 1; ++i)
-      for (int j = 0; j < nv; ++j)
-        fprintf(f, "f %d %d %d\nf %d %d %d\n", V(i, j), V(i + 1, j), V(i + 1, j + 1), V(i, j), V(i + 1, j + 1),
-                V(i, j + 1));
-    for (int j = 0; j < nv; ++j) fprintf(f, "f 2 %d %d\n", V(nu - 1, j + 1), V(nu - 1, j));
-#undef V
-  }
-  fclose(f);
-}
 
-/* a random rotation (uniform quaternion) and a position within dist of the origin */
-static void random_pose(double dist, kn_pose* X) {
-  double q[4], n = 0;
-  for (int k = 0; k < 4; ++k) q[k] = 2 * urand() - 1, n += q[k] * q[k];
-  n = sqrt(n);
-  for (int k = 0; k < 4; ++k) q[k] /= n;
-  double w = q[0], x = q[1], y = q[2], z = q[3];
-  double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-                 2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                 2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
-  memcpy(X->R, R, sizeof R);
-  for (int k = 0; k < 3; ++k) X->p[k] = dist * (2 * urand() - 1);
-}
 
 static void same_points(const kn_point_buf* a, const kn_point_buf* b, const char* what, int trial) {
   cr_assert_eq(a->count, b->count, "%s, trial %d: %d culled points, %d exhaustive", what, trial, a->count, b->count);
@@ -119,7 +62,8 @@ static void load(const char* name, int torus, kn_shape* s, kn_mesh_data* m) {
   static char paths[2][300];
   char* path = paths[torus];
   snprintf(path, 300, "%s/%s", g_dir, name);
-  write_grid_obj(path, torus ? 32 : 16, torus ? 12 : 24, torus);
+  if (torus) write_torus_obj(path, 32, 12);
+  else write_sphere_obj(path, 0.06, 0.15, 16, 24);
   *s = (kn_shape){.type = KN_SHAPE_MESH, .mesh_uri = path, .mesh_path = path, .scale = {1, 1, 1}};
   kn_error err = {0};
   cr_assert_eq(kn_mesh_load(s, m, &err), KN_OK, "%s", err.msg);
@@ -129,6 +73,7 @@ static kn_shape g_torus, g_bumpy;
 static kn_mesh_data g_mt, g_mb;
 
 static void setup(void) {
+  g_rng = 88172645463325252ull;
   snprintf(g_dir, sizeof g_dir, "/tmp/knead_probe_culling_XXXXXX");
   cr_assert_not_null(mkdtemp(g_dir));
   load("torus.obj", 1, &g_torus, &g_mt);

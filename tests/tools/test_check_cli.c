@@ -20,14 +20,6 @@ static void make_tmpdir(void) { tmpdir_make("test_check"); }
 
 TestSuite(check_cli, .init = make_tmpdir, .fini = tmpdir_remove, .timeout = 300);
 
-// (knead arguments) => exit status; stdout / stderr in tmpdir/out.txt, err.txt
-static int run(const char* args) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd '%s' && %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
-  int st = system(cmd);
-  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
-  return WEXITSTATUS(st);
-}
 
 static char* slurp(const char* name) {
   char path[512];
@@ -157,7 +149,7 @@ static void write_suite(void) {
 
 Test(check_cli, suite_report_exit_status_and_junit) {
   write_suite();
-  cr_assert_eq(run("check --junit j1.xml suite"), 1, "%s", slurp("err.txt"));
+  cr_assert_eq(knead_run("check --junit j1.xml suite"), 1, "%s", slurp("err.txt"));
   char* out1 = slurp("out.txt");
   /* input order: a.yaml, c.yaml, sub/b.yaml (sorted paths) */
   const char* a = strstr(out1, "suite/a.yaml"), *c = strstr(out1, "suite/c.yaml"), *b = strstr(out1, "suite/sub/b.yaml");
@@ -230,7 +222,7 @@ Test(check_cli, suite_report_exit_status_and_junit) {
             "%s", kept);
   free(kept);
   /* -j 2: the same report and the same JUnit, byte for byte but for the times */
-  cr_assert_eq(run("check -j 2 --junit j2.xml suite"), 1);
+  cr_assert_eq(knead_run("check -j 2 --junit j2.xml suite"), 1);
   char* out2 = slurp("out.txt");
   char* x2 = slurp("j2.xml");
   cr_assert_str_eq(out2, out1);
@@ -238,19 +230,19 @@ Test(check_cli, suite_report_exit_status_and_junit) {
   cr_assert_str_eq(x2n, x1n);
   free(x1n), free(x2n);
   /* --keep-failed DIR; a report in a folder keeps them next to it */
-  cr_assert_eq(run("check --keep-failed kept suite/sub/b.yaml"), 1);
+  cr_assert_eq(knead_run("check --keep-failed kept suite/sub/b.yaml"), 1);
   cr_assert(exists("kept/b/trajectory.csv"), "%s", slurp("out.txt"));
   char reports[300];
   snprintf(reports, sizeof reports, "%s/reports", tmpdir);
   cr_assert_eq(mkdir(reports, 0777), 0);
-  cr_assert_eq(run("check --junit reports/r.xml suite/sub/b.yaml"), 1);
+  cr_assert_eq(knead_run("check --junit reports/r.xml suite/sub/b.yaml"), 1);
   cr_assert(exists("reports/knead-check-failed/b/summary.json"), "%s", slurp("out.txt"));
   /* only passing and expected-failing checks: exit 0; usage errors: 2 */
-  cr_assert_eq(run("check suite/a.yaml"), 0, "%s", slurp("out.txt"));
-  cr_assert_eq(run("check"), 2);
-  cr_assert_eq(run("check -j 0 suite"), 2);
-  cr_assert_eq(run("check --bogus suite"), 2);
-  cr_assert_eq(run("check no_such_folder"), 2);
+  cr_assert_eq(knead_run("check suite/a.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check"), 2);
+  cr_assert_eq(knead_run("check -j 0 suite"), 2);
+  cr_assert_eq(knead_run("check --bogus suite"), 2);
+  cr_assert_eq(knead_run("check no_such_folder"), 2);
   free(out1), free(out2), free(x1), free(x2);
 }
 
@@ -293,7 +285,7 @@ Test(check_cli, golden_detects_a_changed_friction) {
    * copy with the box's friction 0.5 -> 0.2 must diverge once it slides, naming the quantity, the
    * time and the unit */
   write_file("drop.yaml", drop_scene);
-  cr_assert_eq(run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
   json_t* doc = load_golden("drop.golden.json");
   cr_assert_str_eq(json_string_value(json_object_get(doc, "format")), "knead-golden-2");
   cr_assert_eq(strlen(json_string_value(json_object_get(doc, "build_id"))), 16);
@@ -308,7 +300,7 @@ Test(check_cli, golden_detects_a_changed_friction) {
   /* 0.6 s at 20 Hz: samples at 0, 0.05, ..., 0.6 = 13 rows */
   cr_assert_eq(json_array_size(json_object_get(doc, "samples")), 13);
   json_decref(doc);
-  cr_assert_eq(run("check drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check drop.yaml"), 0, "%s", slurp("out.txt"));
   char* out = slurp("out.txt");
   cr_assert(strstr(out, "PASS   golden ") && strstr(out, "13 samples x 7 quantities within tolerance (largest "
                                                         "differences 0 m, ") && strstr(out, "; final state hash equal"),
@@ -321,7 +313,7 @@ Test(check_cli, golden_detects_a_changed_friction) {
   memcpy(m, "friction: 0.2,", 14);
   write_file("heavy.yaml", pert);
   write_file("heavy.golden.json", g);
-  cr_assert_eq(run("check --junit j.xml heavy.yaml"), 1);
+  cr_assert_eq(knead_run("check --junit j.xml heavy.yaml"), 1);
   out = slurp("out.txt");
   /* the box slides from t = 0: x differs at the first 20 Hz sample, 0.05 s (by 6.0 mm: more than
    * the (0.5 - 0.2) g t^2 / 2 = 3.7 mm of the deceleration alone) */
@@ -345,21 +337,21 @@ Test(check_cli, golden_detects_a_changed_friction) {
 
 Test(check_cli, golden_tolerances_and_strict_hash) {
   write_file("drop.yaml", drop_scene);
-  cr_assert_eq(run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
   json_t* doc = load_golden("drop.golden.json");
   /* box/z at sample 6 (t = 0.3 s) moved by half its tolerance (0.05 mm): passes */
   json_t* z = sample_value(doc, 6, "box/z");
   double z0 = json_number_value(z);
   json_real_set(z, z0 + 0.5e-4);
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check drop.yaml"), 0, "%s", slurp("out.txt"));
   char* out = slurp("out.txt");
   cr_assert(strstr(out, "PASS   golden ") && strstr(out, "within tolerance (largest differences 5e-05 m"), "%s", out);
   free(out);
   /* by twice its tolerance (0.2 mm): fails, naming the quantity, the time and the unit */
   json_real_set(z, z0 + 2e-4);
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check drop.yaml"), 1, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check drop.yaml"), 1, "%s", slurp("out.txt"));
   out = slurp("out.txt");
   cr_assert(strstr(out, "FAIL   golden                   box/z diverged at t = 0.3 s: ") &&
             strstr(out, "(|difference| 0.0002 m > tolerance 0.0001 m)"), "%s", out);
@@ -377,7 +369,7 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
     double r[4] = {q[0] * c - q[1] * s, q[0] * s + q[1] * c, q[2] * c + q[3] * s, q[3] * c - q[2] * s};
     for (int k = 0; k < 4; k++) json_real_set(qv[k], r[k]);
     save_golden("drop.golden.json", doc);
-    int code = run("check drop.yaml");
+    int code = knead_run("check drop.yaml");
     out = slurp("out.txt");
     if (a == 0) {
       cr_assert(code == 0 && strstr(out, "PASS   golden "), "%s", out);
@@ -397,7 +389,7 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
   json_real_set(z, z0 + 2e-4);
   json_object_set_new(json_object_get(doc, "tolerance_overrides"), "box/z", json_real(3e-4));
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check drop.yaml"), 0, "%s", slurp("out.txt"));
   json_real_set(z, z0);
   json_object_clear(json_object_get(doc, "tolerance_overrides"));
   /* another final state hash: reported, a failure only with --strict */
@@ -406,13 +398,13 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
   snprintf(real_hash, sizeof real_hash, "%s", h);
   json_object_set_new(doc, "final_state_hash", json_string("0123456789abcdef"));
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check --junit j.xml drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --junit j.xml drop.yaml"), 0, "%s", slurp("out.txt"));
   out = slurp("out.txt");
   char want[200];
   snprintf(want, sizeof want, "; final state hash differs (%s, golden 0123456789abcdef; same build id)", real_hash);
   cr_assert(strstr(out, "PASS   golden ") && strstr(out, want), "%s", out);
   free(out);
-  cr_assert_eq(run("check --strict --junit j.xml drop.yaml"), 1, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --strict --junit j.xml drop.yaml"), 1, "%s", slurp("out.txt"));
   out = slurp("out.txt");
   cr_assert(strstr(out, "FAIL   golden                   --strict: final state hash differs; 13 samples x 7 "
                         "quantities within tolerance") && strstr(out, want), "%s", out);
@@ -423,7 +415,7 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
   /* the recorded hash itself passes --strict */
   json_object_set_new(doc, "final_state_hash", json_string(real_hash));
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check --strict drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --strict drop.yaml"), 0, "%s", slurp("out.txt"));
   json_decref(doc);
 }
 
@@ -434,7 +426,7 @@ Test(check_cli, golden_tolerances_and_strict_hash) {
 Test(check_cli, golden_unicode_names_round_trip) {
   write_file("u.yaml", "time_step: 0.01\nduration: 0.2\ncontact: {backend: none}\n"
                        "objects: [{name: \"caf\xc3\xa9\", shape: {sphere: 0.05}, mass: 1, pose: {xyz: [0, 0, 1]}}]\n");
-  cr_assert_eq(run("check --update-golden u.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --update-golden u.yaml"), 0, "%s", slurp("out.txt"));
   char* g = slurp("u.golden.json");
   cr_assert(strstr(g, "\"caf\xc3\xa9/z\""), "%.600s", g);
   json_t* doc = load_golden("u.golden.json");
@@ -453,7 +445,7 @@ Test(check_cli, golden_unicode_names_round_trip) {
   for (char* p = strstr(g, "\\u00E9"); p; p = strstr(p, "\\u00E9")) p[4] = 'e';
   write_file("u.golden.json", g);
   cr_assert(strstr(g, "\"caf\\u00e9/z\"") && !strstr(g, "\xc3\xa9"), "%.600s", g);
-  cr_assert_eq(run("check u.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check u.yaml"), 0, "%s", slurp("out.txt"));
   char* out = slurp("out.txt");
   cr_assert(strstr(out, "PASS   golden ") && strstr(out, "within tolerance (largest differences 0.0002 m"), "%s", out);
   free(out), free(g);
@@ -463,16 +455,16 @@ Test(check_cli, golden_unicode_names_round_trip) {
  * column (not JSON) or the key (not knead's format, another unit) */
 Test(check_cli, golden_file_errors_name_file_line_and_key) {
   write_file("drop.yaml", drop_scene);
-  cr_assert_eq(run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
+  cr_assert_eq(knead_run("check --update-golden drop.yaml"), 0, "%s", slurp("out.txt"));
   json_t* doc = load_golden("drop.golden.json");
   write_file("drop.golden.json", "{\n \"format\": \"knead-golden-2\",\n \"scene\": drop\n}\n");
-  cr_assert_eq(run("check drop.yaml"), 1);
+  cr_assert_eq(knead_run("check drop.yaml"), 1);
   char* out = slurp("out.txt");
   cr_assert(strstr(out, "ERROR  golden ") && strstr(out, "drop.golden.json:3:"), "%s", out);
   free(out);
   json_object_set_new(doc, "format", json_string("knead-golden-1"));
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check drop.yaml"), 1);
+  cr_assert_eq(knead_run("check drop.yaml"), 1);
   out = slurp("out.txt");
   cr_assert(strstr(out, "drop.golden.json: key 'format': expected \"knead-golden-2\", found \"knead-golden-1\" "
                         "(re-record with knead check --update-golden)"), "%s", out);
@@ -480,7 +472,7 @@ Test(check_cli, golden_file_errors_name_file_line_and_key) {
   json_object_set_new(doc, "format", json_string("knead-golden-2"));
   json_array_set_new(json_object_get(doc, "units"), 2, json_string("rad"));
   save_golden("drop.golden.json", doc);
-  cr_assert_eq(run("check drop.yaml"), 1);
+  cr_assert_eq(knead_run("check drop.yaml"), 1);
   out = slurp("out.txt");
   cr_assert(strstr(out, "drop.golden.json: key 'units': box/z is in 'rad' in the golden file, 'm' in this run"), "%s",
             out);
@@ -491,7 +483,7 @@ Test(check_cli, golden_file_errors_name_file_line_and_key) {
 Test(check_cli, regression_examples) {
   /* two of examples/regression (the whole folder is the ctest tools/check_regression in Release):
    * the reference grasp passes; the low-friction one fails exactly its expected checks */
-  cr_assert_eq(run("check --no-golden -j 2 " KNEAD_SOURCE_DIR "/examples/regression/box_50mm_500g.yaml "
+  cr_assert_eq(knead_run("check --no-golden -j 2 " KNEAD_SOURCE_DIR "/examples/regression/box_50mm_500g.yaml "
                    KNEAD_SOURCE_DIR "/examples/regression/box_low_friction_fails.yaml"), 0, "%s", slurp("out.txt"));
   char* out = slurp("out.txt");
   cr_assert(strstr(out, "2 scenes, 9 tests: 7 passed, 2 expected failures, 0 failed, 0 errors"), "%s", out);

@@ -19,12 +19,9 @@ TestSuite(cli, .init = make_tmpdir, .fini = tmpdir_remove);
 
 // (shell command) => exit status; stdout and stderr captured into tmpdir/out.txt and err.txt
 static int run(const char* fmt, const char* arg) {
-  char cmd[2048], args[1024];
+  char args[1024];
   snprintf(args, sizeof args, fmt, arg);
-  snprintf(cmd, sizeof cmd, "cd '%s' && %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
-  int st = system(cmd);
-  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
-  return WEXITSTATUS(st);
+  return knead_run(args);
 }
 
 // (file in tmpdir) => its whole text (static buffer)

@@ -14,34 +14,13 @@ static void make_tmpdir(void) { tmpdir_make("test_inputs"); }
 
 TestSuite(inputs, .init = make_tmpdir, .fini = tmpdir_remove);
 
-// (knead arguments) => exit status; stdout and stderr in tmpdir/out.txt and err.txt
-static int run(const char* args) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd '%s' && timeout 60 %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
-  int st = system(cmd);
-  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
-  return WEXITSTATUS(st);
-}
 
-// (file in tmpdir) => its whole text (static buffer), "" when missing
-static const char* slurp(const char* name) {
-  static char buf[1 << 16];
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  buf[0] = 0;
-  FILE* f = fopen(path, "r");
-  if (!f) return buf;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
 
 
 // the last line of stderr, without its newline (static buffer)
 static const char* last_err_line(void) {
   static char line[4096];
-  const char* s = slurp("err.txt");
+  const char* s = tmp_text("err.txt");
   size_t n = strlen(s);
   while (n > 0 && s[n - 1] == '\n') n--;
   size_t b = n;
@@ -51,8 +30,8 @@ static const char* last_err_line(void) {
 }
 
 static void expect_failure(const char* args, const char* message) {
-  int rc = run(args);
-  cr_expect_eq(rc, 1, "knead %s: exit status %d, expected 1 (stderr: %s)", args, rc, slurp("err.txt"));
+  int rc = knead_run(args);
+  cr_expect_eq(rc, 1, "knead %s: exit status %d, expected 1 (stderr: %s)", args, rc, tmp_text("err.txt"));
   cr_expect_str_eq(last_err_line(), message);
 }
 
@@ -76,7 +55,7 @@ Test(inputs, a_number_with_a_letter_is_rejected_with_file_line_and_key) {
                                "whole value must be one)");
   /* a good number still reads */
   write_file("ok.yaml", BOX_SCENE("0.5e0"));
-  cr_expect_eq(run("run ok.yaml --out ok"), 0, "%s", slurp("err.txt"));
+  cr_expect_eq(knead_run("run ok.yaml --out ok"), 0, "%s", tmp_text("err.txt"));
 }
 
 //---- the scene name stays inside the output folder ----
@@ -98,17 +77,17 @@ Test(inputs, a_step_to_a_non_finite_state_fails_naming_the_body) {
   write_file("ts.yaml", "time_step: 1e300\nduration: 2e300\nobjects:\n"
                         "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
                         "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, pose: {xyz: [0, 0, 1]}}\n");
-  int rc = run("run ts.yaml --out o");
+  int rc = knead_run("run ts.yaml --out o");
   cr_expect_eq(rc, 1);
-  const char* err = slurp("err.txt");
+  const char* err = tmp_text("err.txt");
   cr_expect(strstr(err, "knead: ts.yaml: step 1 (t = 0 s): sap backend: object 'box' body 'box': coordinate q[2] = "
                         "-inf after the step (must be finite, |q| <= 1e+06 m or rad); the step diverged (time_step "
                         "too large, or a stiffness or mass beyond what double precision resolves?)\n"),
             "%s", err);
   cr_expect_str_eq(last_err_line(), "knead: ts: failed after 0 of 2 steps; partial outputs in o/");
-  cr_expect(strstr(slurp("o/summary.json"), "\"status\": \"failed\""));
+  cr_expect(strstr(tmp_text("o/summary.json"), "\"status\": \"failed\""));
   /* the state stayed at t = 0: one row, the initial pose */
-  cr_expect_str_eq(slurp("o/trajectory.csv"), "t,box/x,box/y,box/z,box/qw,box/qx,box/qy,box/qz\n0,0,0,1,1,0,0,0\n");
+  cr_expect_str_eq(tmp_text("o/trajectory.csv"), "t,box/x,box/y,box/z,box/qw,box/qx,box/qy,box/qz\n0,0,0,1,1,0,0,0\n");
 }
 
 //---- files that are not files, or too large for what they claim ----
@@ -117,7 +96,7 @@ Test(inputs, an_output_folder_error_is_the_only_error) {
   write_file("f", "a file, not a folder\n");
   write_file("od.yaml", "duration: 0.01\noutput: {dir: f/sub}\n");
   expect_failure("run od.yaml", "knead: f/sub: cannot create folder f/sub: Not a directory");
-  cr_expect_null(strstr(slurp("err.txt"), "failed after"));
+  cr_expect_null(strstr(tmp_text("err.txt"), "failed after"));
 }
 
 Test(inputs, directories_and_devices_are_not_read) {
@@ -195,12 +174,12 @@ Test(inputs, a_massless_link_on_a_joint_cannot_be_simulated) {
                               "<joint name=\"j1\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>"
                               "<limit lower=\"-1\" upper=\"1\" effort=\"1\" velocity=\"1\"/></joint>\n</robot>\n");
   /* it loads, as in Drake (kinematics need no mass), and says at once that it cannot be simulated */
-  cr_expect_eq(run("info massless.urdf"), 0, "%s", slurp("err.txt"));
-  cr_expect(strstr(slurp("out.txt"), "  cannot be simulated: massless.urdf: link 'b' is moved by revolute joint 'j1' "
+  cr_expect_eq(knead_run("info massless.urdf"), 0, "%s", tmp_text("err.txt"));
+  cr_expect(strstr(tmp_text("out.txt"), "  cannot be simulated: massless.urdf: link 'b' is moved by revolute joint 'j1' "
                                      "but neither it nor any link below it has mass (no <inertial>, or mass 0): the "
                                      "mass matrix would be singular; give it an <inertial> with mass > 0, or make the "
                                      "joint fixed\n"),
-            "%s", slurp("out.txt"));
+            "%s", tmp_text("out.txt"));
   write_file("m.yaml", "duration: 0.01\nrobots:\n  - {name: arm, urdf: massless.urdf}\n");
   expect_failure("run m.yaml", "knead: m.yaml:3: robots[0].urdf: robot 'arm' cannot be simulated: ./massless.urdf: "
                                "link 'b' is moved by revolute joint 'j1' but neither it nor any link below it has "
@@ -213,7 +192,7 @@ Test(inputs, a_massless_link_on_a_joint_cannot_be_simulated) {
                              "<joint name=\"j2\" type=\"fixed\"><parent link=\"b\"/><child link=\"c\"/></joint>\n"
                              "</robot>\n");
   write_file("c.yaml", "duration: 0.01\ncontact: {backend: none}\nrobots:\n  - {name: arm, urdf: carrier.urdf}\n");
-  cr_expect_eq(run("run c.yaml --out c"), 0, "%s", slurp("err.txt"));
+  cr_expect_eq(knead_run("run c.yaml --out c"), 0, "%s", tmp_text("err.txt"));
 }
 
 //---- material parameters within what double precision resolves ----
@@ -261,7 +240,7 @@ static void mesh_scene(const char* scene, const char* obj) {
 Test(inputs, a_free_rigid_mesh_must_be_closed_and_outward) {
   write_file("cube.obj", CUBE_VERTICES "f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\n" CUBE_SIDES);
   mesh_scene("cube.yaml", "cube.obj");
-  cr_expect_eq(run("run cube.yaml --out o"), 0, "%s", slurp("err.txt"));
+  cr_expect_eq(knead_run("run cube.yaml --out o"), 0, "%s", tmp_text("err.txt"));
   write_file("open.obj", CUBE_VERTICES "f 5 6 7\nf 5 7 8\n" CUBE_SIDES); /* no bottom */
   mesh_scene("open.yaml", "open.obj");
   expect_failure("run open.yaml", "knead: open.yaml:3: objects[0].shape: object 'm': mesh 'open.obj': the surface is "

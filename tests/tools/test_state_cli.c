@@ -20,33 +20,13 @@ TestSuite(state_cli, .init = make_tmpdir, .fini = tmpdir_remove);
   "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.6}\n"      \
   "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1, pose: {xyz: [0, 0, 0.05]}, friction: 0.6}\n"
 
-// (arguments after `knead`) => exit status; stdout and stderr in tmpdir/out.txt and err.txt
-static int knead(const char* args) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "cd '%s' && %s %s >out.txt 2>err.txt", tmpdir, KNEAD_CLI, args);
-  int st = system(cmd);
-  cr_assert(WIFEXITED(st), "%s did not exit normally", cmd);
-  return WEXITSTATUS(st);
-}
 
-// (file in tmpdir) => its whole text (static buffer)
-static const char* slurp(const char* name) {
-  static char buf[1 << 16];
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE* f = fopen(path, "r");
-  if (!f) return "";
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
 
 // (summary.json in folder dir of tmpdir) => its "final_state_hash" and "steps" (this run's)
 static void summary(const char* dir, char hash[17], long* steps) {
   char name[256];
   snprintf(name, sizeof name, "%s/summary.json", dir);
-  const char* s = slurp(name);
+  const char* s = tmp_text(name);
   const char* h = strstr(s, "\"final_state_hash\": \"");
   cr_assert_not_null(h, "%s: %s", name, s);
   memcpy(hash, h + strlen("\"final_state_hash\": \""), 16);
@@ -59,11 +39,11 @@ static void summary(const char* dir, char hash[17], long* steps) {
 Test(state_cli, resumed_run_ends_with_the_uninterrupted_hash) {
   write_file("full.yaml", BOX_SCENE("0.3"));
   write_file("half.yaml", BOX_SCENE("0.1"));
-  cr_assert_eq(knead("run full.yaml --out full"), 0, "%s", slurp("err.txt"));
-  cr_assert_eq(knead("run half.yaml --out half --save-state mid.state"), 0, "%s", slurp("err.txt"));
-  cr_assert_eq(knead("run full.yaml --out resumed --resume mid.state"), 0, "%s", slurp("err.txt"));
-  cr_assert(strstr(slurp("err.txt"), "resumed at step 10 (t = 0.1 s) from mid.state") != NULL, "%s",
-            slurp("err.txt"));
+  cr_assert_eq(knead_run("run full.yaml --out full"), 0, "%s", tmp_text("err.txt"));
+  cr_assert_eq(knead_run("run half.yaml --out half --save-state mid.state"), 0, "%s", tmp_text("err.txt"));
+  cr_assert_eq(knead_run("run full.yaml --out resumed --resume mid.state"), 0, "%s", tmp_text("err.txt"));
+  cr_assert(strstr(tmp_text("err.txt"), "resumed at step 10 (t = 0.1 s) from mid.state") != NULL, "%s",
+            tmp_text("err.txt"));
   char full[17], half[17], resumed[17];
   long nfull, nhalf, nresumed;
   summary("full", full, &nfull);
@@ -72,13 +52,13 @@ Test(state_cli, resumed_run_ends_with_the_uninterrupted_hash) {
   cr_assert_eq(nfull, 30);
   cr_assert_eq(nhalf, 10);
   cr_assert_eq(nresumed, 20, "the steps this run took");
-  cr_assert(strstr(slurp("resumed/summary.json"), "\"solver\": {\"steps\": 30,") != NULL,
-            "the solver statistics continue from the saved ones: %s", slurp("resumed/summary.json"));
+  cr_assert(strstr(tmp_text("resumed/summary.json"), "\"solver\": {\"steps\": 30,") != NULL,
+            "the solver statistics continue from the saved ones: %s", tmp_text("resumed/summary.json"));
   cr_assert_str_neq(half, full);
   cr_assert_str_eq(resumed, full);
   /* the trajectory of the resumed run starts at the saved time */
-  cr_assert(strncmp(strchr(slurp("resumed/trajectory.csv"), '\n') + 1, "0.1,", 4) == 0, "%s",
-            slurp("resumed/trajectory.csv"));
+  cr_assert(strncmp(strchr(tmp_text("resumed/trajectory.csv"), '\n') + 1, "0.1,", 4) == 0, "%s",
+            tmp_text("resumed/trajectory.csv"));
 }
 
 Test(state_cli, resume_from_another_scene_fails) {
@@ -86,11 +66,11 @@ Test(state_cli, resume_from_another_scene_fails) {
   write_file("ball.yaml",
              "time_step: 0.01\nduration: 0.05\n"
              "objects:\n  - {name: ball, shape: {sphere: 0.05}, mass: 1}\n");
-  cr_assert_eq(knead("run box.yaml --out box --save-state box.state"), 0, "%s", slurp("err.txt"));
-  cr_assert_eq(knead("run ball.yaml --out ball --resume box.state"), 1);
-  const char* err = slurp("err.txt");
+  cr_assert_eq(knead_run("run box.yaml --out box --save-state box.state"), 0, "%s", tmp_text("err.txt"));
+  cr_assert_eq(knead_run("run ball.yaml --out ball --resume box.state"), 1);
+  const char* err = tmp_text("err.txt");
   cr_assert(strstr(err, "box.state: cannot load the state: saved from another scene (structure fingerprint ") != NULL,
             "%s", err);
-  cr_assert_eq(knead("run ball.yaml --resume"), 2);
-  cr_assert(strstr(slurp("err.txt"), "run: --resume needs a state file") != NULL, "%s", slurp("err.txt"));
+  cr_assert_eq(knead_run("run ball.yaml --resume"), 2);
+  cr_assert(strstr(tmp_text("err.txt"), "run: --resume needs a state file") != NULL, "%s", tmp_text("err.txt"));
 }
