@@ -174,10 +174,7 @@ kn_status kn_golden_write(const kn_golden* g, const char* path, kn_error* err) {
   if (!bad) {
     bad |= json_object_set_new(doc, "format", json_string("knead-golden-2"));
     bad |= json_object_set_new(doc, "scene", json_string(g->scene));
-    bad |= json_object_set_new(doc, "knead_version", json_string(kn_version()));
-    bad |= json_object_set_new(doc, "git_revision", json_string(kn_git_revision()));
-    bad |= json_object_set_new(doc, "build_id", json_string(kn_build_id()));
-    bad |= json_object_set_new(doc, "build", json_string(kn_build_string()));
+    bad |= kn_json_set_build(doc);
     bad |= json_object_set_new(doc, "rate", json_real(g->rate));
     bad |= json_object_set_new(doc, "time_step", json_real(g->dt));
     bad |= json_object_set_new(doc, "steps", json_integer(g->steps));

@@ -40,3 +40,11 @@ kn_status kn_json_built(int failures, const char* what, kn_error* err) {
                             "not UTF-8", what)
                   : KN_OK;
 }
+
+int kn_json_set_build(json_t* doc) {
+  int bad = json_object_set_new(doc, "knead_version", json_string(kn_version()));
+  bad |= json_object_set_new(doc, "git_revision", json_string(kn_git_revision()));
+  bad |= json_object_set_new(doc, "build_id", json_string(kn_build_id()));
+  bad |= json_object_set_new(doc, "build", json_string(kn_build_string()));
+  return bad;
+}

@@ -57,10 +57,7 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
   bad |= json_object_set_new(doc, "scene_file", s->path ? json_string(s->path) : json_null());
   bad |= json_object_set_new(doc, "status", json_string(failure ? "failed" : "ok"));
   if (failure) bad |= json_object_set_new(doc, "error", json_string(failure));
-  bad |= json_object_set_new(doc, "knead_version", json_string(kn_version()));
-  bad |= json_object_set_new(doc, "git_revision", json_string(kn_git_revision()));
-  bad |= json_object_set_new(doc, "build_id", json_string(kn_build_id()));
-  bad |= json_object_set_new(doc, "build", json_string(kn_build_string()));
+  bad |= kn_json_set_build(doc);
   bad |= json_object_set_new(doc, "time_step", json_real(s->time_step));
   bad |= json_object_set_new(doc, "duration", json_real(s->duration));
   bad |= json_object_set_new(doc, "steps", json_integer(sum->steps));

@@ -32,6 +32,9 @@ kn_status kn_json_read_file(const char* path, json_t** out, kn_error* err);
 /* (json_object_set_new / json_array_append_new results OR-ed) => KN_OK, or KN_ERR_NOMEM naming what
  * (jansson fails the same way on memory and on a string that is not UTF-8) */
 kn_status kn_json_built(int failures, const char* what, kn_error* err);
+/* (JSON object) => knead_version, git_revision, build_id and build set on it: which knead wrote the
+ * file (summary.json, golden baselines); returns the failures OR-ed as kn_json_built takes them */
+int kn_json_set_build(json_t* doc);
 
 /* The libyaml node tree of a scene, kept to report the line of any key path. */
 kn_status kn_scene_lines_parse(const char* yaml, size_t len, const char* path, kn_scene_lines** out, kn_error* err);

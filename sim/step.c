@@ -36,6 +36,20 @@ static void name_tree_coordinate(const kn_world* w, int k, long i, int is_q, cha
   snprintf(out, cap, "robot '%s' body '%s'", robot, m->bodies[b].name);
 }
 
+/* (a deformable's n points: positions x, velocities v, 3 each) => KN_OK, or KN_ERR_NUMERIC naming the
+ * first point whose position or velocity is not finite or beyond the bounds */
+static kn_status check_points(const char* body, const char* point, const double* x, const double* v, int n,
+                              const char* hint, kn_error* err) {
+  long i = first_bad(x, 3 * (long)n, KN_WORLD_MAX_COORDINATE);
+  if (i >= 0)
+    return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' %s %ld: position %g after the step (must be finite, "
+                   "|x| <= %g m); %s", body, point, i / 3, x[i], KN_WORLD_MAX_COORDINATE, hint);
+  if ((i = first_bad(v, 3 * (long)n, KN_WORLD_MAX_SPEED)) >= 0)
+    return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' %s %ld: velocity %g after the step (must be finite, "
+                   "|v| <= %g m/s); %s", body, point, i / 3, v[i], KN_WORLD_MAX_SPEED, hint);
+  return KN_OK;
+}
+
 /* (state n+1 just computed) => KN_OK, or KN_ERR_NUMERIC naming the first body whose coordinate or
  * velocity is not finite or beyond the bounds documented at kn_world_step */
 static kn_status check_new_state(const kn_world* w, kn_error* err) {
@@ -60,23 +74,13 @@ static kn_status check_new_state(const kn_world* w, kn_error* err) {
   }
   for (int f = 0; f < w->nfem; f++) {
     const kn_fem_body* b = w->fems[f].body;
-    long n = 3 * (long)b->mesh.nvert, i = first_bad(b->x, n, KN_WORLD_MAX_COORDINATE);
-    if (i >= 0)
-      return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' vertex %ld: position %g after the step (must be finite, "
-                     "|x| <= %g m); %s", w->fems[f].name, i / 3, b->x[i], KN_WORLD_MAX_COORDINATE, hint);
-    if ((i = first_bad(b->v, n, KN_WORLD_MAX_SPEED)) >= 0)
-      return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' vertex %ld: velocity %g after the step (must be finite, "
-                     "|v| <= %g m/s); %s", w->fems[f].name, i / 3, b->v[i], KN_WORLD_MAX_SPEED, hint);
+    kn_status st = check_points(w->fems[f].name, "vertex", b->x, b->v, b->mesh.nvert, hint, err);
+    if (st) return st;
   }
   for (int p = 0; p < w->nmpm; p++) {
     const kn_mpm_body* b = w->mpms[p].body;
-    long n = 3 * (long)b->np, i = first_bad(b->x, n, KN_WORLD_MAX_COORDINATE);
-    if (i >= 0)
-      return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' particle %ld: position %g after the step (must be finite, "
-                     "|x| <= %g m); %s", w->mpms[p].name, i / 3, b->x[i], KN_WORLD_MAX_COORDINATE, hint);
-    if ((i = first_bad(b->v, n, KN_WORLD_MAX_SPEED)) >= 0)
-      return kn_fail(err, KN_ERR_NUMERIC, "deformable '%s' particle %ld: velocity %g after the step (must be finite, "
-                     "|v| <= %g m/s); %s", w->mpms[p].name, i / 3, b->v[i], KN_WORLD_MAX_SPEED, hint);
+    kn_status st = check_points(w->mpms[p].name, "particle", b->x, b->v, b->np, hint, err);
+    if (st) return st;
   }
   return KN_OK;
 }

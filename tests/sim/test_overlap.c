@@ -50,7 +50,8 @@ Test(overlap, two_overlapping_boxes_give_one_warning_with_the_depth) {
 
 Test(overlap, the_margin_is_the_threshold) {
   char yaml[2048], w[8][512];
-  /* margin 10 mm: 30 mm still warns, and c resting on a and b (phi 0, inside the margin) does not */
+  /* contact.margin is this case's subject (the warning threshold), hence the key in the scene.
+   * margin 10 mm: 30 mm still warns, and c resting on a and b (phi 0, inside the margin) does not */
   snprintf(yaml, sizeof yaml, boxes, "contact: {margin: 0.01}\n");
   int n = overlap_warnings(yaml, w, 8);
   cr_assert_eq(n, 1, "%d warnings, the first: %s", n, n ? w[0] : "-");

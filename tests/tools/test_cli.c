@@ -24,18 +24,6 @@ static int run(const char* fmt, const char* arg) {
   return knead_run(args);
 }
 
-// (file in tmpdir) => its whole text (static buffer)
-static const char* slurp(const char* name) {
-  static char buf[1 << 16];
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-  FILE* f = fopen(path, "r");
-  if (!f) return NULL;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
 
 
 static int count(const char* s, const char* end, const char* what) {
@@ -45,8 +33,8 @@ static int count(const char* s, const char* end, const char* what) {
 }
 
 Test(cli, info_json_describes_the_arm) {
-  cr_assert_eq(run("info --json %s", ARM), 0, "%s", slurp("err.txt"));
-  const char* out = slurp("out.txt");
+  cr_assert_eq(run("info --json %s", ARM), 0, "%s", tmp_text("err.txt"));
+  const char* out = tmp_text("out.txt");
   cr_assert(strstr(out, "\"name\": \"knead_arm7\"") != NULL, "%s", out);
   cr_assert(strstr(out, "\"dofs\": 7,") != NULL, "%s", out);
   /* 8 links (arm_link_0..7), each listed with its parent */
@@ -68,8 +56,8 @@ Test(cli, info_json_describes_the_arm) {
 }
 
 Test(cli, info_text_and_mimic_joints) {
-  cr_assert_eq(run("info %s", KNEAD_SOURCE_DIR "/examples/models/knead_gripper.urdf"), 0, "%s", slurp("err.txt"));
-  const char* out = slurp("out.txt");
+  cr_assert_eq(run("info %s", KNEAD_SOURCE_DIR "/examples/models/knead_gripper.urdf"), 0, "%s", tmp_text("err.txt"));
+  const char* out = tmp_text("out.txt");
   cr_assert(strstr(out, "1 DoFs") != NULL, "%s", out);
   cr_assert(strstr(out, "gripper_finger_right_joint = 1 * gripper_finger_left_joint") != NULL, "%s", out);
 }
@@ -78,11 +66,11 @@ Test(cli, bad_urdf_exits_nonzero_with_message) {
   write_file("bad.urdf", "<robot name=\"bad\"><link name=\"a\"><inertial>\n</robot>\n");
   int st = run("info %s", "bad.urdf");
   cr_assert_eq(st, 1);
-  const char* err = slurp("err.txt");
+  const char* err = tmp_text("err.txt");
   cr_assert(strstr(err, "bad.urdf") != NULL, "stderr: %s", err);
-  cr_assert_eq(strlen(slurp("out.txt")), 0);
+  cr_assert_eq(strlen(tmp_text("out.txt")), 0);
   cr_assert_eq(run("info %s", "no_such_file.urdf"), 1);
-  cr_assert(strstr(slurp("err.txt"), "no_such_file.urdf") != NULL);
+  cr_assert(strstr(tmp_text("err.txt"), "no_such_file.urdf") != NULL);
 }
 
 Test(cli, missing_collision_mesh_is_a_warning_for_info) {
@@ -91,8 +79,8 @@ Test(cli, missing_collision_mesh_is_a_warning_for_info) {
              "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial>"
              "<collision><geometry><mesh filename=\"missing_part.stl\"/></geometry></collision>"
              "<visual><geometry><mesh filename=\"missing_look.obj\"/></geometry></visual></link></robot>\n");
-  cr_assert_eq(run("info --json %s", "mesh.urdf"), 0, "%s", slurp("err.txt"));
-  const char* out = slurp("out.txt");
+  cr_assert_eq(run("info --json %s", "mesh.urdf"), 0, "%s", tmp_text("err.txt"));
+  const char* out = tmp_text("out.txt");
   cr_assert(strstr(out, "\"missing_collision_meshes\": 1") != NULL, "%s", out);
   cr_assert(strstr(out, "\"missing_visual_meshes\": 1") != NULL, "%s", out);
   cr_assert(strstr(out, "\"total_mass\": 2") != NULL, "%s", out);
@@ -110,11 +98,11 @@ Test(cli, run_tiny_scene_writes_outputs) {
              "    urdf: " ARM "\n"
              "    q0: [0, 0.3, 0, -1.2, 0, 0.9, 0]\n"
              "    controller: {kp: 100, kd: 10}\n");
-  cr_assert_eq(run("run %s --out results", "tiny.yaml"), 0, "%s", slurp("err.txt"));
-  const char* out = slurp("out.txt");
+  cr_assert_eq(run("run %s --out results", "tiny.yaml"), 0, "%s", tmp_text("err.txt"));
+  const char* out = tmp_text("out.txt");
   cr_assert(strstr(out, "tiny: 5 steps") != NULL, "%s", out);
-  const char* sum = slurp("results/summary.json");
-  cr_assert_not_null(sum);
+  const char* sum = tmp_text("results/summary.json");
+  cr_assert(*sum, "no summary.json");
   cr_assert(strstr(sum, "\"steps\": 5,") != NULL, "%s", sum);
   cr_assert(strstr(sum, "\"sim_time_s\": 0.05") != NULL, "%s", sum);
   cr_assert(strstr(sum, "\"wall_time_s\": ") != NULL, "%s", sum);
@@ -135,11 +123,11 @@ Test(cli, run_tiny_scene_writes_outputs) {
   char id[64];
   snprintf(id, sizeof id, "\"build_id\": \"%s\"", kn_build_id());
   cr_assert(strlen(kn_build_id()) == 16 && strstr(sum, id), "%s not in %s", id, sum);
-  const char* csv = slurp("results/trajectory.csv");
+  const char* csv = tmp_text("results/trajectory.csv");
   cr_assert_eq(count(csv, NULL, "\n"), 1 + 6);
   cr_assert(strncmp(csv, "t,arm/arm_joint_1,", 18) == 0);
   /* stderr has no terminal here: a few percentage lines, not a redrawn bar */
-  const char* err = slurp("err.txt");
+  const char* err = tmp_text("err.txt");
   cr_assert(strstr(err, "100%") != NULL && strchr(err, '\r') == NULL, "%s", err);
 
   /* the default output folder is out/<scene name>; trajectory_rate 50 at dt 0.01 keeps every 2nd
@@ -149,23 +137,23 @@ Test(cli, run_tiny_scene_writes_outputs) {
              "duration: 0.05\n"
              "output: {trajectory_rate: 50}\n"
              "robots: [{name: arm, urdf: " ARM "}]\n");
-  cr_assert_eq(run("run %s", "tiny2.yaml"), 0, "%s", slurp("err.txt"));
-  csv = slurp("out/tiny2/trajectory.csv");
-  cr_assert_not_null(csv);
+  cr_assert_eq(run("run %s", "tiny2.yaml"), 0, "%s", tmp_text("err.txt"));
+  csv = tmp_text("out/tiny2/trajectory.csv");
+  cr_assert(*csv, "no trajectory.csv");
   cr_assert_eq(count(csv, NULL, "\n"), 1 + 4, "%s", csv);
 }
 
 Test(cli, run_scene_error_names_file_and_line) {
   write_file("typo.yaml", "time_step: 0.01\nduraton: 1\n");
   cr_assert_eq(run("run %s", "typo.yaml"), 1);
-  const char* err = slurp("err.txt");
+  const char* err = tmp_text("err.txt");
   cr_assert(strstr(err, "typo.yaml:2:") != NULL && strstr(err, "duraton"), "%s", err);
 }
 
 Test(cli, default_scene_runs_from_any_folder) {
-  cr_assert_eq(run("%s", ""), 0, "%s", slurp("err.txt"));
-  const char* sum = slurp("out/default/summary.json");
-  cr_assert_not_null(sum, "no out/default/summary.json in %s", tmpdir);
+  cr_assert_eq(run("%s", ""), 0, "%s", tmp_text("err.txt"));
+  const char* sum = tmp_text("out/default/summary.json");
+  cr_assert(*sum, "no out/default/summary.json in %s", tmpdir);
   cr_assert(strstr(sum, "\"status\": \"ok\"") != NULL, "%s", sum);
   cr_assert(strstr(sum, "\"dofs\": 7") != NULL, "%s", sum);
 }
@@ -174,10 +162,10 @@ Test(cli, default_scene_runs_from_any_folder) {
  * replay: out/default/replay.html is written and its path printed last on stdout, ready to paste.
  * A build without three.js runs it without the replay and says why on stderr. */
 Test(cli, default_run_writes_the_replay_and_says_where) {
-  cr_assert_eq(run("%s", ""), 0, "%s", slurp("err.txt"));
+  cr_assert_eq(run("%s", ""), 0, "%s", tmp_text("err.txt"));
   char out[4096], path[512];
-  cr_assert_not_null(slurp("out.txt"));
-  snprintf(out, sizeof out, "%s", slurp("out.txt"));
+  cr_assert(*tmp_text("out.txt"), "nothing on stdout");
+  snprintf(out, sizeof out, "%s", tmp_text("out.txt"));
   snprintf(path, sizeof path, "%s/out/default/replay.html", tmpdir);
   FILE* f = fopen(path, "r");
   if (kn_output_html_available()) {
@@ -192,13 +180,13 @@ Test(cli, default_run_writes_the_replay_and_says_where) {
   } else {
     cr_expect_null(f, "replay.html written without three.js");
     if (f) fclose(f);
-    cr_expect(strstr(slurp("err.txt"), "warning: no replay.html") != NULL, "%s", slurp("err.txt"));
+    cr_expect(strstr(tmp_text("err.txt"), "warning: no replay.html") != NULL, "%s", tmp_text("err.txt"));
     cr_expect_null(strstr(out, "replay.html"), "%s", out);
   }
   /* a scene that does not ask for the replay gets neither the file nor the line */
   write_file("plain.yaml", "name: plain\ntime_step: 0.01\nduration: 0.02\n");
-  cr_assert_eq(run("run %s", "plain.yaml"), 0, "%s", slurp("err.txt"));
-  cr_expect_null(strstr(slurp("out.txt"), "replay.html"), "%s", slurp("out.txt"));
+  cr_assert_eq(run("run %s", "plain.yaml"), 0, "%s", tmp_text("err.txt"));
+  cr_expect_null(strstr(tmp_text("out.txt"), "replay.html"), "%s", tmp_text("out.txt"));
   snprintf(path, sizeof path, "%s/out/plain/replay.html", tmpdir);
   f = fopen(path, "r");
   cr_expect_null(f, "out/plain/replay.html written");
@@ -207,10 +195,10 @@ Test(cli, default_run_writes_the_replay_and_says_where) {
 
 Test(cli, usage_errors_exit_2) {
   cr_assert_eq(run("%s", "frobnicate"), 2);
-  cr_assert(strstr(slurp("err.txt"), "usage:") != NULL);
+  cr_assert(strstr(tmp_text("err.txt"), "usage:") != NULL);
   cr_assert_eq(run("%s", "run"), 2);
   cr_assert_eq(run("%s", "run a.yaml --bogus"), 2);
   cr_assert_eq(run("%s", "info"), 2);
   cr_assert_eq(run("%s", "--help"), 0);
-  cr_assert(strstr(slurp("out.txt"), "knead run SCENE.yaml") != NULL);
+  cr_assert(strstr(tmp_text("out.txt"), "knead run SCENE.yaml") != NULL);
 }
