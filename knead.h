@@ -10,5 +10,6 @@
 #include "mpm/mpm.h"
 #include "urdf/urdf.h"
 #include "controllers/controllers.h"
+#include "coupling/coupling.h"
 #include "sim/sim.h"
 #endif

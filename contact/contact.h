@@ -91,6 +91,36 @@ typedef struct {
   kn_contact_material material; /* already combined for the pair */
 } kn_contact_point;
 
+/* A contact candidate between any two body kinds (rigid colliders, FEM surfaces, MPM particles):
+ * the frame, distance and material of kn_contact_point, and each side as material points. The
+ * coupling layer turns a side into its clique's point maps; a backend never sees the kinds. */
+typedef enum {
+  KN_SIDE_COLLIDER = 0, /* body: a collider; the point p on its rigid body */
+  KN_SIDE_SURFACE = 1,  /* body: an FEM body; the point sum_k w[k] x(vertex point[k]), n <= 3 */
+  KN_SIDE_PARTICLE = 2  /* body: an MPM grid; point[0]: the particle (in the grid's body) */
+} kn_side_kind;
+typedef struct {
+  kn_side_kind kind;
+  int body, n;
+  int point[3];
+  double w[3];
+} kn_contact_side;
+/* where a candidate comes from (stiction anchors and outputs are kept per origin) */
+typedef enum {
+  KN_CANDIDATE_RIGID = 0,        /* collider pair (kn_collision_detect) */
+  KN_CANDIDATE_FEM_VERTEX_RIGID, /* an FEM surface vertex in a rigid collider */
+  KN_CANDIDATE_FEM_VERTEX_FEM,   /* an FEM surface vertex at another FEM body's surface */
+  KN_CANDIDATE_FEM_RIGID_FACE,   /* a rigid feature point in an FEM surface triangle */
+  KN_CANDIDATE_PARTICLE_RIGID    /* an MPM particle in a rigid collider */
+} kn_candidate_origin;
+typedef struct {
+  kn_contact_side a, b;         /* the normal points from A into B */
+  double p[3], R_WC[9], phi;    /* as kn_contact_point */
+  kn_contact_material material;
+  kn_candidate_origin origin;
+  int source;                   /* index in its detector's own list */
+} kn_contact_candidate;
+
 typedef struct kn_collision_scene kn_collision_scene;
 
 /* colliders (n) => a collision scene: per-shape acceleration structures (mesh BVH, convex

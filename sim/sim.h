@@ -189,6 +189,7 @@
 #include "../common/common.h"
 #include "../contact/contact.h"
 #include "../controllers/controllers.h"
+#include "../coupling/coupling.h"
 #include "../deformable/deformable.h"
 #include "../mpm/mpm.h"
 #include "../multibody/multibody.h"
@@ -681,6 +682,12 @@ typedef struct {
   int nmpm_grid;
   kn_mpm_body** mpm_grids;
   unsigned char* mpm_grid_owned; /* 1: a merged body the world owns; 0: a deformable's own body */
+  /* the cliques every backend sees (coupling/coupling.h; sim/cliques.c): trees with nv > 0 in tree
+   * order (clique_of_tree[k], -1 for nv = 0), then FEM body i at first_fem_clique + i, then MPM
+   * grid g at first_mpm_clique + g */
+  int nclique, first_fem_clique, first_mpm_clique;
+  kn_clique* cliques;
+  int* clique_of_tree;
   const struct kn_backend* backend;
   void* backend_state;
   /* outputs of the last step, filled by the backend */

@@ -76,6 +76,10 @@ const char* kn_sim_tree_name(const kn_world* w, int k);
 /* "robot" or "object" */
 const char* kn_sim_tree_kind(const kn_world* w, int k);
 
+/* The world's cliques (cliques.c), after its trees, deformables and colliders */
+kn_status kn_sim_cliques_build(kn_world* w, kn_error* err);
+void kn_sim_cliques_free(kn_world* w);
+
 /* The scene's deformables => w->fems (deformables.c); errors name the scene key. */
 kn_status kn_sim_deformables_build(kn_world* w, kn_error* err);
 void kn_sim_deformables_free(kn_world* w);

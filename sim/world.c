@@ -285,6 +285,7 @@ void kn_world_free(kn_world* w) {
   free(w->robots);
   kn_sim_checks_free(w);
   if (w->backend) w->backend->free(w->backend_state);
+  kn_sim_cliques_free(w);
   kn_sim_colliders_free(w);
   kn_sim_deformables_free(w);
   free(w->contacts);
@@ -494,6 +495,7 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
   /* 6. deformables, colliders and the contact backend */
   if (!st) st = kn_sim_deformables_build(w, err);
   if (!st) st = kn_sim_colliders_build(w, err);
+  if (!st) st = kn_sim_cliques_build(w, err);
   if (!st) {
     w->backend = backend;
     st = backend->create(w, &w->backend_state, err);

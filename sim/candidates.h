@@ -1,0 +1,39 @@
+/* knead/sim internal: the step's contact candidates across body kinds (candidates.c). */
+#ifndef KNEAD_SIM_CANDIDATES_H
+#define KNEAD_SIM_CANDIDATES_H
+
+#include "sim/sim_internal.h"
+
+/* an MPM contact's deformable and its particle there (outputs name those, not the grid) */
+typedef struct {
+  int mpm, local;
+} kn_sim_mpm_contact;
+
+typedef struct kn_sim_candidates_state kn_sim_candidates_state;
+
+typedef struct {
+  kn_contact_candidate* c; /* every candidate: rigid [0, first_fem), FEM [first_fem, first_mpm), MPM [first_mpm, n) */
+  int n, first_fem, nfem, first_mpm, nmpm;
+  const kn_contact_point* pts; /* the rigid detection's points (source of the rigid candidates) */
+  int npts;
+  const void* fem;               /* the FEM detector's contacts (kn_fem_contact, sim/fem_contact.h) */
+  const kn_sim_mpm_contact* mpm; /* per MPM candidate */
+  kn_sim_candidates_state* state;
+} kn_sim_candidates;
+
+kn_status kn_sim_candidates_create(const kn_world* w, kn_sim_candidates* c, kn_error* err);
+void kn_sim_candidates_free(kn_sim_candidates* c);
+/* (world at q_n, X_WG and reach per collider) => the rigid candidates (c->n = first_fem) */
+kn_status kn_sim_detect_rigid(const kn_world* w, const kn_pose* X_WG, const double* reach, kn_sim_candidates* c,
+                              kn_error* err);
+/* (FEM x_n, MPM particles at x_n) => the FEM then MPM candidates after the rigid ones */
+kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_sim_candidates* c, kn_error* err);
+
+/* (candidates, force on each one's side B: 3 per candidate, world frame [N]) => w->contacts,
+ * w->fem_contacts, w->mpm_contacts with their counts, each deformable's total contact force
+ * (contact_record.c) */
+kn_status kn_sim_contacts_record(kn_world* w, const kn_sim_candidates* c, const double* force, kn_error* err);
+/* candidate i => "contact between 'a' and 'b'", "contact of deformable 'd' vertex 7 with 'c'", ... */
+void kn_sim_candidate_describe(const kn_world* w, const kn_sim_candidates* c, int i, char* buf, size_t cap);
+
+#endif
