@@ -1,0 +1,316 @@
+/* Each clique kind through the interface alone (coupling/coupling.h): a free rigid box (tree), an
+ * FEM cube, an MPM block, built by a world from a scene and then driven by their kn_clique_ops only.
+ *
+ *   free motion  analytic: every body starts at rest in its rest shape (or, for the box, spinning
+ *                about nothing), so v* = v_n + dt g on every DoF of the box's linear velocity, every
+ *                FEM vertex and every MPM node (elastic forces vanish under a uniform velocity);
+ *                and grad E(v*) = 0 relative to grad E(v_n);
+ *   potential    central finite differences of E against grad E, and of grad E against the
+ *                Hessian times a direction, at a random v;
+ *   Schur        S = A_PP - A_PN A_NN^-1 A_NP against a dense elimination of dense(), and
+ *                recover: (A dv)_N = 0 with dv_P as given;
+ *   point maps   x(v) against their definition: the box's point moves by dt times its rigid
+ *                velocity (kn_mb_point_velocity), an FEM vertex by dt v, an MPM particle by dt
+ *                sum_i w_ip v_i with sum_i w_ip = 1;
+ *   advance      where advance(v) puts the material points: exactly x(v) for FEM vertices and MPM
+ *                particles, within dt^2 |omega|^2 r of it for the rigid point (the map is the
+ *                linearization at q_n). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "../support/mesh_poses.h"
+
+static const char* const SCENE =
+    "time_step: 0.01\nduration: 0.1\ngravity: [1, 0.5, -9.81]\n"
+    "objects:\n"
+    "  - {name: box, shape: {box: [0.2, 0.1, 0.05]}, mass: 2, pose: {xyz: [0, 0, 1]}}\n"
+    "deformables:\n"
+    "  - name: cube\n"
+    "    shape: {box: [0.06, 0.06, 0.06]}\n"
+    "    resolution: 0.03\n"
+    "    material: {youngs_modulus: 1e5, poisson_ratio: 0.4, density: 1e3}\n"
+    "    pose: {xyz: [1, 0, 1]}\n"
+    "  - name: block\n"
+    "    model: mpm\n"
+    "    shape: {box: [0.1, 0.1, 0.1]}\n"
+    "    resolution: 0.05\n"
+    "    particles_per_cell: 8\n"
+    "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.3, density: 1e3}\n"
+    "    pose: {xyz: [-1, 0, 1]}\n";
+
+static const double DT = 0.01, G[3] = {1, 0.5, -9.81};
+
+typedef struct {
+  kn_scene* scene;
+  kn_world* w;
+} fixture;
+
+static fixture make(void) {
+  fixture f = {0};
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_string(SCENE, strlen(SCENE), "inline.yaml", &f.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(f.scene, &f.w, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(f.w->nclique, 3, "a tree, an FEM body and an MPM grid");
+  return f;
+}
+
+static void done(fixture* f) {
+  kn_world_free(f->w);
+  kn_scene_free(f->scene);
+}
+
+static kn_clique* clique_of(kn_world* w, kn_clique_kind kind) {
+  for (int c = 0; c < w->nclique; c++)
+    if (w->cliques[c].ops->kind == kind) return &w->cliques[c];
+  cr_assert_fail("no clique of kind %d", (int)kind);
+  return NULL;
+}
+
+// the box at rest (or spinning at omega) with its kinematics at q_n, q_n kept for advance
+static kn_clique* box(kn_world* w, const double omega[3]) {
+  kn_world_tree* tr = &w->trees[0];
+  const kn_mb_model* m = tr->robot->model;
+  cr_assert_eq(m->nv, 6);
+  memset(tr->v, 0, 6 * sizeof(double));
+  if (omega) memcpy(tr->v, omega, 3 * sizeof(double));
+  memcpy(tr->q_backup, tr->q, (size_t)m->nq * sizeof(double));
+  kn_mb_kinematics(m, tr->q, tr->v, tr->data);
+  kn_clique* c = clique_of(w, KN_CLIQUE_TREE);
+  kn_clique_tree_begin(c, NULL);
+  return c;
+}
+
+static double norm(const double* x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+// (A, n) => y = A x for the clique's Hessian view (lower triangle)
+static void csc_mul(const kn_csc_view* H, const double* x, double* y) {
+  for (int i = 0; i < H->n; i++) y[i] = 0;
+  for (int j = 0; j < H->n; j++)
+    for (int k = H->p[j]; k < H->p[j + 1]; k++) {
+      int i = H->i[k];
+      y[i] += H->x[k] * x[j];
+      if (i != j) y[j] += H->x[k] * x[i];
+    }
+}
+
+/* Central differences at v along a random direction d with step h: E(v + h d) - E(v - h d) over 2h
+ * against grad . d, and the gradients' difference over 2h against H d. The error of a central
+ * difference is h^2/6 |third derivative| plus roundoff eps |E| / h; each potential here is at most
+ * quartic in v over this range, so with h = 1e-4 |v| the tolerance 1e-6 relative holds with a
+ * margin of ~100 (measured below) and still catches a wrong factor or sign. */
+static void fd_check(kn_clique* c, const char* what) {
+  int n = c->ops->ndof(c->self);
+  double *v = calloc((size_t)n, sizeof *v), *d = calloc((size_t)n, sizeof *d), *g = calloc((size_t)n, sizeof *g);
+  double *gp = calloc((size_t)n, sizeof *gp), *gm = calloc((size_t)n, sizeof *gm), *Hd = calloc((size_t)n, sizeof *Hd);
+  double *x = calloc((size_t)n, sizeof *x);
+  const double* vs = c->ops->v_star(c->self);
+  for (int i = 0; i < n; i++) v[i] = vs[i] + 0.2 * (urand() - 0.5), d[i] = urand() - 0.5;
+  double h = 1e-4 * norm(v, n) / norm(d, n);
+  kn_csc_view H;
+  c->ops->potential(c->self, v, g, &H);
+  cr_assert_eq(H.n, n, "%s: the Hessian is %d x %d, expected %d", what, H.n, H.n, n);
+  csc_mul(&H, d, Hd);
+  for (int i = 0; i < n; i++) x[i] = v[i] + h * d[i];
+  double Ep = c->ops->potential(c->self, x, gp, NULL);
+  for (int i = 0; i < n; i++) x[i] = v[i] - h * d[i];
+  double Em = c->ops->potential(c->self, x, gm, NULL);
+  double gd = 0;
+  for (int i = 0; i < n; i++) gd += g[i] * d[i];
+  double fd = (Ep - Em) / (2 * h);
+  cr_assert(isfinite(fd) && fabs(fd - gd) <= 1e-6 * fabs(gd), "%s: grad . d = %.12g, finite difference %.12g", what,
+            gd, fd);
+  double err = 0, scale = norm(Hd, n);
+  for (int i = 0; i < n; i++) {
+    double e = (gp[i] - gm[i]) / (2 * h) - Hd[i];
+    err += e * e;
+  }
+  cr_assert(scale > 0 && sqrt(err) <= 1e-6 * scale, "%s: |H d - fd| = %g of |H d| = %g", what, sqrt(err), scale);
+  printf("%s: gradient fd error %.2e, Hessian fd error %.2e (relative)\n", what, fabs(fd - gd) / fabs(gd),
+         sqrt(err) / scale);
+  free(v), free(d), free(g), free(gp), free(gm), free(Hd), free(x);
+}
+
+/* S from the interface against S = A_PP - A_PN A_NN^-1 A_NP by dense Gaussian elimination of
+ * dense(), and recover(dv_P) satisfying (A dv)_N = 0; both to 1e-9 relative (CHOLMOD's factor of a
+ * well-conditioned mass-dominated A: its condition number here is below 1e3) */
+static void schur_check(kn_clique* c, const char* what) {
+  kn_error err = {0};
+  int n = c->ops->ndof(c->self);
+  const double* A0 = c->ops->dense(c->self, &err);
+  cr_assert(A0, "%s", err.msg);
+  double* A = malloc((size_t)n * n * sizeof *A);
+  memcpy(A, A0, (size_t)n * n * sizeof *A);
+  int P[6] = {0, 1, 2, n - 3, n - 2, n - 1}, np = 6;
+  double S[36], Sd[36];
+  cr_assert_eq(c->ops->schur(c->self, P, np, S, &err), KN_OK, "%s", err.msg);
+  /* eliminate the N DoFs (1 .. n - 4 shifted: every DoF not in P) from the dense matrix, in place */
+  unsigned char* inP = calloc((size_t)n, 1);
+  for (int a = 0; a < np; a++) inP[P[a]] = 1;
+  for (int k = 0; k < n; k++) {
+    if (inP[k]) continue;
+    for (int i = 0; i < n; i++) {
+      if (i == k || A[(size_t)i * n + k] == 0) continue;
+      double f = A[(size_t)i * n + k] / A[(size_t)k * n + k];
+      for (int j = 0; j < n; j++) A[(size_t)i * n + j] -= f * A[(size_t)k * n + j];
+    }
+  }
+  double e = 0, s = 0;
+  for (int a = 0; a < np; a++)
+    for (int b = 0; b < np; b++) {
+      Sd[a * np + b] = A[(size_t)P[a] * n + P[b]];
+      e = fmax(e, fabs(S[a * np + b] - Sd[a * np + b]));
+      s = fmax(s, fabs(Sd[a * np + b]));
+    }
+  cr_assert(e <= 1e-9 * s, "%s: Schur complement differs by %g (of %g)", what, e, s);
+  double dvP[6] = {0.1, -0.2, 0.3, 0.05, 0.0, -0.1}, *dv = calloc((size_t)n, sizeof *dv), r_max = 0, a_max = 0;
+  c->ops->recover(c->self, dvP, dv);
+  for (int a = 0; a < np; a++) cr_assert_float_eq(dv[P[a]], dvP[a], 1e-15, "%s: recover keeps dv_P", what);
+  for (int i = 0; i < n; i++) {
+    double r = 0;
+    for (int j = 0; j < n; j++) r += A0[(size_t)i * n + j] * dv[j], a_max = fmax(a_max, fabs(A0[(size_t)i * n + j]));
+    if (!inP[i]) r_max = fmax(r_max, fabs(r));
+  }
+  cr_assert(r_max <= 1e-9 * a_max * norm(dvP, np), "%s: (A dv)_N = %g, expected 0", what, r_max);
+  free(A), free(inP), free(dv);
+}
+
+Test(cliques, tree) {
+  g_rng = 0x1234567;
+  fixture f = make();
+  kn_error err = {0};
+  kn_clique* c = box(f.w, NULL);
+  cr_assert_eq(c->ops->ndof(c->self), 6);
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  const double* vs = c->ops->v_star(c->self);
+  /* at rest with the identity orientation: v* = [0; dt g] ([angular; linear], body frame = world) */
+  for (int a = 0; a < 3; a++) {
+    cr_assert_float_eq(vs[a], 0.0, 1e-14);
+    cr_assert_float_eq(vs[3 + a], DT * G[a], 1e-14 * 9.81, "v*[%d] = %.17g, expected %.17g", 3 + a, vs[3 + a], DT * G[a]);
+  }
+  fd_check(c, "tree");
+  int P[6] = {0, 1, 2, 3, 4, 5};
+  double S[36];
+  cr_assert_eq(c->ops->schur(c->self, P, 6, S, &err), KN_OK);
+  const double* A = c->ops->dense(c->self, &err);
+  for (int k = 0; k < 36; k++) cr_assert_eq(S[k], A[k], "a tree's Schur complement over all its DoFs is A");
+
+  /* spinning: a corner's map against the rigid velocity, and after advance within dt^2 |w|^2 r */
+  double omega[3] = {3, -2, 5}, v[6] = {3, -2, 5, 0.4, -0.3, 0.2};
+  c = box(f.w, omega);
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  const kn_world_tree* tr = &f.w->trees[0];
+  double pb[3] = {0.1, 0.05, 0.025}, p[3];
+  kn_pose_apply(&tr->data->X_wb[0], pb, p);
+  kn_point_map m;
+  c->ops->point_map(c->self, 0, p, DT, &m);
+  double x[3], V[6];
+  kn_point_map_eval(&m, 6, v, DT, x);
+  kn_mb_kinematics(tr->robot->model, tr->q, v, tr->data);
+  kn_mb_point_velocity(tr->robot->model, tr->data, 0, pb, V);
+  for (int a = 0; a < 3; a++) cr_assert_float_eq(x[a], p[a] + DT * V[3 + a], 1e-14, "axis %d", a);
+  kn_mb_kinematics(tr->robot->model, tr->q, tr->v, tr->data);
+  cr_assert_eq(c->ops->advance(c->self, v, DT, &err), KN_OK);
+  kn_mb_kinematics(tr->robot->model, tr->q, NULL, tr->data);
+  double p1[3], d2 = 0, w2 = 38, r = norm(pb, 3);
+  kn_pose_apply(&tr->data->X_wb[0], pb, p1);
+  for (int a = 0; a < 3; a++) d2 += (p1[a] - x[a]) * (p1[a] - x[a]);
+  cr_assert(sqrt(d2) <= DT * DT * w2 * r, "the corner lands %g m from its map, bound %g", sqrt(d2), DT * DT * w2 * r);
+  cr_assert(sqrt(d2) > 1e-3 * DT * DT * w2 * r, "the bound is tight enough to mean something (%g)", sqrt(d2));
+  done(&f);
+}
+
+Test(cliques, fem) {
+  g_rng = 0x2345678;
+  fixture f = make();
+  kn_error err = {0};
+  kn_clique* c = clique_of(f.w, KN_CLIQUE_FEM);
+  const kn_fem_body* b = f.w->fems[0].body;
+  int n = c->ops->ndof(c->self);
+  cr_assert_eq(n, 3 * b->mesh.nvert, "no fixed vertex: 3 DoFs per vertex");
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  const double* vs = c->ops->v_star(c->self);
+  for (int i = 0; i < n; i++) cr_assert_float_eq(vs[i], DT * G[i % 3], 1e-10, "v*[%d] = %.17g", i, vs[i]);
+  double* g = calloc((size_t)n + 1, sizeof *g);
+  double* v0 = calloc((size_t)n + 1, sizeof *v0);
+  c->ops->v_start(c->self, v0);
+  c->ops->potential(c->self, v0, g, NULL);
+  double g0 = norm(g, n);
+  c->ops->potential(c->self, vs, g, NULL);
+  cr_assert(norm(g, n) <= 1e-6 * g0, "grad E(v*) = %g of grad E(v_n) = %g", norm(g, n), g0);
+  fd_check(c, "fem");
+  schur_check(c, "fem");
+  /* vertex 5's map and advance */
+  double* v = calloc((size_t)n, sizeof *v);
+  for (int i = 0; i < n; i++) v[i] = urand() - 0.5;
+  kn_point_map m;
+  c->ops->point_map(c->self, 5, NULL, DT, &m);
+  double x[3];
+  kn_point_map_eval(&m, n, v, DT, x);
+  for (int a = 0; a < 3; a++) cr_assert_float_eq(x[a], b->x[15 + a] + DT * v[3 * b->free_index[5] + a], 1e-15);
+  cr_assert_eq(c->ops->advance(c->self, v, DT, &err), KN_OK);
+  for (int a = 0; a < 3; a++) cr_assert_float_eq(b->x[15 + a], x[a], 1e-15, "advance moves the vertex to x(v)");
+  free(g), free(v0), free(v);
+  done(&f);
+}
+
+Test(cliques, mpm) {
+  g_rng = 0x3456789;
+  fixture f = make();
+  kn_error err = {0};
+  kn_clique* c = clique_of(f.w, KN_CLIQUE_MPM);
+  const kn_mpm_body* b = f.w->mpm_grids[0];
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  int n = c->ops->ndof(c->self);
+  cr_assert_eq(n, 3 * b->grid.n);
+  const double* vs = c->ops->v_star(c->self);
+  for (int i = 0; i < n; i++) cr_assert_float_eq(vs[i], DT * G[i % 3], 1e-10, "v*[%d] = %.17g", i, vs[i]);
+  double* g = calloc((size_t)n + 1, sizeof *g);
+  double* v0 = calloc((size_t)n + 1, sizeof *v0);
+  c->ops->v_start(c->self, v0);
+  c->ops->potential(c->self, v0, g, NULL);
+  double g0 = norm(g, n);
+  c->ops->potential(c->self, vs, g, NULL);
+  cr_assert(norm(g, n) <= 1e-6 * g0, "grad E(v*) = %g of grad E(v_n) = %g", norm(g, n), g0);
+  fd_check(c, "mpm");
+  schur_check(c, "mpm");
+  /* particle 7's map: partition of unity, and advance (G2P) moves it to x(v) */
+  double* v = calloc((size_t)n, sizeof *v);
+  for (int i = 0; i < n; i++) v[i] = 0.1 * (urand() - 0.5);
+  kn_point_map m;
+  c->ops->point_map(c->self, 7, NULL, DT, &m);
+  double sw = 0, x[3], x0[3];
+  for (int a = 0; a < m.n; a++) sw += m.w[a];
+  cr_assert(m.n >= 8 && fabs(sw - 1) <= 1e-14, "%d weights summing to %.17g", m.n, sw);
+  kn_point_map_eval(&m, n, v, DT, x);
+  memcpy(x0, b->x + 21, sizeof x0);
+  int nn = b->grid.n, *index = malloc(3 * (size_t)nn * sizeof *index);
+  memcpy(index, b->grid.index, 3 * (size_t)nn * sizeof *index);
+  cr_assert_eq(c->ops->advance(c->self, v, DT, &err), KN_OK, "%s", err.msg);
+  for (int a = 0; a < 3; a++) {
+    cr_assert_float_eq(b->x[21 + a], x[a], 1e-15, "advance moves the particle to x(v)");
+    cr_assert(fabs(x[a] - x0[a]) > 1e-6, "it moved");
+  }
+  /* the next step starts from this step's v_n+1 at the nodes that remain, from P2G's v_n elsewhere */
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  int n1 = c->ops->ndof(c->self), kept = 0;
+  double* v1 = calloc((size_t)n1, sizeof *v1);
+  c->ops->v_start(c->self, v1);
+  for (int a = 0; a < n1 / 3; a++) {
+    int old = -1;
+    for (int j = 0; j < nn && old < 0; j++)
+      if (!memcmp(index + 3 * j, b->grid.index + 3 * a, 3 * sizeof(int))) old = j;
+    for (int k = 0; k < 3; k++)
+      cr_assert_eq(v1[3 * a + k], old >= 0 ? v[3 * old + k] : b->grid.v[3 * a + k], "node %d", a);
+    kept += old >= 0;
+  }
+  cr_assert(kept > 0 && kept < n1 / 3, "%d of %d nodes remain", kept, n1 / 3);
+  free(g), free(v0), free(v), free(v1), free(index);
+  done(&f);
+}
