@@ -14,6 +14,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 fail() { echo "install test: $*" >&2; exit 1; }
+# has PATTERN: stdin matches. Not grep -q in a pipe: under pipefail, ldd killed by SIGPIPE when grep -q
+# stops reading at the first match fails the pipeline (a flaky "does not load").
+has() { grep -- "$1" >/dev/null; }
 
 # the compiler and build type the library was built with
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
@@ -50,7 +53,7 @@ cmake -S "$here/consumer" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
 cmake --build "$tmp/cmake-build" > "$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }
 "$tmp/cmake-build/knead_consumer"
 "$tmp/cmake-build/knead_consumer_shared"
-ldd "$tmp/cmake-build/knead_consumer_shared" | grep -q "libknead.so.0.1 => $prefix/" ||
+ldd "$tmp/cmake-build/knead_consumer_shared" | has "libknead.so.0.1 => $prefix/" ||
   fail "knead_consumer_shared does not load $prefix's libknead.so"
 
 echo "== pkg-config knead (shared) and knead-static"
@@ -60,20 +63,20 @@ for m in knead knead-static; do
   echo "pkg-config --cflags $m: $cflags"
   case "$cflags" in *include/knead*) fail "$m.pc puts include/knead on the include path: $cflags" ;; esac
   # knead's own link flags (the dependencies' modules add their own)
-  grep -E '^(Libs|Cflags)' "$prefix/$libdir/pkgconfig/$m.pc" | grep -q -- "/usr/lib" &&
+  grep -E '^(Libs|Cflags)' "$prefix/$libdir/pkgconfig/$m.pc" | has "/usr/lib" &&
     fail "$m.pc hard-codes a /usr/lib folder: $(grep -E '^Libs' "$prefix/$libdir/pkgconfig/$m.pc")"
 done
 flags=$(pkg-config --cflags --libs knead)
 echo "pkg-config --cflags --libs knead: $flags"
 # shellcheck disable=SC2086  # flags are meant to split
 "$cc" -std=c17 "$here/consumer/main.c" -o "$tmp/pc-shared" $flags -Wl,-rpath,"$prefix/$libdir"
-ldd "$tmp/pc-shared" | grep -q "libknead.so.0.1 => $prefix/" || fail "pc-shared does not load $prefix's libknead.so"
+ldd "$tmp/pc-shared" | has "libknead.so.0.1 => $prefix/" || fail "pc-shared does not load $prefix's libknead.so"
 "$tmp/pc-shared"
 flags=$(pkg-config --cflags --libs knead-static)
 echo "pkg-config --cflags --libs knead-static: $flags"
 # shellcheck disable=SC2086
 "$cc" -std=c17 "$here/consumer/main.c" -o "$tmp/pc-static" $flags
-ldd "$tmp/pc-static" | grep -q libknead && fail "pc-static loads a libknead.so"
+ldd "$tmp/pc-static" | has libknead && fail "pc-static loads a libknead.so"
 "$tmp/pc-static"
 
 echo "== replay.html from a moved prefix"
