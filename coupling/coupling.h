@@ -91,6 +91,10 @@ typedef struct {
   void* self;
 } kn_clique;
 
+/* (view) => its diagonal d (n); the full symmetric matrix row-major into D (n x n); y = A x */
+void kn_csc_diagonal(const kn_csc_view* A, double* d);
+void kn_csc_dense(const kn_csc_view* A, double* D);
+void kn_csc_mul(const kn_csc_view* A, const double* x, double* y);
 /* x(v) of a map (v: the clique's ndof velocities) */
 void kn_point_map_eval(const kn_point_map* m, int ndof, const double* v, double dt, double x[3]);
 

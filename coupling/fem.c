@@ -48,7 +48,7 @@ static void fem_v_start(const void* self, double* v) {
 
 static void fem_diagonal(const void* self, double* d) {
   kn_csc_view A = fem_sparse(self);
-  for (int j = 0; j < A.n; j++) d[j] = A.x[A.p[j]];
+  kn_csc_diagonal(&A, d);
 }
 
 static const double* fem_dense(void* self, kn_error* err) {
@@ -60,9 +60,7 @@ static const double* fem_dense(void* self, kn_error* err) {
     if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory"), NULL;
     f->D = D, f->dcap = n * n;
   }
-  memset(f->D, 0, n * n * sizeof *f->D);
-  for (int j = 0; j < A.n; j++)
-    for (int k = A.p[j]; k < A.p[j + 1]; k++) f->D[(size_t)A.i[k] * n + j] = f->D[(size_t)j * n + A.i[k]] = A.x[k];
+  kn_csc_dense(&A, f->D);
   return f->D;
 }
 

@@ -59,7 +59,7 @@ static void mpm_v_start(const void* self, double* v) {
 
 static void mpm_diagonal(const void* self, double* d) {
   kn_csc_view A = mpm_sparse(self);
-  for (int j = 0; j < A.n; j++) d[j] = A.x[A.p[j]];
+  kn_csc_diagonal(&A, d);
 }
 
 static const double* mpm_dense(void* self, kn_error* err) {
@@ -71,9 +71,7 @@ static const double* mpm_dense(void* self, kn_error* err) {
     if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory"), NULL;
     m->D = D, m->dcap = n * n;
   }
-  memset(m->D, 0, n * n * sizeof *m->D);
-  for (int j = 0; j < A.n; j++)
-    for (int k = A.p[j]; k < A.p[j + 1]; k++) m->D[(size_t)A.i[k] * n + j] = m->D[(size_t)j * n + A.i[k]] = A.x[k];
+  kn_csc_dense(&A, m->D);
   return m->D;
 }
 

@@ -155,18 +155,3 @@ kn_status kn_clique_tree_create(const kn_mb_model* m, kn_mb_data* data, double* 
 }
 
 void kn_clique_tree_begin(kn_clique* c, const double* tau) { ((tree_clique*)c->self)->tau = tau; }
-
-void kn_clique_destroy(kn_clique* c) {
-  if (c && c->ops) c->ops->destroy(c->self);
-  if (c) c->ops = NULL, c->self = NULL;
-}
-
-void kn_point_map_eval(const kn_point_map* m, int ndof, const double* v, double dt, double x[3]) {
-  for (int r = 0; r < 3; r++) {
-    double s = 0;
-    for (int a = 0; a < m->n; a++) s += m->w[a] * v[m->col[a] + r];
-    if (m->B)
-      for (int j = 0; j < ndof; j++) s += m->B[(size_t)r * ndof + j] * v[j];
-    x[r] = m->x0[r] + dt * s;
-  }
-}
