@@ -263,9 +263,10 @@ static void add_corotated_batch(int k, const int idx[27], int m, const double* G
 #undef SYM
 }
 
-/* Ax (values in A's pattern) = A(v) = M + dt^2 sum_p V_p G_p^T dP/dF G_p (digest §7.3 Hessian). The particles of one grid cell
- * with the same stencil (a particle on a stencil boundary has a zero weight and misses a node: up to
- * 8 stencils per cell) share their 27 x 27 node blocks: the blocks are summed densely and scattered
+/* Ax (values in A's pattern) = A(v) = M + dt^2 sum_p V_p G_p^T dP/dF G_p (digest §7.3 Hessian),
+ * for the free motion (A->x) and kn_mpm_potential (H->x). The particles of one grid cell with the
+ * same stencil (a particle on a stencil boundary has a zero weight and misses a node: up to 8
+ * stencils per cell) share their 27 x 27 node blocks: the blocks are summed densely and scattered
  * into the sparse A once per stencil (the scatter's searches were 80 % of a 125-particles-per-cell
  * step); linear corotated particles are summed by add_corotated_batch. Cells are visited by their
  * centre node, stencils in order of first appearance, particles in index order: the sum order is
