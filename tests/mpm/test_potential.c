@@ -22,7 +22,8 @@
  *   kn_mpm_energy_density's projected dP/dF, differs from the exact one (projection active) and is
  *   positive definite with lambda_min >= the smallest node mass;
  * - at v*: the Hessian equals kn_mpm_dynamics_matrix entry for entry (bitwise, same pattern), the
- *   call leaves A unchanged, and |grad E(v*)| meets the free motion's stopping test. */
+ *   call leaves A unchanged, and |grad E(v*)| meets the free motion's stopping test (10 times it for
+ *   the fluid, whose Newton may stop on its roundoff stall test). */
 #include <suitesparse/cholmod.h>
 #include <criterion/criterion.h>
 #include <float.h>
@@ -231,10 +232,13 @@ static void run_model(kn_mpm_model model, double yield_stress, uint64_t seed, co
     Mv += gr->mass[i] * gr->mass[i] * kn_vec3_dot(gr->v + 3 * i, gr->v + 3 * i);
   }
   double thresh = kn_mpm_newton_options_default().rel_tolerance * fmax(sqrt(gn0), fmax(kDt * sqrt(Mg), sqrt(Mv)));
+  /* the fluid's Newton may also end on its roundoff stall test (Newton decrement at E's rounding,
+   * kn_mpm_free_motion), just above the threshold with other BLAS kernels: 10 times it */
+  if (model == KN_MPM_EOS_FLUID) thresh *= 10;
   printf("%s: %d nodes; at v*: |grad E| %.2e <= %.2e (|grad E(v^n)| %.2e); Hessian == A (%zu entries)\n", what,
          gr->n, sqrt(gn1), thresh, sqrt(gn0), nnz);
-  cr_assert_leq(sqrt(gn1), thresh, "%s: |grad E(v*)| %g above the stopping threshold %g", what, sqrt(gn1), thresh);
   cr_assert_gt(sqrt(gn0), 100 * thresh, "%s: v^n was already optimal: the test would not see a wrong v*", what);
+  cr_assert_leq(sqrt(gn1), thresh, "%s: |grad E(v*)| %g above the stopping threshold %g", what, sqrt(gn1), thresh);
   //---- at a random v: reference and central differences ----
   for (int k = 0; k < n; k++) v0[k] = gr->v_star[k] + 0.1 * (2 * urand() - 1);
   E = potential(b, v0, g, &Hs);
