@@ -239,8 +239,8 @@ kn_status kn_mpm_dynamics_factor(kn_mpm_body* b, const struct cholmod_factor_str
  *   = M + dt^2 sum_p V_p^0 G_p^T dP/dF(F_E(v)) G_p, dP/dF PSD-projected for the EOS fluid as in the
  * free motion (kn_mpm_energy_density; the same assembly code). The Hessian has
  * kn_mpm_dynamics_matrix's pattern (lower triangle, stype -1, CHOLMOD int); it is owned by the body,
- * overwritten by the next call that asks for it and by the next free motion's pattern change; A and
- * its factor are not touched. At v = b->grid.v_star it equals A entry for entry. Valid from a
+ * overwritten by the next call that asks for it, freed when a free motion rebuilds the pattern (the
+ * active nodes changed); A and its factor are not touched. At v = b->grid.v_star it equals A entry for entry. Valid from a
  * successful kn_mpm_free_motion until kn_mpm_advance (which changes F_E; the grid is the free
  * motion's until the next P2G). KN_ERR_INVALID before a free motion, after a kn_mpm_p2g that
  * changed the active nodes, or on a view; KN_ERR_NOMEM. */
