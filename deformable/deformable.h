@@ -215,6 +215,24 @@ struct cholmod_factor_struct; /* CHOLMOD's factor (cholmod.h); opaque here */
  * (nonlinear models, or Newton converged without a step) A is factorized once here with the kept
  * analysis. Owned by the body, valid until the next free-motion call. KN_ERR_NUMERIC if not PD. */
 kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_factor_struct** L, kn_error* err);
+/* (x_n, v_n, R0 of the body state, dt, v over the free DoFs) => the incremental potential that
+ * kn_fem_free_motion minimizes, at any trial v (contact solvers minimize it plus their own terms):
+ *   E(v) = 1/2 (v - v_n)^T M (v - v_n) + Psi(x_n + dt v) + dt/2 v^T D v - dt (M g)^T v,
+ *   D = alpha M + beta K(x_n),
+ * in *E (if non-NULL), grad E (grad, 3 * nfree, if non-NULL) and, if hessian is non-NULL, *hessian
+ * = M + dt D + dt^2 K(x_n + dt v), element stiffnesses PSD-projected for the corotated and
+ * neo-Hookean models (K(x_n) of D too), as the free motion's Newton (the same code). v, grad and
+ * the Hessian are over the free vertices' DoFs: 3 * nfree ordered by free_index, fixed vertices at
+ * x_n. The Hessian has kn_fem_body_dynamics_matrix's pattern (lower triangle, stype -1, CHOLMOD
+ * int); it is owned by the body, overwritten by the next call that asks for it, freed when the
+ * fixed set changes; the dynamics matrix and its factor are not touched. At v = v_star (on the free
+ * DoFs) it equals the dynamics matrix entry for entry and |grad E| meets the Newton stopping test.
+ * Needs only the body state (x, v, R0 are the step start until kn_fem_advance): callable before or
+ * after kn_fem_free_motion, with the same result. Builds the sparsity pattern on first use; with
+ * stiffness damping (beta > 0) every call also assembles K(x_n). KN_ERR_INVALID for a bad dt,
+ * KN_ERR_NOMEM; non-finite values are returned as computed. */
+kn_status kn_fem_potential(kn_fem_body* b, double dt, const double* v, double* E, double* grad,
+                           const struct cholmod_sparse_struct** hessian, kn_error* err);
 /* (v_next, 3 * nvert) => v = v_next (0 at fixed vertices), x += dt v, R0 = polar(F(x)) per tet. */
 void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next);
 /* Quasi-static equilibrium: minimize Psi(x) - (M g)^T x over the free vertices with the same

@@ -14,6 +14,7 @@ struct kn_fem_solver {
   cholmod_common cc;
   int n;                /* 3 * nfree */
   cholmod_sparse* A;    /* lower triangle, stype -1 */
+  cholmod_sparse* H;    /* kn_fem_potential's Hessian: A's pattern, allocated on first request */
   cholmod_factor* L;    /* symbolic analysis kept across iterations and steps */
   kn_chol_permuted perm; /* A's entries in L's permuted order (common/sparse_chol.c) */
   int factor_current;   /* 1: L holds the numeric factor of A as it is now (reused by the Schur complement) */
@@ -34,6 +35,7 @@ kn_fem_newton_options kn_fem_newton_options_default(void) {
 void kn_fem_solver_free(kn_fem_solver* s) {
   if (!s) return;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
+  if (s->H) cholmod_free_sparse(&s->H, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
   kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_finish(&s->cc);
@@ -243,10 +245,9 @@ static void sym_matvec(const kn_fem_solver* s, const double* Kd, const double* x
     }
 }
 
-/* y => E, and the gradient in s->g and the stiffness in s->Kv when want_derivatives */
-static double evaluate(const kn_fem_body* b, kn_fem_solver* s, const potential* pt, const double* y, int want_derivatives) {
-  int n = s->n;
-  double* g = want_derivatives ? s->g : NULL;
+/* y => E, the gradient into g (if non-NULL) and the stiffness into Kv (if non-NULL) */
+static double evaluate(const kn_fem_body* b, kn_fem_solver* s, const potential* pt, const double* y, double* g,
+                       double* Kv) {
   double E = 0, alpha = b->material.mass_damping, beta = b->material.stiffness_damping;
   int damp_k = pt->cd > 0 && beta > 0;
   if (damp_k) sym_matvec(s, s->Kd, y, s->Dy);
@@ -262,16 +263,14 @@ static double evaluate(const kn_fem_body* b, kn_fem_solver* s, const potential* 
       if (g) g[d] = pt->cm * mi * dv + pt->cd * Dy - pt->sc * mi * b->gravity[k];
     }
   }
-  (void)n;
   positions(b, pt, y, s->x);
-  E += elastic(b, s, s->x, pt->sc, g, want_derivatives ? s->Kv : NULL);
+  E += elastic(b, s, s->x, pt->sc, g, Kv);
   return E;
 }
 
-/* A = cm M + cd (alpha M + beta Kd) + sc^2 Kv in A's values */
-static void assemble(const kn_fem_body* b, kn_fem_solver* s, const potential* pt) {
+/* Ax (values in A's pattern) = cm M + cd (alpha M + beta Kd) + sc^2 Kv */
+static void assemble(const kn_fem_body* b, const kn_fem_solver* s, const potential* pt, double* Ax) {
   const int* Ap = s->A->p;
-  double* Ax = s->A->x;
   double sc2 = pt->sc * pt->sc, cdb = pt->cd * b->material.stiffness_damping;
   for (int k = 0; k < Ap[s->n]; k++) Ax[k] = sc2 * s->Kv[k] + (cdb > 0 ? cdb * s->Kd[k] : 0.0);
   for (int i = 0; i < b->mesh.nvert; i++) {
@@ -305,13 +304,13 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
   for (int i = 0; i < b->mesh.nvert; i++)
     if (b->free_index[i] >= 0) gscale += b->mass[i] * b->mass[i];
   gscale = pt->sc * sqrt(gscale) * kn_vec3_norm(b->gravity);
-  double E = evaluate(b, s, pt, s->y, 1);
+  double E = evaluate(b, s, pt, s->y, s->g, s->Kv);
   double gnorm = norm(s->g, n), ref = fmax(gnorm, gscale);
   int quadratic = is_quadratic(b->material.model);
   for (int it = 0;; it++) {
     if (!isfinite(E) || !all_finite(s->g, n))
       return kn_fail(err, KN_ERR_NUMERIC, "%s: %s: non-finite energy or gradient at Newton iteration %d", b->name, what, it);
-    assemble(b, s, pt);
+    assemble(b, s, pt, s->A->x);
     s->factor_current = 0;
     if (gnorm <= o->rel_tolerance * ref) return KN_OK; /* A is at the converged iterate */
     if (it >= o->max_iterations)
@@ -345,7 +344,7 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
     int accepted = 0;
     for (int ls = 0; ls <= o->max_backtracks; ls++, step *= 0.5) {
       for (int k = 0; k < n; k++) s->yt[k] = s->y[k] + step * s->dy[k];
-      Et = evaluate(b, s, pt, s->yt, 0);
+      Et = evaluate(b, s, pt, s->yt, NULL, NULL);
       /* Armijo, with slack for rounding in E near the minimum */
       if (isfinite(Et) && Et - E <= o->armijo * step * slope + 1e-14 * fabs(E)) {
         accepted = 1;
@@ -357,7 +356,7 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
        * gravity terms); the gradient is still accurate there: take the full step if it shrinks |grad E| */
       double gold = gnorm;
       for (int k = 0; k < n; k++) s->yt[k] = s->y[k] + s->dy[k];
-      double Ef = evaluate(b, s, pt, s->yt, 1);
+      double Ef = evaluate(b, s, pt, s->yt, s->g, s->Kv);
       double gf = norm(s->g, n);
       if (!(isfinite(Ef) && gf < gold))
         return kn_fail(err, KN_ERR_NUMERIC,
@@ -369,7 +368,7 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
       continue;
     }
     memcpy(s->y, s->yt, (size_t)n * sizeof(double));
-    E = evaluate(b, s, pt, s->y, 1);
+    E = evaluate(b, s, pt, s->y, s->g, s->Kv);
     gnorm = norm(s->g, n);
   }
 }
@@ -384,6 +383,21 @@ static kn_status prepare(kn_fem_body* b, kn_error* err) {
   return st;
 }
 
+/* (x_n, v_n, R0, dt) => the free motion's potential: v_n on the free DoFs in s->y0 and, with
+ * stiffness damping, K(x_n) in s->Kd (from the body state alone, so the same before and after
+ * kn_fem_free_motion) */
+static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double dt) {
+  for (int i = 0; i < b->mesh.nvert; i++) {
+    int f = b->free_index[i];
+    if (f >= 0) memcpy(s->y0 + 3 * f, b->v + 3 * i, 3 * sizeof(double));
+  }
+  if (b->material.stiffness_damping > 0 && s->n > 0) {
+    /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
+    elastic(b, s, b->x, 1.0, NULL, s->Kd);
+  }
+  return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+}
+
 //---- public stages ----
 
 // (x_n, v_n, R0, dt) => v_star, A(v_star)
@@ -393,15 +407,7 @@ kn_status kn_fem_free_motion(kn_fem_body* b, double dt, const kn_fem_newton_opti
   kn_status st = prepare(b, err);
   if (st) return st;
   kn_fem_solver* s = b->solver;
-  for (int i = 0; i < b->mesh.nvert; i++) {
-    int f = b->free_index[i];
-    if (f >= 0) memcpy(s->y0 + 3 * f, b->v + 3 * i, 3 * sizeof(double));
-  }
-  potential pt = {.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
-  if (b->material.stiffness_damping > 0 && s->n > 0) {
-    /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
-    elastic(b, s, b->x, 1.0, NULL, s->Kd);
-  }
+  potential pt = step_potential(b, s, dt);
   memcpy(s->y, s->y0, (size_t)s->n * sizeof(double));
   int iters;
   st = newton(b, s, &pt, &o, "free motion", &iters, err);
@@ -409,6 +415,28 @@ kn_status kn_fem_free_motion(kn_fem_body* b, double dt, const kn_fem_newton_opti
   for (int i = 0; i < b->mesh.nvert; i++) {
     int f = b->free_index[i];
     for (int k = 0; k < 3; k++) b->v_star[3 * i + k] = f >= 0 ? s->y[3 * f + k] : 0.0;
+  }
+  return KN_OK;
+}
+
+// (x_n, v_n, R0, dt, v) => E(v), grad E(v), Hessian(v): the free motion's potential and assembly
+kn_status kn_fem_potential(kn_fem_body* b, double dt, const double* v, double* E, double* grad,
+                           const struct cholmod_sparse_struct** hessian, kn_error* err) {
+  if (hessian) *hessian = NULL;
+  if (!(dt > 0) || !isfinite(dt)) return kn_fail(err, KN_ERR_INVALID, "%s: potential time step %g, expected > 0", b->name, dt);
+  kn_status st = prepare(b, err);
+  if (st) return st;
+  kn_fem_solver* s = b->solver;
+  if (hessian && !s->H) {
+    s->H = cholmod_copy_sparse(s->A, &s->cc);
+    if (!s->H) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for a %d x %d Hessian", b->name, s->n, s->n);
+  }
+  potential pt = step_potential(b, s, dt);
+  double e = evaluate(b, s, &pt, v, grad, hessian ? s->Kv : NULL);
+  if (E) *E = e;
+  if (hessian) {
+    assemble(b, s, &pt, s->H->x);
+    *hessian = (const struct cholmod_sparse_struct*)s->H;
   }
   return KN_OK;
 }

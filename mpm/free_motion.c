@@ -85,11 +85,6 @@ static double energy_at(const kn_mpm_body* b, double dt, const double grav[3], c
   return E;
 }
 
-double kn_mpm_energy(const kn_mpm_body* b, const double* v, double* grad) {
-  if (!b->solver || !b->grid.p_node) return NAN;
-  return energy_at(b, b->solver->dt, b->solver->gravity, v, grad);
-}
-
 static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
 
 /* pattern of A: node pairs within the 5^3 stencil (digest §7.3), lower triangle, 3x3 blocks */
@@ -123,6 +118,7 @@ static kn_status build_pattern(kn_mpm_body* b, kn_error* err) {
   }
   s->col_start[n] = at;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
+  if (s->H) cholmod_free_sparse(&s->H, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
   kn_chol_permuted_free(&s->perm, &s->cc);
   s->have_factor = 0;
@@ -219,10 +215,10 @@ static void particle_hessian(const kn_mpm_body* b, int p, double dt, const doubl
     }
 }
 
-/* H (as particle_hessian left it for the stencil idx of particle p) => A; H zeroed again */
-static void scatter(const kn_mpm_body* b, int p, double* H) {
+/* H (as particle_hessian left it for the stencil idx of particle p) => added to Ax (values in A's
+ * pattern); H zeroed again */
+static void scatter(const kn_mpm_body* b, int p, double* H, double* Ax) {
   const kn_mpm_solver* s = b->solver;
-  double* Ax = s->A->x;
   const int* Ap = s->A->p;
   int idx[27];
   double g[81];
@@ -267,9 +263,10 @@ static void add_corotated_batch(int k, const int idx[27], int m, const double* G
 #undef SYM
 }
 
-/* A(v) = M + dt^2 sum_p V_p G_p^T dP/dF G_p (digest §7.3 Hessian). The particles of one grid cell
- * with the same stencil (a particle on a stencil boundary has a zero weight and misses a node: up to
- * 8 stencils per cell) share their 27 x 27 node blocks: the blocks are summed densely and scattered
+/* Ax (values in A's pattern) = A(v) = M + dt^2 sum_p V_p G_p^T dP/dF G_p (digest §7.3 Hessian),
+ * for the free motion (A->x) and kn_mpm_potential (H->x). The particles of one grid cell with the
+ * same stencil (a particle on a stencil boundary has a zero weight and misses a node: up to 8
+ * stencils per cell) share their 27 x 27 node blocks: the blocks are summed densely and scattered
  * into the sparse A once per stencil (the scatter's searches were 80 % of a 125-particles-per-cell
  * step); linear corotated particles are summed by add_corotated_batch. Cells are visited by their
  * centre node, stencils in order of first appearance, particles in index order: the sum order is
@@ -285,10 +282,9 @@ static int grow_scratch(void** p, size_t* cap, size_t bytes) {
   return 1;
 }
 
-static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* err) {
+static kn_status assemble(kn_mpm_body* b, double dt, const double* v, double* Ax, kn_error* err) {
   kn_mpm_solver* s = b->solver;
   const kn_mpm_grid* gr = &b->grid;
-  double* Ax = s->A->x;
   int n = gr->n;
   /* scratch kept in the solver from step to step (no allocation once it has grown) */
   if (!grow_scratch((void**)&s->asm_int, &s->asm_int_cap, ((size_t)n + (size_t)b->np + 2) * sizeof(int)))
@@ -325,7 +321,7 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
         if (group[t] != g) continue;
         if (g < 0) { /* beyond MAX_STENCILS (not seen): a scatter of its own */
           particle_hessian(b, cell[t], dt, v, H);
-          scatter(b, cell[t], H);
+          scatter(b, cell[t], H, Ax);
           continue;
         }
         /* the stencil's first particle: sum the group, then scatter it */
@@ -353,7 +349,7 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
           batch++;
         }
         if (batch > 0) add_corotated_batch(k, idx, batch, Gm, Um, pt->mu, pt->lambda, PQ, H);
-        scatter(b, rep[g], H);
+        scatter(b, rep[g], H, Ax);
         break;
       }
   }
@@ -364,7 +360,7 @@ static kn_status assemble(kn_mpm_body* b, double dt, const double* v, kn_error* 
 static kn_status factor_at(kn_mpm_body* b, double dt, const double* v, kn_error* err) {
   kn_mpm_solver* s = b->solver;
   s->have_factor = 0;
-  kn_status st = assemble(b, dt, v, err);
+  kn_status st = assemble(b, dt, v, s->A->x, err);
   if (st != KN_OK) return st;
   kn_chol_permuted_factor(&s->perm, s->A, s->L, &s->cc);
   s->factorizations++;
@@ -372,6 +368,29 @@ static kn_status factor_at(kn_mpm_body* b, double dt, const double* v, kn_error*
     return kn_fail(err, KN_ERR_NUMERIC, "%s: free motion: the dynamics matrix (%zu DoFs) is not positive definite",
                    b->name, s->A->nrow);
   s->have_factor = 1;
+  return KN_OK;
+}
+
+// (body after free motion, v) => E_MPM(v), grad E, Hessian(v): the free motion's energy_at and assemble
+kn_status kn_mpm_potential(kn_mpm_body* b, const double* v, double* E, double* grad,
+                           const struct cholmod_sparse_struct** hessian, kn_error* err) {
+  if (hessian) *hessian = NULL;
+  kn_mpm_solver* s = b->solver;
+  const kn_mpm_grid* gr = &b->grid;
+  /* the grid of the last P2G must be the one A's pattern was built for by the free motion */
+  if (b->viewed || !s || !s->A || !gr->p_node || s->pattern_n != gr->n ||
+      memcmp(s->pattern_index, gr->index, 3 * (size_t)gr->n * sizeof(int)) != 0)
+    return kn_fail(err, KN_ERR_INVALID, "%s: no incremental potential (call kn_mpm_free_motion first)", b->name);
+  double e = energy_at(b, s->dt, s->gravity, v, grad);
+  if (E) *E = e;
+  if (!hessian) return KN_OK;
+  if (!s->H) {
+    s->H = cholmod_copy_sparse(s->A, &s->cc);
+    if (!s->H) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for a %zu x %zu Hessian", b->name, s->A->nrow, s->A->nrow);
+  }
+  kn_status st = assemble(b, s->dt, v, s->H->x, err);
+  if (st != KN_OK) return st;
+  *hessian = (const struct cholmod_sparse_struct*)s->H;
   return KN_OK;
 }
 

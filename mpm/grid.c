@@ -19,6 +19,7 @@ kn_status kn_mpm_solver_ensure(kn_mpm_body* b, kn_error* err) {
 void kn_mpm_solver_free(kn_mpm_solver* s) {
   if (!s) return;
   if (s->A) cholmod_free_sparse(&s->A, &s->cc);
+  if (s->H) cholmod_free_sparse(&s->H, &s->cc);
   if (s->L) cholmod_free_factor(&s->L, &s->cc);
   kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_finish(&s->cc);

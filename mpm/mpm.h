@@ -231,9 +231,21 @@ struct cholmod_factor_struct;
 /* body after kn_mpm_free_motion => *L, the CHOLMOD factor of that A (for kn_fem_schur_complement_factored
  * and solves). Owned by the body, valid until the next free motion. KN_ERR_INVALID before. */
 kn_status kn_mpm_dynamics_factor(kn_mpm_body* b, const struct cholmod_factor_struct** L, kn_error* err);
-/* (body after P2G, grid velocities v (3n)) => E_MPM(v) (returned, eq. 16) and its gradient
- * (grad, 3n, if non-NULL) for the dt and gravity of the last kn_mpm_free_motion (tests, FD checks). */
-double kn_mpm_energy(const kn_mpm_body* b, const double* v, double* grad);
+/* (body after kn_mpm_free_motion, grid velocities v (3n, node order of b->grid)) => the incremental
+ * potential the free motion minimizes, at any trial v (contact solvers minimize it plus their own
+ * terms), for that free motion's grid (P2G at x_p^n), dt, gravity and R0:
+ *   E(v) = 1/2 |v - v^n|_M^2 - dt v^T M g + sum_p V_p^0 Psi(F_E(v))   (eq. 16) in *E (if non-NULL),
+ *   its gradient in grad (3n, if non-NULL) and, if hessian is non-NULL, *hessian
+ *   = M + dt^2 sum_p V_p^0 G_p^T dP/dF(F_E(v)) G_p, dP/dF PSD-projected for the EOS fluid as in the
+ * free motion (kn_mpm_energy_density; the same assembly code). The Hessian has
+ * kn_mpm_dynamics_matrix's pattern (lower triangle, stype -1, CHOLMOD int); it is owned by the body,
+ * overwritten by the next call that asks for it, freed when a free motion rebuilds the pattern (the
+ * active nodes changed); A and its factor are not touched. At v = b->grid.v_star it equals A entry for entry. Valid from a
+ * successful kn_mpm_free_motion until kn_mpm_advance (which changes F_E; the grid is the free
+ * motion's until the next P2G). KN_ERR_INVALID before a free motion, after a kn_mpm_p2g that
+ * changed the active nodes, or on a view; KN_ERR_NOMEM. */
+kn_status kn_mpm_potential(kn_mpm_body* b, const double* v, double* E, double* grad,
+                           const struct cholmod_sparse_struct** hessian, kn_error* err);
 
 /* (body after P2G, particle p) => the active nodes of its stencil with w_ip > 0 (nodes, up to 27)
  * and their weights w (at x_p^n); returns how many. The contact Jacobian's MPM block of a point at

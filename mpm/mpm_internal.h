@@ -9,6 +9,7 @@
 struct kn_mpm_solver {
   cholmod_common cc;
   cholmod_sparse* A;   /* lower triangle, stype -1, over the active nodes of the last free motion */
+  cholmod_sparse* H;   /* kn_mpm_potential's Hessian: A's pattern, allocated on first request */
   cholmod_factor* L;   /* factor of A at v* */
   kn_chol_permuted perm; /* A's entries in L's permuted order (common/sparse_chol.c) */
   int have_factor;     /* L holds the numeric factor of the current A */
@@ -16,7 +17,7 @@ struct kn_mpm_solver {
   int* nbr;            /* neighbour node indices, ascending per node */
   int* pattern_index;  /* 3 * pattern_n: the grid's node coordinates A's pattern was built for */
   int pattern_n;
-  double dt, gravity[3]; /* of the last free motion (for kn_mpm_energy) */
+  double dt, gravity[3]; /* of the last free motion (for kn_mpm_potential) */
   double* R0;          /* 9 * np polar rotation of F_E^n (linear corotated parts) */
   int R0_np;           /* particles R0 was allocated for */
   int iterations, factorizations; /* of the last free motion: Newton or chord steps, factorizations of A */
