@@ -73,9 +73,10 @@ typedef struct kn_clique_ops {
    * dv_N = -A_NN^-1 A_NP dv_P: the rest of v_n+1 = v* + dv once the backend found v_P */
   kn_status (*schur)(void* self, const int* P, int np, double* S, kn_error* err);
   void (*recover)(void* self, const double* dv_P, double* dv);
-  /* (v: ndof) => E(v) (returned), grad (ndof, if non-NULL), the Hessian (*H, if non-NULL: a view
-   * valid until the next call), up to a constant per step; after free_motion */
-  double (*potential)(void* self, const double* v, double* grad, kn_csc_view* H);
+  /* (v: ndof) => E(v) (*E, if non-NULL), grad (ndof, if non-NULL), the Hessian (*H, if non-NULL:
+   * a view valid until the next call; PSD-projected where the material needs it), up to a
+   * constant per step; after free_motion. KN_ERR_NOMEM, KN_ERR_INVALID naming the body. */
+  kn_status (*potential)(void* self, const double* v, double* E, double* grad, kn_csc_view* H, kn_error* err);
   /* material point => its map: a tree's point is (body index, world point at q_n); an FEM body's
    * a vertex index, an MPM grid's a particle index (p unused) */
   void (*point_map)(void* self, int index, const double p[3], double dt, kn_point_map* out);

@@ -11,6 +11,7 @@
 typedef struct {
   kn_fem_body* b;
   kn_fem_schur* schur;
+  double dt;              /* of the last free motion */
   double *v_star, *vnext; /* 3 nfree; 3 nvert */
   double* D;              /* (3 nfree)^2, the dense form on demand */
   size_t dcap;
@@ -26,6 +27,7 @@ static kn_csc_view fem_sparse(const void* self) {
 static kn_status fem_free_motion(void* self, double dt, kn_error* err) {
   fem_clique* f = self;
   kn_fem_body* b = f->b;
+  f->dt = dt;
   kn_status st = kn_fem_free_motion(b, dt, NULL, err);
   if (st) return st;
   for (int u = 0; u < b->mesh.nvert; u++) {
@@ -77,10 +79,12 @@ static void fem_recover(void* self, const double* dv_P, double* dv) {
   kn_fem_schur_recover(((fem_clique*)self)->schur, dv_P, dv);
 }
 
-static double fem_potential(void* self, const double* v, double* grad, kn_csc_view* H) {
+static kn_status fem_potential(void* self, const double* v, double* E, double* grad, kn_csc_view* H, kn_error* err) {
   fem_clique* f = self;
-  (void)f, (void)v, (void)grad, (void)H;
-  return NAN; /* filled in by kn_fem_potential */
+  const cholmod_sparse* Hs = NULL;
+  kn_status st = kn_fem_potential(f->b, f->dt, v, E, grad, H ? (const struct cholmod_sparse_struct**)&Hs : NULL, err);
+  if (!st && H) *H = (kn_csc_view){(int)Hs->nrow, Hs->p, Hs->i, Hs->x};
+  return st;
 }
 
 static void fem_point_map(void* self, int vertex, const double p[3], double dt, kn_point_map* out) {

@@ -87,9 +87,12 @@ static void mpm_recover(void* self, const double* dv_P, double* dv) {
   kn_fem_schur_recover(((mpm_clique*)self)->schur, dv_P, dv);
 }
 
-static double mpm_potential(void* self, const double* v, double* grad, kn_csc_view* H) {
-  (void)self, (void)v, (void)grad, (void)H;
-  return NAN; /* filled in by kn_mpm_potential */
+static kn_status mpm_potential(void* self, const double* v, double* E, double* grad, kn_csc_view* H, kn_error* err) {
+  mpm_clique* m = self;
+  const cholmod_sparse* Hs = NULL;
+  kn_status st = kn_mpm_potential(m->b, v, E, grad, H ? (const struct cholmod_sparse_struct**)&Hs : NULL, err);
+  if (!st && H) *H = (kn_csc_view){(int)Hs->nrow, Hs->p, Hs->i, Hs->x};
+  return st;
 }
 
 static void mpm_point_map(void* self, int particle, const double p[3], double dt, kn_point_map* out) {

@@ -64,38 +64,38 @@ static void tree_recover(void* self, const double* dv_P, double* dv) {
   memcpy(dv, dv_P, (size_t)t->nv * sizeof *dv);
 }
 
-static double tree_potential(void* self, const double* v, double* grad, kn_csc_view* H) {
+static kn_status tree_potential(void* self, const double* v, double* E, double* grad, kn_csc_view* H,
+                                kn_error* err) {
   tree_clique* t = self;
   int n = t->nv;
   for (int j = 0; j < n; j++) t->dv[j] = v[j] - t->v_star[j];
-  double E = 0;
+  double e = 0;
   for (int i = 0; i < n; i++) {
     double g = 0;
     for (int j = 0; j < n; j++) g += t->A[(size_t)i * n + j] * t->dv[j];
     if (grad) grad[i] = g;
-    E += 0.5 * t->dv[i] * g;
+    e += 0.5 * t->dv[i] * g;
   }
-  if (H) {
-    if (!t->hp) {
-      t->hp = malloc(((size_t)n + 1) * sizeof *t->hp);
-      t->hi = malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof *t->hi);
-      t->hx = malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof *t->hx);
-      if (!t->hp || !t->hi || !t->hx) {
-        free(t->hp), free(t->hi), free(t->hx);
-        t->hp = NULL, t->hi = NULL, t->hx = NULL;
-        *H = (kn_csc_view){0, NULL, NULL, NULL};
-        return E;
-      }
+  if (E) *E = e;
+  if (!H) return KN_OK;
+  if (!t->hp) {
+    t->hp = malloc(((size_t)n + 1) * sizeof *t->hp);
+    t->hi = malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof *t->hi);
+    t->hx = malloc((size_t)n * (size_t)(n + 1) / 2 * sizeof *t->hx);
+    if (!t->hp || !t->hi || !t->hx) {
+      free(t->hp), free(t->hi), free(t->hx);
+      t->hp = NULL, t->hi = NULL, t->hx = NULL;
+      return kn_fail(err, KN_ERR_NOMEM, "out of memory");
     }
-    int k = 0;
-    for (int j = 0; j < n; j++) {
-      t->hp[j] = k;
-      for (int i = j; i < n; i++) t->hi[k] = i, t->hx[k++] = t->A[(size_t)i * n + j];
-    }
-    t->hp[n] = k;
-    *H = (kn_csc_view){n, t->hp, t->hi, t->hx};
   }
-  return E;
+  int k = 0;
+  for (int j = 0; j < n; j++) {
+    t->hp[j] = k;
+    for (int i = j; i < n; i++) t->hi[k] = i, t->hx[k++] = t->A[(size_t)i * n + j];
+  }
+  t->hp[n] = k;
+  *H = (kn_csc_view){n, t->hp, t->hi, t->hx};
+  return KN_OK;
 }
 
 static void tree_point_map(void* self, int body, const double p[3], double dt, kn_point_map* out) {
