@@ -7,8 +7,6 @@
 
 #include "sim/sim.h"
 
-/* (scene with defaults) => KN_OK, or the first checks[i].key that is missing or out of range */
-kn_status kn_sim_checks_validate(const kn_scene* s, kn_error* err);
 /* (built world) => w->checks with every name resolved (errors name checks[i].body ...), and the
  * t = 0 state observed; w->checks stays NULL when the scene has no checks */
 kn_status kn_sim_checks_create(kn_world* w, kn_error* err);

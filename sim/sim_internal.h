@@ -10,16 +10,6 @@
 #include "sap/sap.h"
 #include "sim/sim.h"
 
-/* One file embedded at build time by sim/embed.cmake (generated knead_embedded.c). */
-typedef struct {
-  const char* name;           /* "default_scene.yaml", "models/knead_arm7.urdf" */
-  const unsigned char* data;  /* NUL-terminated */
-  size_t len;                 /* without the NUL */
-} kn_embedded_entry;
-
-extern const kn_embedded_entry kn_embedded_table[];
-extern const int kn_embedded_ntable;
-
 /* JSON through jansson (json.c): every JSON file knead reads or writes goes through these. */
 /* (number) => a JSON real, or null when it is NaN or infinite (JSON has neither) */
 json_t* kn_json_real(double v);
@@ -35,20 +25,6 @@ kn_status kn_json_built(int failures, const char* what, kn_error* err);
 /* (JSON object) => knead_version, git_revision, build_id and build set on it: which knead wrote the
  * file (summary.json, golden baselines); returns the failures OR-ed as kn_json_built takes them */
 int kn_json_set_build(json_t* doc);
-
-/* The libyaml node tree of a scene, kept to report the line of any key path. */
-kn_status kn_scene_lines_parse(const char* yaml, size_t len, const char* path, kn_scene_lines** out, kn_error* err);
-void kn_scene_lines_free(kn_scene_lines* l);
-/* 1-based line of the node at key_path ("robots[1].controller.kp"; for a key, the key's line),
- * 0 when the path does not exist. */
-int kn_scene_lines_find(const kn_scene_lines* l, const char* key_path);
-/* the keys of the root mapping, for rejecting sections that are not simulated yet */
-int kn_scene_lines_root_has(const kn_scene_lines* l, const char* key);
-/* Every scalar of the document with its key path ("objects[0].friction", "gravity[2]") and line,
- * depth first in document order; aliases are visited where they are used. Stops at the first
- * callback that returns non-zero and returns that value. */
-typedef int (*kn_scene_scalar_fn)(void* ctx, const char* key_path, const char* value, int line);
-int kn_scene_lines_each_scalar(const kn_scene_lines* l, kn_scene_scalar_fn fn, void* ctx);
 
 /* objects[i] of the scene => its tree as a kn_robot (objects.c) and its initial q (q0 holds nq0
  * doubles, at least the model's nq; free primitives need 7; q0 NULL: the tree only, for a URDF
