@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "sap/sap.h"
-#include "sim/checks_internal.h"
 #include "sim/sim_internal.h"
 
 /* A resolved name: a rigid body (tree, body), an FEM body, or a set of colliders (contacts). */
@@ -37,6 +36,7 @@ struct kn_checks {
   kn_check_result* r;
   kn_mb_data** data; /* per tree, for the kinematics of the bodies the checks name */
   long* data_step;   /* the step each tree's data was computed at (-1: never) */
+  int ntree;         /* data has ntree entries */
   int failed;        /* a step failed */
   double t_failed;
   char fail_msg[256];
@@ -80,7 +80,7 @@ static int mpm_index(const kn_world* w, const char* name) {
   return -1;
 }
 
-static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error* err) {
+static kn_status resolve_check(const kn_world* w, check_state* c, unsigned i, kn_error* err) {
   const kn_scene* s = w->scene;
   const kn_scene_check* d = c->def;
   char k[128];
@@ -127,31 +127,34 @@ static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error
   return KN_OK;
 }
 
-void kn_sim_checks_free(kn_world* w) {
-  struct kn_checks* ks = w->checks;
+static void checks_free(void* self) {
+  struct kn_checks* ks = self;
   if (!ks) return;
-  for (int i = 0; i < ks->n; i++) free(ks->c[i].in_a), free(ks->c[i].in_b);
-  for (int t = 0; ks->data && t < w->ntree; t++) kn_mb_data_free(ks->data[t]);
+  for (int i = 0; ks->c && i < ks->n; i++) free(ks->c[i].in_a), free(ks->c[i].in_b);
+  for (int t = 0; ks->data && t < ks->ntree; t++) kn_mb_data_free(ks->data[t]);
   free(ks->data);
   free(ks->data_step);
   free(ks->c);
   free(ks->r);
   free(ks);
-  w->checks = NULL;
 }
 
-kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
+static void checks_stepped(void* self, const kn_world* w);
+static void checks_failed(void* self, const kn_world* w, const char* message);
+static json_t* checks_summary(void* self, const kn_world* w);
+static const kn_world_observer_ops checks_ops = {
+    .name = "checks", .stepped = checks_stepped, .failed = checks_failed, .summary = checks_summary,
+    .free = checks_free};
+
+// (world, the checks built so far) => the names resolved and the current state observed
+static kn_status checks_create(const kn_world* w, struct kn_checks* ks, kn_error* err) {
   const kn_scene* s = w->scene;
-  int n = (int)s->doc->nchecks;
-  if (n == 0) return KN_OK;
-  struct kn_checks* ks = kn_calloc(1, sizeof *ks);
-  if (!ks) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-  w->checks = ks;
-  ks->n = n;
+  const int n = ks->n;
   ks->c = kn_calloc((size_t)n, sizeof *ks->c);
   ks->r = kn_calloc((size_t)n, sizeof *ks->r);
   ks->data = kn_calloc((size_t)w->ntree, sizeof *ks->data);
   ks->data_step = kn_calloc((size_t)w->ntree, sizeof *ks->data_step);
+  ks->ntree = ks->data ? w->ntree : 0;
   if (!ks->c || !ks->r || !ks->data || !ks->data_step) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   for (int t = 0; t < w->ntree; t++) {
     ks->data_step[t] = -1;
@@ -179,15 +182,28 @@ kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
     r->lo = INFINITY;
     r->hi = -INFINITY;
   }
-  kn_sim_checks_observe(w); /* t = 0 */
+  checks_stepped(ks, w); /* t = 0 */
   return KN_OK;
+}
+
+kn_status kn_checks_attach(kn_world* w, kn_error* err) {
+  int n = (int)w->scene->doc->nchecks;
+  if (n == 0) return KN_OK;
+  struct kn_checks* ks = kn_calloc(1, sizeof *ks);
+  if (!ks) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  ks->n = n;
+  kn_status st = checks_create(w, ks, err);
+  if (st) {
+    checks_free(ks);
+    return st;
+  }
+  return kn_world_add_observer(w, &checks_ops, ks, err);
 }
 
 //---- sampling ----
 
 // (rigid or FEM ref) => world pose (an FEM body: its centroid, identity rotation)
-static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
-  struct kn_checks* ks = w->checks;
+static void ref_pose(struct kn_checks* ks, const kn_world* w, const ref* r, kn_pose* X) {
   kn_pose_identity(X);
   if (r->fem >= 0) {
     kn_sim_deformable_centroid(&w->fems[r->fem], X->p);
@@ -198,7 +214,7 @@ static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
     return;
   }
   if (r->tree < 0) return;
-  kn_world_tree* tr = &w->trees[r->tree];
+  const kn_world_tree* tr = &w->trees[r->tree];
   if (ks->data_step[r->tree] != w->step) {
     kn_mb_kinematics(tr->robot->model, tr->q, tr->v, ks->data[r->tree]);
     ks->data_step[r->tree] = w->step;
@@ -238,21 +254,21 @@ static int mpm_contact_in_pair(const check_state* c, const kn_world_mpm_contact*
          (c->mpm_side[1] == p->mpm && c->mpm_side[0] < 0 && c->fem_side[0] < 0 && c->in_a[p->collider]);
 }
 
-static void sample(kn_world* w, check_state* c, kn_check_result* r) {
+static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_check_result* r) {
   const double t = w->t;
   kn_pose Xa, Xb;
   switch (c->def->type) {
     case KN_CHECK_HEIGHT_ABOVE:
-      ref_pose(w, &c->a, &Xa);
+      ref_pose(ks, w, &c->a, &Xa);
       keep(r, Xa.p[2], t, Xa.p[2] < r->measured);
       break;
     case KN_CHECK_HEIGHT_BELOW:
-      ref_pose(w, &c->a, &Xa);
+      ref_pose(ks, w, &c->a, &Xa);
       keep(r, Xa.p[2], t, Xa.p[2] > r->measured);
       break;
     case KN_CHECK_DISTANCE_BELOW: {
-      ref_pose(w, &c->a, &Xa);
-      ref_pose(w, &c->b, &Xb);
+      ref_pose(ks, w, &c->a, &Xa);
+      ref_pose(ks, w, &c->b, &Xb);
       double d = sqrt((Xa.p[0] - Xb.p[0]) * (Xa.p[0] - Xb.p[0]) + (Xa.p[1] - Xb.p[1]) * (Xa.p[1] - Xb.p[1]) +
                       (Xa.p[2] - Xb.p[2]) * (Xa.p[2] - Xb.p[2]));
       keep(r, d, t, d > r->measured);
@@ -261,8 +277,8 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
     case KN_CHECK_GRASP_HELD: {
       /* X_LO = X_WL^-1 X_WO; drift relative to its value at the window's first sample */
       kn_pose XL, XLinv, X_LO;
-      ref_pose(w, &c->a, &Xa);
-      ref_pose(w, &c->b, &XL);
+      ref_pose(ks, w, &c->a, &Xa);
+      ref_pose(ks, w, &c->b, &XL);
       kn_pose_inv(&XL, &XLinv);
       kn_pose_mul(&XLinv, &Xa, &X_LO);
       if (!c->have_ref) {
@@ -325,21 +341,20 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
   }
 }
 
-void kn_sim_checks_observe(kn_world* w) {
-  struct kn_checks* ks = w->checks;
-  if (!ks) return;
+static void checks_stepped(void* self, const kn_world* w) {
+  struct kn_checks* ks = self;
   const double eps = 1e-9 + 1e-6 * w->scene->time_step;
   for (int i = 0; i < ks->n; i++) {
     check_state* c = &ks->c[i];
     if (w->t < c->after - eps || w->t > c->before + eps) continue;
     ks->r[i].samples++;
-    sample(w, c, &ks->r[i]);
+    sample(ks, w, c, &ks->r[i]);
   }
 }
 
-void kn_sim_checks_step_failed(kn_world* w, const char* message) {
-  struct kn_checks* ks = w->checks;
-  if (!ks || ks->failed) return;
+static void checks_failed(void* self, const kn_world* w, const char* message) {
+  struct kn_checks* ks = self;
+  if (ks->failed) return;
   ks->failed = 1;
   ks->t_failed = w->t + w->scene->time_step;
   snprintf(ks->fail_msg, sizeof ks->fail_msg, "%s", message ? message : "step failed");
@@ -352,8 +367,7 @@ static void window_text(const check_state* c, char* out, size_t cap) {
 }
 
 // (accumulated samples) => passed and message
-static void finalize(const kn_world* w, const check_state* c, kn_check_result* r) {
-  const struct kn_checks* ks = w->checks;
+static void finalize(const struct kn_checks* ks, const kn_world* w, const check_state* c, kn_check_result* r) {
   char win[64];
   window_text(c, win, sizeof win);
   const double L = c->limit;
@@ -431,17 +445,19 @@ static void finalize(const kn_world* w, const check_state* c, kn_check_result* r
 }
 
 const kn_check_result* kn_world_checks(const kn_world* w, int* n) {
-  struct kn_checks* ks = w->checks;
+  struct kn_checks* ks = kn_world_observer_self(w, &checks_ops);
   if (!ks) {
     if (n) *n = 0;
     return NULL;
   }
-  for (int i = 0; i < ks->n; i++) finalize(w, &ks->c[i], &ks->r[i]);
+  for (int i = 0; i < ks->n; i++) finalize(ks, w, &ks->c[i], &ks->r[i]);
   if (n) *n = ks->n;
   return ks->r;
 }
 
-json_t* kn_sim_checks_json(const kn_world* w) {
+// (world) => summary.json's "checks" list (new reference), NULL when no memory
+static json_t* checks_summary(void* self, const kn_world* w) {
+  (void)self;
   int n = 0;
   const kn_check_result* r = kn_world_checks(w, &n);
   if (!r) return NULL;

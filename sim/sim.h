@@ -96,6 +96,12 @@ typedef struct {
 } kn_run_stats;
 
 struct kn_backend; /* the contact backend seam (sim/backend.h) */
+struct kn_world_observer_ops; /* watchers of the step (below) */
+struct json_t;                /* jansson's value (summary.json sections of observers) */
+typedef struct {
+  const struct kn_world_observer_ops* ops;
+  void* self;               /* owned by the world from kn_world_add_observer on */
+} kn_world_observer;
 
 /* One FEM body of the scene (deformables[i]): its model and state live in body. */
 typedef struct {
@@ -178,7 +184,8 @@ typedef struct {
   kn_world_fem_contact* fem_contacts;
   int nmpm_contact, mpm_contact_cap; /* MPM particle contacts of the last step (contacts.csv, checks) */
   kn_world_mpm_contact* mpm_contacts;
-  struct kn_checks* checks; /* the scene's checks (sim/checks.c), NULL when none */
+  int nobserver;            /* what watches the steps (kn_world_add_observer): the scene's checks */
+  kn_world_observer* observers;
   /* state */
   long step;
   double t;
@@ -212,6 +219,30 @@ void kn_world_free(kn_world* w);
 #define KN_WORLD_MAX_COORDINATE 1e6
 #define KN_WORLD_MAX_SPEED 1e6
 kn_status kn_world_step(kn_world* w, kn_error* err);
+
+/*---- observers of the step (observers.c) ----*/
+
+/* Something outside the world that watches it step, as a table of functions over its own state
+ * `self` (the scene's checks: check/ adds one; the world knows nothing of checks). The world calls
+ * stepped after every successful kn_world_step, failed when a step fails (with the error message
+ * before kn_world_step prefixes it with the step), summary when kn_world_run writes summary.json
+ * (a new reference set under the key `name`; NULL adds nothing), and free from kn_world_free. Any
+ * function may be NULL. */
+typedef struct kn_world_observer_ops {
+  const char* name;
+  void (*stepped)(void* self, const kn_world* w);
+  void (*failed)(void* self, const kn_world* w, const char* message);
+  struct json_t* (*summary)(void* self, const kn_world* w);
+  void (*free)(void* self);
+} kn_world_observer_ops;
+/* (ops, self) => observed from the next step on, in the order added; the world owns self from now
+ * on (ops->free is called by kn_world_free, or at once when this fails: KN_ERR_NOMEM) */
+kn_status kn_world_add_observer(kn_world* w, const kn_world_observer_ops* ops, void* self, kn_error* err);
+/* the self of the first observer added with ops, NULL when there is none */
+void* kn_world_observer_self(const kn_world* w, const kn_world_observer_ops* ops);
+/* (world after a successful step / a failed one) => every observer's stepped / failed called */
+void kn_world_notify_stepped(const kn_world* w);
+void kn_world_notify_failed(const kn_world* w, const char* message);
 
 /* mass-weighted centroid of an FEM body's current positions */
 void kn_sim_deformable_centroid(const kn_world_fem* f, double c[3]);
@@ -313,7 +344,14 @@ typedef struct {
   char message[320];        /* "min z = 0.1823 m at t = 3.41 s; needs > 0.15 m in [2.8, 3.6] s" */
 } kn_check_result;
 
-/* (world) => its n checks' results as of the current step (array owned by the world) */
+/* (world just built, or at its current step) => the scene's checks watch it from now on: an observer
+ * (kn_world_add_observer) whose names are resolved here (errors name the key: checks[i].body ...) and
+ * which samples the current state at once (t = 0 for a new world), then every step, and adds
+ * "checks" to summary.json. Nothing when the scene has no checks. The world does not create them:
+ * call this after kn_world_create and before kn_world_load_state, as knead run and check do. */
+kn_status kn_checks_attach(kn_world* w, kn_error* err);
+/* (world) => its n checks' results as of the current step (array owned by the checks the world
+ * holds; NULL and 0 when none were attached) */
 const kn_check_result* kn_world_checks(const kn_world* w, int* n);
 
 /* Golden baselines (golden.c): a run's coordinates (q of every tree, FEM and MPM centroids) sampled

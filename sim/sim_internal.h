@@ -26,6 +26,9 @@ kn_status kn_json_built(int failures, const char* what, kn_error* err);
  * file (summary.json, golden baselines); returns the failures OR-ed as kn_json_built takes them */
 int kn_json_set_build(json_t* doc);
 
+/* (world being freed) => every observer freed, the last added first (observers.c) */
+void kn_sim_observers_free(kn_world* w);
+
 /* objects[i] of the scene => its tree as a kn_robot (objects.c) and its initial q (q0 holds nq0
  * doubles, at least the model's nq; free primitives need 7; q0 NULL: the tree only, for a URDF
  * object of any nq). Errors name the scene key. */

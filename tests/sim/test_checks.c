@@ -147,6 +147,7 @@ static const char* error_of(const char* yaml, kn_status want) {
   kn_world* w = NULL;
   kn_status st = kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err);
   if (!st) st = kn_world_create(s, &w, &err);
+  if (!st) st = kn_checks_attach(w, &err);
   cr_assert_eq(st, want, "status %d: %s", st, err.msg);
   kn_world_free(w);
   kn_scene_free(s);
