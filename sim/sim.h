@@ -244,6 +244,14 @@ void* kn_world_observer_self(const kn_world* w, const kn_world_observer_ops* ops
 void kn_world_notify_stepped(const kn_world* w);
 void kn_world_notify_failed(const kn_world* w, const char* message);
 
+/* (scene name) => tree and body index: "world" (tree -1), an object (its root), "object/link" or
+ * "robot/link"; 0 when nothing matches (world.c) */
+int kn_sim_find_body(const kn_world* w, const char* name, int* tree, int* body);
+/* the name of tree k's robot or object, for messages (colliders.c) */
+const char* kn_sim_tree_name(const kn_world* w, int k);
+/* "robot" or "object" */
+const char* kn_sim_tree_kind(const kn_world* w, int k);
+
 /* mass-weighted centroid of an FEM body's current positions */
 void kn_sim_deformable_centroid(const kn_world_fem* f, double c[3]);
 
@@ -277,109 +285,7 @@ long kn_world_total_steps(const kn_world* w);
 kn_status kn_world_save_state(const kn_world* w, const char* path, kn_error* err);
 kn_status kn_world_load_state(kn_world* w, const char* path, kn_error* err);
 
-typedef struct {
-  long steps;
-  double sim_time_s;
-  double wall_time_s;
-  uint64_t final_state_hash;
-  long trajectory_rows;     /* data rows written to trajectory.csv */
-  int stepped;              /* 1 once the outputs were open and stepping began: 0 when the run
-                               failed setting up its output folder and files (nothing ran) */
-} kn_run_summary;
-
-/* trajectory.csv's values for the current state (trajectory.c): kn_world_trajectory_ncolumn(w)
- * numbers after t, in the header's order: each robot's nq coordinates ("robot/joint"), each
- * object's, then the FEM and MPM centroids ("<name>/cx,cy,cz", world frame [m]). Joint
- * coordinates are multibody.h's (rad for revolute, m for prismatic), except a FLOATING root joint
- * (a floating robot, a free object or a floating URDF object): its x, y, z [m] and qw, qx, qy, qz
- * are the pose of the root body in the world, base_pose (or pose) applied, not its coordinates
- * in the joint frame. The run's trajectory.json names each column's unit and meaning. */
-int kn_world_trajectory_ncolumn(const kn_world* w);
-void kn_world_trajectory_row(const kn_world* w, double* row);
-
-/* Simulate up to the scene's duration from the current state (the steps from w->step to
- * kn_world_total_steps: all of them for a new world, the rest after kn_world_load_state), writing
- * `out_dir`/trajectory.csv
- * (t, then every coordinate by "robot/joint", then the objects', in world coordinates as
- * kn_world_trajectory_row), trajectory.json (per column of trajectory.csv: name, unit, meaning)
- * and `out_dir`/summary.json (the knead version, git revision and build id that ran it, the
- * solver statistics: totals, max, mean; one line of JSON written by jansson), plus solver.csv
- * (per step: t, iterations, line-search
- * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
- * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones
- * with the deformable as A) when
- * output.solver / output.contacts are set; out_dir is created
- * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
- * summary (may be NULL) receives the numbers (zeroed first, so also on a failure before any
- * step). On a failed step the files written so far stay and err says which step failed. */
-kn_status kn_world_run(kn_world* w, const char* out_dir, kn_progress_fn progress, void* user,
-                       kn_run_summary* summary, kn_error* err);
-/* Called after every successful step of kn_world_run_observed (user, world after the step); a
- * status other than KN_OK (with err filled) stops the run as a failed step would. */
-typedef kn_status (*kn_step_fn)(void* user, const kn_world* w, kn_error* err);
-/* kn_world_run with observe (may be NULL) called after every step (knead check records golden
- * samples through it) */
-kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn progress, kn_step_fn observe,
-                                void* user, kn_run_summary* summary, kn_error* err);
-
-/* 1 when output.html can be written: the three.js it inlines was found ($KNEAD_THREE_JS, the build
- * tree's, the installed one; output_html.c), else 0 and a scene with output.html fails in
- * kn_world_run with KN_ERR_UNSUPPORTED. */
-int kn_output_html_available(void);
-
-/*---- checks and golden baselines (checks.c, golden.c) ----*/
-
-/* One check's outcome so far. measured is the worst value (unit by type: m, mm for grasp_held,
- * N, iterations; no_penetration: the smallest phi [m]) at time t; measured2 is grasp_held's worst
- * rotation drift [deg] (at t2), contact_force's observed range is [lo, hi]. */
-typedef struct {
-  const char* name;
-  kn_check_type type;
-  int expect_fail;          /* expect: fail */
-  int passed;
-  long samples;             /* steps observed inside the window */
-  double measured, t;       /* NAN / -1 when nothing was measured */
-  double measured2, t2;
-  double lo, hi;
-  char message[320];        /* "min z = 0.1823 m at t = 3.41 s; needs > 0.15 m in [2.8, 3.6] s" */
-} kn_check_result;
-
-/* (world just built, or at its current step) => the scene's checks watch it from now on: an observer
- * (kn_world_add_observer) whose names are resolved here (errors name the key: checks[i].body ...) and
- * which samples the current state at once (t = 0 for a new world), then every step, and adds
- * "checks" to summary.json. Nothing when the scene has no checks. The world does not create them:
- * call this after kn_world_create and before kn_world_load_state, as knead run and check do. */
-kn_status kn_checks_attach(kn_world* w, kn_error* err);
-/* (world) => its n checks' results as of the current step (array owned by the checks the world
- * holds; NULL and 0 when none were attached) */
-const kn_check_result* kn_world_checks(const kn_world* w, int* n);
-
-/* Golden baselines (golden.c): a run's coordinates (q of every tree, FEM and MPM centroids) sampled
- * at a fixed rate, the final state hash and the build, stored as JSON (<scene>.golden.json, format
- * knead-golden-2) and compared within physical tolerances, per unit and written in the file:
- *   positions (object x, y, z, prismatic joints, FEM/MPM centroids)    1e-4 m   (0.1 mm)
- *   angles (revolute joints, planar theta; a free body's orientation
- *           as the angle between the run's and the file's rotation)    2e-4 rad
- * 0.1 mm is 50x below what the regression checks judge (5 mm of drift or penetration); 2e-4 rad
- * moves the tool of the 0.5 m arm by the same 0.1 mm. Another machine, compiler or BLAS kernel
- * changes far less: OpenBLAS's Sandybridge, Prescott and Haswell kernels moved the regression
- * scenes by at most 1e-15 m and 5e-13 rad (examples/regression/README.md), though their final
- * state hashes all differ. Velocities are not compared: they jump at every impact and stick-slip
- * transition, and positions integrate them. One quantity's tolerance can be changed in the file
- * ("tolerance_overrides": {"box/z": 5e-4}, in its unit). The final state hash is bitwise: reported
- * always, a failure only under `knead check --strict`. */
-#define KN_GOLDEN_TOL_M 1e-4
-#define KN_GOLDEN_TOL_RAD 2e-4
-typedef struct kn_golden kn_golden;
-/* (world at t = 0, rate [Hz]) => an empty recording with the world's column names and units */
-kn_status kn_golden_create(const kn_world* w, double rate, kn_golden** out, kn_error* err);
-/* record the world's state when its step is on the rate's grid (call after every step) */
-kn_status kn_golden_record(kn_golden* g, const kn_world* w, kn_error* err);
-/* record the final state hash (call once at the end) */
-void kn_golden_finish(kn_golden* g, const kn_world* w);
-/* (recording, path) => the golden file written; KN_ERR_IO naming the path */
-kn_status kn_golden_write(const kn_golden* g, const char* path, kn_error* err);
-void kn_golden_free(kn_golden* g);
+/*---- which knead this is (version.c) ----*/
 
 /* Which knead this is (version.c): CMake's project version and the git revision at configure time
  * ("unknown" without git; "-dirty" with uncommitted changes), and a build id: 16 hex digits hashing
@@ -389,24 +295,6 @@ const char* kn_version(void);
 const char* kn_git_revision(void);
 const char* kn_build_id(void);
 const char* kn_build_string(void);
-
-typedef struct {
-  int diverged;             /* 1: a quantity differed by more than its tolerance (or the times, the sample count) */
-  double t;                 /* first time it did [s] */
-  char quantity[160];       /* its name ("box/z", "box/orientation"; "t", "samples") */
-  char unit[16];            /* "m", "rad" ("s" for t) */
-  double value, golden;     /* this run's and the file's value (orientation: the angle, 0) */
-  double difference, tolerance; /* in unit */
-  double max_difference_m, max_difference_rad; /* largest differences over the samples compared */
-  char hash[17], golden_hash[40]; /* final state hashes, this run's and the file's */
-  int hash_equal;           /* bitwise equal final state */
-  int same_build;           /* the file was recorded by a build with this build id */
-  char message[512];        /* "box/z diverged at t = 1.2 s: ... m, golden ... m (|difference| 3e-4 m >
-                               tolerance 1e-4 m)" */
-} kn_golden_report;
-/* (recording of this run, golden file) => report; KN_ERR_IO / KN_ERR_PARSE (path, line, column or
- * key) when the file cannot be read, KN_ERR_INVALID when its columns or units do not match the run's */
-kn_status kn_golden_compare(const kn_golden* g, const char* path, kn_golden_report* rep, kn_error* err);
 
 #ifdef __cplusplus
 }

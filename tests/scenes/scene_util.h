@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/sim.h"
+#include "check/check.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846

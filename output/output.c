@@ -8,8 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sim/output_internal.h"
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 // (path) => every missing folder along it created, like mkdir -p
 static kn_status make_dirs(const char* path, kn_error* err) {
@@ -147,10 +146,10 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
   double rate = s->output ? s->output->trajectory_rate : 0.0;
   long stride = rate > 0 ? lround(1.0 / (rate * s->time_step)) : 1;
   if (stride < 1) stride = 1;
-  kn_sim_trajectory_header(w, f);
+  kn_out_trajectory_header(w, f);
   double* row = kn_calloc((size_t)kn_world_trajectory_ncolumn(w) + 1, sizeof *row);
   snprintf(path, sizeof path, "%s/trajectory.json", out_dir);
-  if (!row || (st = kn_sim_trajectory_describe(w, path, err))) {
+  if (!row || (st = kn_out_trajectory_describe(w, path, err))) {
     free(row);
     fclose(f);
     return st ? st : kn_fail(err, KN_ERR_NOMEM, "trajectory.csv: out of memory");

@@ -3,13 +3,14 @@
  * "failed" but by how much and when (e.g. "min z = 0.012 m at t = 2.31 s; needs > 0.15 m").
  * Bodies are resolved once when the world is built; kinematics for the checks run on their own
  * kn_mb_data so the backend's scratch is never touched. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/check.h"
 #include "sap/sap.h"
-#include "sim/sim_internal.h"
 
 /* A resolved name: a rigid body (tree, body), an FEM body, or a set of colliders (contacts). */
 typedef struct {
