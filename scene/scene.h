@@ -135,7 +135,7 @@
  *       they hold half the grid or more, the whole grid as a sparse clique in A_MPM's pattern
  *       (contact.solver.mpm_clique; the same SAP problem either way).
  *
- *   checks:                        scenario checks, evaluated after every step (sim/checks.c);
+ *   checks:                        scenario checks, evaluated after every step (check/checks.c);
  *                                  results in kn_world_checks and summary.json "checks"
  *     - name: text                 (required, unique among checks)
  *       type: height_above | height_below | distance_below | grasp_held | no_penetration |
@@ -440,7 +440,7 @@ typedef enum {
   KN_CHECK_SOLVER_CONVERGED
 } kn_check_type;
 
-/* checks[i] (sim/checks.c): keys by type as documented at the top of this file. */
+/* checks[i] (check/checks.c): keys by type as documented at the top of this file. */
 typedef struct {
   char* name;               /* (required, unique) */
   int type;                 /* kn_check_type (required) */

@@ -1,4 +1,7 @@
-/* knead/sim — the world built from a scene (scene/scene.h), its time step and its outputs.
+/* knead/sim — the world built from a scene document (scene/scene.h), its time step with the contact
+ * backend seam (backend.h), observers of the step, saved states and the version. What a run writes
+ * is output/ (output/output.h), checks and golden baselines check/ (check/check.h): both read the
+ * world, the world knows neither.
  *
  * The world: model (one tree per robot that is not attached to another, controllers, options),
  * state (t, q and v of each tree) and scratch (kinematics data, actuation buffers, a backup of
@@ -19,7 +22,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/*---- the world (world.c, step.c, output.c) ----*/
+
+/*---- the world (world.c, objects.c, colliders.c, deformables.c, mpm_world.c, step.c) ----*/
 
 /* One robot of the scene: where its coordinates live in its tree. */
 typedef struct {
@@ -225,9 +229,9 @@ kn_status kn_world_step(kn_world* w, kn_error* err);
 /* Something outside the world that watches it step, as a table of functions over its own state
  * `self` (the scene's checks: check/ adds one; the world knows nothing of checks). The world calls
  * stepped after every successful kn_world_step, failed when a step fails (with the error message
- * before kn_world_step prefixes it with the step), summary when kn_world_run writes summary.json
- * (a new reference set under the key `name`; NULL adds nothing), and free from kn_world_free. Any
- * function may be NULL. */
+ * before kn_world_step prefixes it with the step), summary when kn_world_run (output/) writes
+ * summary.json (a new reference set under the key `name`; NULL adds nothing), and free from
+ * kn_world_free. Any function may be NULL. */
 typedef struct kn_world_observer_ops {
   const char* name;
   void (*stepped)(void* self, const kn_world* w);
@@ -240,9 +244,6 @@ typedef struct kn_world_observer_ops {
 kn_status kn_world_add_observer(kn_world* w, const kn_world_observer_ops* ops, void* self, kn_error* err);
 /* the self of the first observer added with ops, NULL when there is none */
 void* kn_world_observer_self(const kn_world* w, const kn_world_observer_ops* ops);
-/* (world after a successful step / a failed one) => every observer's stepped / failed called */
-void kn_world_notify_stepped(const kn_world* w);
-void kn_world_notify_failed(const kn_world* w, const char* message);
 
 /* (scene name) => tree and body index: "world" (tree -1), an object (its root), "object/link" or
  * "robot/link"; 0 when nothing matches (world.c) */

@@ -9,6 +9,10 @@
 #include "sap/sap.h"
 #include "sim/sim.h"
 
+/* (world after a successful step / a failed one) => every observer's stepped / failed called
+ * (observers.c, from kn_world_step) */
+void kn_world_notify_stepped(const kn_world* w);
+void kn_world_notify_failed(const kn_world* w, const char* message);
 /* (world being freed) => every observer freed, the last added first (observers.c) */
 void kn_sim_observers_free(kn_world* w);
 

@@ -372,7 +372,7 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     w->robots[i].tree = w->ntree++;
     placed[i] = 1;
   }
-  /* 3. weld attached robots onto their parents, parents first (scene.c rejected loops) */
+  /* 3. weld attached robots onto their parents, parents first (scene/scene_validate.c rejected loops) */
   for (int progress = 1; !st && progress;) {
     progress = 0;
     for (int i = 0; !st && i < n; i++) {

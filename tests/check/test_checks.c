@@ -1,4 +1,4 @@
-/* sim/checks.c: scenario checks evaluated on crafted runs with known answers. A box in free fall
+/* check/checks.c: scenario checks evaluated on crafted runs with known answers. A box in free fall
  * (contact backend none: kn_mb_step integrates constant gravity exactly, z_n = z0 - g (n dt)^2 / 2)
  * gives heights and distances in closed form; a box resting on the floor carries its weight
  * m g; an object welded to a moving link does not drift; errors name file:line:key. */
