@@ -1,5 +1,6 @@
 /* knead — the umbrella header: robots from URDF, multibody dynamics, contact and SAP,
- * FEM and MPM deformables, controllers and the simulation world. Install prefix: #include <knead/knead.h>. */
+ * FEM and MPM deformables, controllers, scenes, the simulation world,
+ * its outputs and checks. Install prefix: #include <knead/knead.h>. */
 #ifndef KNEAD_H
 #define KNEAD_H
 #include "common/common.h"
@@ -11,5 +12,8 @@
 #include "urdf/urdf.h"
 #include "controllers/controllers.h"
 #include "coupling/coupling.h"
+#include "scene/scene.h"
 #include "sim/sim.h"
+#include "output/output.h"
+#include "check/check.h"
 #endif

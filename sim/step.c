@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "sim/backend.h"
-#include "sim/checks_internal.h"
 
 //---- the state after a step: finite and within bounds, or the step fails ----
 
@@ -106,7 +105,7 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
       memcpy(tr->q, tr->q_backup, (size_t)m->nq * sizeof *tr->q);
       memcpy(tr->v, tr->v_backup, (size_t)m->nv * sizeof *tr->v);
     }
-    kn_sim_checks_step_failed(w, err ? err->msg : "step failed");
+    kn_world_notify_failed(w, err ? err->msg : "step failed");
     return kn_error_prefix(err, "%s: step %ld (t = %g s): %s backend: ", w->scene->path, w->step + 1, w->t,
                            w->backend->name);
   }
@@ -123,7 +122,7 @@ kn_status kn_world_step(kn_world* w, kn_error* err) {
   if (l->line_search_iterations > r->max_line_search_iterations) r->max_line_search_iterations = l->line_search_iterations;
   if (l->contacts > r->max_contacts) r->max_contacts = l->contacts;
   if (l->residual > r->max_residual) r->max_residual = l->residual;
-  kn_sim_checks_observe(w);
+  kn_world_notify_stepped(w);
   return KN_OK;
 }
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "sim/backend.h"
-#include "sim/checks_internal.h"
 
 //---- one robot from its URDF ----
 
@@ -283,7 +282,7 @@ void kn_world_free(kn_world* w) {
     free(w->robots[i].columns);
   }
   free(w->robots);
-  kn_sim_checks_free(w);
+  kn_sim_observers_free(w);
   if (w->backend) w->backend->free(w->backend_state);
   kn_sim_cliques_free(w);
   kn_sim_colliders_free(w);
@@ -374,7 +373,7 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     w->robots[i].tree = w->ntree++;
     placed[i] = 1;
   }
-  /* 3. weld attached robots onto their parents, parents first (scene.c rejected loops) */
+  /* 3. weld attached robots onto their parents, parents first (scene/scene_validate.c rejected loops) */
   for (int progress = 1; !st && progress;) {
     progress = 0;
     for (int i = 0; !st && i < n; i++) {
@@ -501,7 +500,6 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     st = backend->create(w, &w->backend_state, err);
     if (st) w->backend = NULL;
   }
-  if (!st) st = kn_sim_checks_create(w, err);
   /* 7. bodies that start inside each other: a warning per pair (overlap.c) */
   if (!st) st = kn_sim_initial_overlaps(w, err);
 

@@ -137,11 +137,12 @@ void check_run_scene(const char* path, const char* keep_name, const check_opts* 
     snprintf(kept, sizeof kept, "%s/%s", o->keep_dir, keep_name);
     check_remove_tree(stage);
   }
-  if (kn_scene_load(path, &scene, &err) || kn_world_create(scene, &w, &err)) {
+  if (kn_scene_load(path, &scene, &err) || kn_world_create(scene, &w, &err) || kn_checks_attach(w, &err)) {
     fprintf(out, "S\terror");
     put_field(out, scene ? scene->name : stem(path));
     put_field(out, err.msg);
     fprintf(out, "\t%lld\t%.3f\nEND\n", (long long)start, kn_wall_time() - wall0);
+    kn_world_free(w);
     kn_scene_free(scene);
     return;
   }

@@ -79,8 +79,9 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
     so->html = false;
   }
   kn_world* world = NULL;
-  if ((st = kn_world_create(scene, &world, &err))) {
+  if ((st = kn_world_create(scene, &world, &err)) || (st = kn_checks_attach(world, &err))) {
     knead_error("%s", err.msg);
+    kn_world_free(world);
     kn_scene_free(scene);
     return 1;
   }

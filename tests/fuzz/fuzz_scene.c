@@ -3,7 +3,7 @@
  * reads URDFs and meshes from disk and runs tetgen. */
 #include <stdint.h>
 
-#include "sim/sim.h"
+#include "scene/scene.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

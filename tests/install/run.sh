@@ -30,7 +30,8 @@ echo "== cmake --install $build --prefix $prefix"
 cmake --install "$build" --prefix "$prefix" > "$tmp/install.log"
 libdir=$(cache CMAKE_INSTALL_LIBDIR)
 for f in include/knead/knead.h include/knead/common/common.h include/knead/multibody/multibody.h \
-         include/knead/urdf/urdf.h include/knead/sim/sim.h "$libdir/libknead.a" "$libdir/libknead.so" \
+         include/knead/urdf/urdf.h include/knead/scene/scene.h include/knead/sim/sim.h \
+         include/knead/output/output.h include/knead/check/check.h "$libdir/libknead.a" "$libdir/libknead.so" \
          "$libdir/libknead.so.0.1" "$libdir/cmake/knead/kneadConfig.cmake" "$libdir/pkgconfig/knead.pc" \
          "$libdir/pkgconfig/knead-static.pc" bin/knead bin/knead-bench; do
   [ -e "$prefix/$f" ] || fail "missing from the install: $f"

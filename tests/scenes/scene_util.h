@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/sim.h"
+#include "check/check.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -18,12 +18,13 @@ typedef struct {
   kn_world* world;
 } test_world;
 
-// (YAML text) => a world; fails the test with the message on any error
+// (YAML text) => a world watched by its checks; fails the test with the message on any error
 static inline test_world tw_create(const char* yaml) {
   test_world t = {0};
   kn_error err = {0};
   cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &t.scene, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(kn_world_create(t.scene, &t.world, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_checks_attach(t.world, &err), KN_OK, "%s", err.msg);
   return t;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "deformable/deformable.h"
+#include "output/output.h"
 #include "sim/sim.h"
 
 #define DIR "/tmp/knead_test_fem_scene"

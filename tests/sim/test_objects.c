@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/output.h"
 #include "sim/sim.h"
 
 static const char* two_balls =

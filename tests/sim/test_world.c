@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/output.h"
 #include "sim/sim.h"
 
 #define ARM KNEAD_SOURCE_DIR "/examples/models/knead_arm7.urdf"

@@ -1,4 +1,4 @@
-/* Test support: a reader of the .vtu frames knead writes (sim/output_vtk.c): VTK XML with every
+/* Test support: a reader of the .vtu frames knead writes (output/output_vtk.c): VTK XML with every
  * DataArray in the appended section, raw, zlib-compressed in blocks, header_type UInt64, little
  * endian. Decodes one array to doubles so that tests compare values with the simulation state.
  * Needs zlib (tests link ZLIB::ZLIB). */

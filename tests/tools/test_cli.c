@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "output/output.h"
 #include "sim/sim.h"
 #include "../support/tmpdir.h"
 

@@ -52,7 +52,7 @@ add_custom_command(OUTPUT ${KNEAD_REPLAY_JS_H}
   VERBATIM)
 target_sources(knead_objects PRIVATE ${KNEAD_REPLAY_JS_H})
 target_include_directories(knead_objects PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
-# three.min.js is looked up at run time (sim/output_assets.c): $KNEAD_THREE_JS, the installed copy
+# three.min.js is looked up at run time (output/output_assets.c): $KNEAD_THREE_JS, the installed copy
 # relative to the running libknead or program (so a moved prefix works), this build tree's, the
 # configured prefix's
 file(RELATIVE_PATH knead_lib_to_js ${CMAKE_INSTALL_FULL_LIBDIR} ${CMAKE_INSTALL_FULL_DATADIR}/knead/three.min.js)

@@ -1,4 +1,4 @@
-// knead replay viewer: reads the KNEAD object written by sim/output_html.c (shapes in their body
+// knead replay viewer: reads the KNEAD object written by output/output_html.c (shapes in their body
 // frames, per frame [t, body poses (x y z qx qy qz qw), FEM surface positions]; MPM particles in
 // mpm_frames, one every mpm_stride frames, per body [3 n positions, n colour values]) and animates
 // it with three.js. Embedded into libknead at build time; z is up, as in the simulation.

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/output_internal.h"
+#include "output/output_internal.h"
 #include "sim/sim.h"
 #include "../support/files.h"
 #include "../support/vtu.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 json_t* kn_json_real(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "sim/output_internal.h"
+#include "output/output_internal.h"
 
 struct kn_outputs {
   char* dir;

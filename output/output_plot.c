@@ -17,8 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "sim/output_internal.h"
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 extern char** environ;
 

@@ -216,7 +216,7 @@ Test(scene, semantic_errors_name_the_key) {
 
 Test(scene, unsupported_sections_and_backends_are_errors) {
   expect_error("time_step: 0.01\nchecks:\n  - {name: a, type: solver_converged, min: 1}\n", KN_ERR_INVALID, 3,
-               "checks[0].min"); /* checks are supported now (sim/checks.c); a key of another type is not */
+               "checks[0].min"); /* checks are supported now (check/checks.c); a key of another type is not */
   expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    model: mpm\n    shape: {torus: [0.2, 0.05]}\n",
                KN_ERR_INVALID, 5, "deformables[0].shape.torus"); /* MPM samples box, sphere, cylinder, mesh */
   expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    model: mpm\n    shape: {sphere: 0.1}\n"

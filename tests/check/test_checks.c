@@ -1,4 +1,4 @@
-/* sim/checks.c: scenario checks evaluated on crafted runs with known answers. A box in free fall
+/* check/checks.c: scenario checks evaluated on crafted runs with known answers. A box in free fall
  * (contact backend none: kn_mb_step integrates constant gravity exactly, z_n = z0 - g (n dt)^2 / 2)
  * gives heights and distances in closed form; a box resting on the floor carries its weight
  * m g; an object welded to a moving link does not drift; errors name file:line:key. */
@@ -147,6 +147,7 @@ static const char* error_of(const char* yaml, kn_status want) {
   kn_world* w = NULL;
   kn_status st = kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err);
   if (!st) st = kn_world_create(s, &w, &err);
+  if (!st) st = kn_checks_attach(w, &err);
   cr_assert_eq(st, want, "status %d: %s", st, err.msg);
   kn_world_free(w);
   kn_scene_free(s);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/output_internal.h"
+#include "output/output_internal.h"
 #include "sim/sim.h"
 #include "../support/files.h"
 #include "../support/vtu.h"

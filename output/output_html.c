@@ -17,8 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/output_internal.h"
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 #include "replay_js.h" /* generated from tools/html/replay.js: static const char kn_replay_js[] */
 

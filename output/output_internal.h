@@ -1,10 +1,21 @@
-/* knead/sim internals for the outputs people look at rather than read: ParaView frames
+/* knead/output internals: trajectory.csv's header and description (trajectory.c), and the outputs
+ * people look at rather than read: ParaView frames
  * (output_vtk.c), gnuplot plots (output_plot.c) and the three.js replay (output_html.c), driven
  * by output_frames.c from kn_world_run. Not installed. */
-#ifndef KNEAD_SIM_OUTPUT_INTERNAL_H
-#define KNEAD_SIM_OUTPUT_INTERNAL_H
+#ifndef KNEAD_OUTPUT_INTERNAL_H
+#define KNEAD_OUTPUT_INTERNAL_H
 
-#include "sim/sim.h"
+#include <jansson.h>
+#include <stdio.h>
+
+#include "output/output.h"
+
+/*---- trajectory.csv (trajectory.c) ----*/
+
+/* trajectory.csv's header line "t,robot/joint,..." (trajectory.c) */
+void kn_out_trajectory_header(const kn_world* w, FILE* f);
+/* (world) => path written: trajectory.json, trajectory.csv's columns with unit and meaning */
+kn_status kn_out_trajectory_describe(const kn_world* w, const char* path, kn_error* err);
 
 /*---- drawable geometry (output_mesh.c) ----*/
 

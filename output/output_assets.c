@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/output_internal.h"
+#include "output/output_internal.h"
 
 // (a file's path, relative path from its folder) => buf holds folder/rel; 1 when readable
 static int try_relative(const char* file, const char* rel, char* buf, size_t n) {

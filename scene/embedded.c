@@ -1,8 +1,8 @@
-/* Files compiled into the library (sim/embed.cmake): the default scene and the project's own
+/* Files compiled into the library (scene/embed.cmake): the default scene and the project's own
  * models, addressed as knead://<name> so the default scene needs no files on disk. */
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "scene/scene_internal.h"
 
 // (name without knead://) => NUL-terminated text and its length, or NULL
 const char* kn_embedded_file(const char* name, size_t* len) {

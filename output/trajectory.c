@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 // (a tree's model) => 1 when the body range [b0, b0 + nb) starts with a floating root
 static int floating_root(const kn_mb_model* m, int b0) {
@@ -58,7 +58,7 @@ void kn_world_trajectory_row(const kn_world* w, double* row) {
   for (int i = 0; i < w->nmpm; i++, k += 3) kn_sim_mpm_centroid(&w->mpms[i], row + k);
 }
 
-void kn_sim_trajectory_header(const kn_world* w, FILE* f) {
+void kn_out_trajectory_header(const kn_world* w, FILE* f) {
   fputs("t", f);
   for (int i = 0; i < w->nrobot; i++)
     for (int k = 0; k < w->robots[i].ncolumn; k++) fprintf(f, ",%s", w->robots[i].columns[k]);
@@ -124,7 +124,7 @@ static void tree_columns(json_t* cols, int* failures, const kn_mb_model* m, int 
   }
 }
 
-kn_status kn_sim_trajectory_describe(const kn_world* w, const char* path, kn_error* err) {
+kn_status kn_out_trajectory_describe(const kn_world* w, const char* path, kn_error* err) {
   json_t* cols = json_array();
   json_t* doc = json_pack("{s:s, s:s, s:o}", "file", "trajectory.csv", "frame",
                           "world: x, y, z and orientations in the world frame (gravity along the scene's gravity); "

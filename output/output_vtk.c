@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "sim/output_internal.h"
+#include "output/output_internal.h"
 
 #define VTK_VERTEX 1
 #define VTK_TRIANGLE 5

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "output/output.h"
 #include "sim/sim.h"
 #include "../support/files.h"
 

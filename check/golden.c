@@ -13,19 +13,20 @@
  * four "quaternion" columns compared as the angle between the two rotations, in rad, named
  * "<body>/orientation".
  *
- * Why these tolerances: sim.h (KN_GOLDEN_TOL_M, KN_GOLDEN_TOL_RAD). A baseline must pass on another
+ * Why these tolerances: check/check.h (KN_GOLDEN_TOL_M, KN_GOLDEN_TOL_RAD). A baseline must pass on another
  * machine, compiler or BLAS kernel, where round-off differs from the first step and SAP stops at
  * its own relative tolerance, and fail on any change a user would see.
  *
  * The final state hash (FNV-1a over every state's bits) is recorded and reported, equal or not, but
  * a difference fails only `knead check --strict`: bitwise equality holds only for the same build
  * on the same BLAS kernels. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "check/check.h"
 
 struct kn_golden {
   char* scene;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "sim/sim_internal.h"
+#include "scene/scene_internal.h"
 
 struct kn_scene_lines {
   yaml_document_t doc;

@@ -8,9 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sim/checks_internal.h"
-#include "sim/output_internal.h"
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 // (path) => every missing folder along it created, like mkdir -p
 static kn_status make_dirs(const char* path, kn_error* err) {
@@ -99,8 +97,11 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
                                                  kn_mpm_body_mass(w->mpms[i].body, NULL, NULL), "centroid", c[0],
                                                  c[1], c[2]));
   }
-  json_t* checks = kn_sim_checks_json(w);
-  if (checks) bad |= json_object_set_new(doc, "checks", checks);
+  for (int i = 0; i < w->nobserver; i++) { /* the checks' results (check/) */
+    const kn_world_observer* o = &w->observers[i];
+    json_t* section = o->ops->summary ? o->ops->summary(o->self, w) : NULL;
+    if (section) bad |= json_object_set_new(doc, o->ops->name, section);
+  }
   bad |= json_object_set_new(doc, "gravity", json_pack("[fff]", s->gravity[0], s->gravity[1], s->gravity[2]));
   bad |= json_object_set_new(doc, "trajectory_rows", json_integer(sum->trajectory_rows));
   bad |= json_object_set_new(doc, "trajectory_rate", json_real(rate));
@@ -145,10 +146,10 @@ kn_status kn_world_run_observed(kn_world* w, const char* out_dir, kn_progress_fn
   double rate = s->output ? s->output->trajectory_rate : 0.0;
   long stride = rate > 0 ? lround(1.0 / (rate * s->time_step)) : 1;
   if (stride < 1) stride = 1;
-  kn_sim_trajectory_header(w, f);
+  kn_out_trajectory_header(w, f);
   double* row = kn_calloc((size_t)kn_world_trajectory_ncolumn(w) + 1, sizeof *row);
   snprintf(path, sizeof path, "%s/trajectory.json", out_dir);
-  if (!row || (st = kn_sim_trajectory_describe(w, path, err))) {
+  if (!row || (st = kn_out_trajectory_describe(w, path, err))) {
     free(row);
     fclose(f);
     return st ? st : kn_fail(err, KN_ERR_NOMEM, "trajectory.csv: out of memory");

@@ -3,14 +3,14 @@
  * "failed" but by how much and when (e.g. "min z = 0.012 m at t = 2.31 s; needs > 0.15 m").
  * Bodies are resolved once when the world is built; kinematics for the checks run on their own
  * kn_mb_data so the backend's scratch is never touched. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/check.h"
 #include "sap/sap.h"
-#include "sim/checks_internal.h"
-#include "sim/sim_internal.h"
 
 /* A resolved name: a rigid body (tree, body), an FEM body, or a set of colliders (contacts). */
 typedef struct {
@@ -37,90 +37,11 @@ struct kn_checks {
   kn_check_result* r;
   kn_mb_data** data; /* per tree, for the kinematics of the bodies the checks name */
   long* data_step;   /* the step each tree's data was computed at (-1: never) */
+  int ntree;         /* data has ntree entries */
   int failed;        /* a step failed */
   double t_failed;
   char fail_msg[256];
 };
-
-static const char* const type_names[] = {"height_above",  "height_below",   "distance_below",  "grasp_held",
-                                         "no_penetration", "contact_force", "solver_converged"};
-
-const char* kn_check_type_name(kn_check_type t) {
-  return (unsigned)t < sizeof type_names / sizeof type_names[0] ? type_names[t] : "unknown";
-}
-
-//---- validation (scene.c calls this; nothing needs the robot models yet) ----
-
-kn_status kn_sim_checks_validate(const kn_scene* s, kn_error* err) {
-  const kn_scene_doc* d = s->doc;
-  char k[128];
-  for (unsigned i = 0; i < d->nchecks; i++) {
-    const kn_scene_check* c = &d->checks[i];
-    const char* tn = kn_check_type_name((kn_check_type)c->type);
-    for (unsigned j = 0; j < i; j++)
-      if (strcmp(d->checks[j].name, c->name) == 0) {
-        snprintf(k, sizeof k, "checks[%u].name", i);
-        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check name '%s' is already used by checks[%u]", c->name, j);
-      }
-    const double* nums[] = {c->value, c->rotation, c->min, c->max, c->after, c->before};
-    static const char* const num_keys[] = {"value", "rotation", "min", "max", "after", "before"};
-    for (int m = 0; m < 6; m++)
-      if (nums[m] && !isfinite(*nums[m])) {
-        snprintf(k, sizeof k, "checks[%u].%s", i, num_keys[m]);
-        return kn_scene_fail(s, err, KN_ERR_INVALID, k, "must be a finite number");
-      }
-    double after = c->after ? *c->after : 0, before = c->before ? *c->before : s->duration;
-    snprintf(k, sizeof k, "checks[%u].%s", i, c->before ? "before" : "after");
-    if (after < 0 || before < after)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': the window [after, before] = [%g, %g] s must "
-                           "satisfy 0 <= after <= before", c->name, after, before);
-    int t = c->type;
-    int need_body = t == KN_CHECK_HEIGHT_ABOVE || t == KN_CHECK_HEIGHT_BELOW || t == KN_CHECK_GRASP_HELD;
-    int need_value = t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_SOLVER_CONVERGED;
-    snprintf(k, sizeof k, "checks[%u]", i);
-    if (need_body && !c->body)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs body: the object or \"robot/link\"",
-                           c->name, tn);
-    if (t == KN_CHECK_GRASP_HELD && !c->link)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (grasp_held) needs link: the gripper's "
-                           "\"robot/link\"", c->name);
-    if ((t == KN_CHECK_DISTANCE_BELOW || t == KN_CHECK_CONTACT_FORCE) && !c->bodies)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs bodies: [a, b]", c->name, tn);
-    if (c->bodies && c->nbodies != 2) {
-      snprintf(k, sizeof k, "checks[%u].bodies", i);
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': give exactly 2 names (got %u)", c->name,
-                           c->nbodies);
-    }
-    if (need_value && !c->value)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs value", c->name, tn);
-    if (t == KN_CHECK_CONTACT_FORCE && !c->min && !c->max)
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (contact_force) needs min and/or max [N]", c->name);
-    if (c->min && c->max && *c->max < *c->min) {
-      snprintf(k, sizeof k, "checks[%u].max", i);
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': max %g N < min %g N", c->name, *c->max, *c->min);
-    }
-    if (c->value && (t == KN_CHECK_GRASP_HELD || t == KN_CHECK_NO_PENETRATION || t == KN_CHECK_DISTANCE_BELOW ||
-                     t == KN_CHECK_SOLVER_CONVERGED) && !(*c->value > 0)) {
-      snprintf(k, sizeof k, "checks[%u].value", i);
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s): value must be > 0 (got %g)", c->name, tn,
-                           *c->value);
-    }
-    /* keys that do not apply to the type are an error, never silently ignored */
-    const char* stray = NULL;
-    if (c->body && !need_body) stray = "body";
-    if (c->link && t != KN_CHECK_GRASP_HELD) stray = "link";
-    if (c->bodies && t != KN_CHECK_DISTANCE_BELOW && t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_NO_PENETRATION)
-      stray = "bodies";
-    if (c->rotation && t != KN_CHECK_GRASP_HELD) stray = "rotation";
-    if ((c->min || c->max) && t != KN_CHECK_CONTACT_FORCE) stray = c->min ? "min" : "max";
-    if (c->value && t == KN_CHECK_CONTACT_FORCE) stray = "value";
-    if (stray) {
-      snprintf(k, sizeof k, "checks[%u].%s", i, stray);
-      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "does not apply to a %s check ('%s')", tn, c->name);
-    }
-  }
-  return KN_OK;
-}
 
 //---- resolving names ----
 
@@ -160,7 +81,7 @@ static int mpm_index(const kn_world* w, const char* name) {
   return -1;
 }
 
-static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error* err) {
+static kn_status resolve_check(const kn_world* w, check_state* c, unsigned i, kn_error* err) {
   const kn_scene* s = w->scene;
   const kn_scene_check* d = c->def;
   char k[128];
@@ -207,31 +128,34 @@ static kn_status resolve_check(kn_world* w, check_state* c, unsigned i, kn_error
   return KN_OK;
 }
 
-void kn_sim_checks_free(kn_world* w) {
-  struct kn_checks* ks = w->checks;
+static void checks_free(void* self) {
+  struct kn_checks* ks = self;
   if (!ks) return;
-  for (int i = 0; i < ks->n; i++) free(ks->c[i].in_a), free(ks->c[i].in_b);
-  for (int t = 0; ks->data && t < w->ntree; t++) kn_mb_data_free(ks->data[t]);
+  for (int i = 0; ks->c && i < ks->n; i++) free(ks->c[i].in_a), free(ks->c[i].in_b);
+  for (int t = 0; ks->data && t < ks->ntree; t++) kn_mb_data_free(ks->data[t]);
   free(ks->data);
   free(ks->data_step);
   free(ks->c);
   free(ks->r);
   free(ks);
-  w->checks = NULL;
 }
 
-kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
+static void checks_stepped(void* self, const kn_world* w);
+static void checks_failed(void* self, const kn_world* w, const char* message);
+static json_t* checks_summary(void* self, const kn_world* w);
+static const kn_world_observer_ops checks_ops = {
+    .name = "checks", .stepped = checks_stepped, .failed = checks_failed, .summary = checks_summary,
+    .free = checks_free};
+
+// (world, the checks built so far) => the names resolved and the current state observed
+static kn_status checks_create(const kn_world* w, struct kn_checks* ks, kn_error* err) {
   const kn_scene* s = w->scene;
-  int n = (int)s->doc->nchecks;
-  if (n == 0) return KN_OK;
-  struct kn_checks* ks = kn_calloc(1, sizeof *ks);
-  if (!ks) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-  w->checks = ks;
-  ks->n = n;
+  const int n = ks->n;
   ks->c = kn_calloc((size_t)n, sizeof *ks->c);
   ks->r = kn_calloc((size_t)n, sizeof *ks->r);
   ks->data = kn_calloc((size_t)w->ntree, sizeof *ks->data);
   ks->data_step = kn_calloc((size_t)w->ntree, sizeof *ks->data_step);
+  ks->ntree = ks->data ? w->ntree : 0;
   if (!ks->c || !ks->r || !ks->data || !ks->data_step) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   for (int t = 0; t < w->ntree; t++) {
     ks->data_step[t] = -1;
@@ -259,15 +183,28 @@ kn_status kn_sim_checks_create(kn_world* w, kn_error* err) {
     r->lo = INFINITY;
     r->hi = -INFINITY;
   }
-  kn_sim_checks_observe(w); /* t = 0 */
+  checks_stepped(ks, w); /* t = 0 */
   return KN_OK;
+}
+
+kn_status kn_checks_attach(kn_world* w, kn_error* err) {
+  int n = (int)w->scene->doc->nchecks;
+  if (n == 0) return KN_OK;
+  struct kn_checks* ks = kn_calloc(1, sizeof *ks);
+  if (!ks) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  ks->n = n;
+  kn_status st = checks_create(w, ks, err);
+  if (st) {
+    checks_free(ks);
+    return st;
+  }
+  return kn_world_add_observer(w, &checks_ops, ks, err);
 }
 
 //---- sampling ----
 
 // (rigid or FEM ref) => world pose (an FEM body: its centroid, identity rotation)
-static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
-  struct kn_checks* ks = w->checks;
+static void ref_pose(struct kn_checks* ks, const kn_world* w, const ref* r, kn_pose* X) {
   kn_pose_identity(X);
   if (r->fem >= 0) {
     kn_sim_deformable_centroid(&w->fems[r->fem], X->p);
@@ -278,7 +215,7 @@ static void ref_pose(kn_world* w, const ref* r, kn_pose* X) {
     return;
   }
   if (r->tree < 0) return;
-  kn_world_tree* tr = &w->trees[r->tree];
+  const kn_world_tree* tr = &w->trees[r->tree];
   if (ks->data_step[r->tree] != w->step) {
     kn_mb_kinematics(tr->robot->model, tr->q, tr->v, ks->data[r->tree]);
     ks->data_step[r->tree] = w->step;
@@ -318,21 +255,21 @@ static int mpm_contact_in_pair(const check_state* c, const kn_world_mpm_contact*
          (c->mpm_side[1] == p->mpm && c->mpm_side[0] < 0 && c->fem_side[0] < 0 && c->in_a[p->collider]);
 }
 
-static void sample(kn_world* w, check_state* c, kn_check_result* r) {
+static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_check_result* r) {
   const double t = w->t;
   kn_pose Xa, Xb;
   switch (c->def->type) {
     case KN_CHECK_HEIGHT_ABOVE:
-      ref_pose(w, &c->a, &Xa);
+      ref_pose(ks, w, &c->a, &Xa);
       keep(r, Xa.p[2], t, Xa.p[2] < r->measured);
       break;
     case KN_CHECK_HEIGHT_BELOW:
-      ref_pose(w, &c->a, &Xa);
+      ref_pose(ks, w, &c->a, &Xa);
       keep(r, Xa.p[2], t, Xa.p[2] > r->measured);
       break;
     case KN_CHECK_DISTANCE_BELOW: {
-      ref_pose(w, &c->a, &Xa);
-      ref_pose(w, &c->b, &Xb);
+      ref_pose(ks, w, &c->a, &Xa);
+      ref_pose(ks, w, &c->b, &Xb);
       double d = sqrt((Xa.p[0] - Xb.p[0]) * (Xa.p[0] - Xb.p[0]) + (Xa.p[1] - Xb.p[1]) * (Xa.p[1] - Xb.p[1]) +
                       (Xa.p[2] - Xb.p[2]) * (Xa.p[2] - Xb.p[2]));
       keep(r, d, t, d > r->measured);
@@ -341,8 +278,8 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
     case KN_CHECK_GRASP_HELD: {
       /* X_LO = X_WL^-1 X_WO; drift relative to its value at the window's first sample */
       kn_pose XL, XLinv, X_LO;
-      ref_pose(w, &c->a, &Xa);
-      ref_pose(w, &c->b, &XL);
+      ref_pose(ks, w, &c->a, &Xa);
+      ref_pose(ks, w, &c->b, &XL);
       kn_pose_inv(&XL, &XLinv);
       kn_pose_mul(&XLinv, &Xa, &X_LO);
       if (!c->have_ref) {
@@ -405,21 +342,20 @@ static void sample(kn_world* w, check_state* c, kn_check_result* r) {
   }
 }
 
-void kn_sim_checks_observe(kn_world* w) {
-  struct kn_checks* ks = w->checks;
-  if (!ks) return;
+static void checks_stepped(void* self, const kn_world* w) {
+  struct kn_checks* ks = self;
   const double eps = 1e-9 + 1e-6 * w->scene->time_step;
   for (int i = 0; i < ks->n; i++) {
     check_state* c = &ks->c[i];
     if (w->t < c->after - eps || w->t > c->before + eps) continue;
     ks->r[i].samples++;
-    sample(w, c, &ks->r[i]);
+    sample(ks, w, c, &ks->r[i]);
   }
 }
 
-void kn_sim_checks_step_failed(kn_world* w, const char* message) {
-  struct kn_checks* ks = w->checks;
-  if (!ks || ks->failed) return;
+static void checks_failed(void* self, const kn_world* w, const char* message) {
+  struct kn_checks* ks = self;
+  if (ks->failed) return;
   ks->failed = 1;
   ks->t_failed = w->t + w->scene->time_step;
   snprintf(ks->fail_msg, sizeof ks->fail_msg, "%s", message ? message : "step failed");
@@ -432,8 +368,7 @@ static void window_text(const check_state* c, char* out, size_t cap) {
 }
 
 // (accumulated samples) => passed and message
-static void finalize(const kn_world* w, const check_state* c, kn_check_result* r) {
-  const struct kn_checks* ks = w->checks;
+static void finalize(const struct kn_checks* ks, const kn_world* w, const check_state* c, kn_check_result* r) {
   char win[64];
   window_text(c, win, sizeof win);
   const double L = c->limit;
@@ -511,17 +446,19 @@ static void finalize(const kn_world* w, const check_state* c, kn_check_result* r
 }
 
 const kn_check_result* kn_world_checks(const kn_world* w, int* n) {
-  struct kn_checks* ks = w->checks;
+  struct kn_checks* ks = kn_world_observer_self(w, &checks_ops);
   if (!ks) {
     if (n) *n = 0;
     return NULL;
   }
-  for (int i = 0; i < ks->n; i++) finalize(w, &ks->c[i], &ks->r[i]);
+  for (int i = 0; i < ks->n; i++) finalize(ks, w, &ks->c[i], &ks->r[i]);
   if (n) *n = ks->n;
   return ks->r;
 }
 
-json_t* kn_sim_checks_json(const kn_world* w) {
+// (world) => summary.json's "checks" list (new reference), NULL when no memory
+static json_t* checks_summary(void* self, const kn_world* w) {
+  (void)self;
   int n = 0;
   const kn_check_result* r = kn_world_checks(w, &n);
   if (!r) return NULL;

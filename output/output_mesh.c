@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/output_internal.h"
-#include "sim/sim_internal.h"
+#include "output/output_internal.h"
 
 #define KN_OUT_PI 3.14159265358979323846
 #define KN_OUT_AROUND 24   /* segments around spheres, cylinders and capsules */

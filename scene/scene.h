@@ -1,0 +1,532 @@
+/* knead/scene — scene files: YAML => a validated document (kn_scene), nothing of the world.
+ *
+ * A scene is a YAML file parsed by libcyaml against the schema in scene_schema.c into the plain structs
+ * below (kn_scene_doc). Keys, all optional unless marked (defaults in brackets):
+ *
+ *   name: text                     [the file name without .yaml]
+ *   time_step: s > 0               [0.001]
+ *   duration: s >= 0               [1.0]
+ *   gravity: [x, y, z]             [0, 0, -9.81]
+ *   package_paths: [dir, ...]      relative to the scene file's folder; tried before
+ *                                  KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH
+ *   contact:
+ *     backend: sap | penalty | ipc | smooth_friction | none   [sap]
+ *                                  sap: the two-stage SAP step (backend_sap.c); none: each tree
+ *                                  alone by kn_mb_step, no contact; the others are rejected by
+ *                                  kn_world_create as "not implemented" (KN_ERR_UNSUPPORTED)
+ *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
+ *                                  side could travel to the other within the step: the pair's
+ *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
+ *                                  dt^2 |g| of the collider (kn_sim_collider_reach; 1 mm at rest at
+ *                                  dt = 0.01), so touching bodies are never missed and a falling
+ *                                  link meets the floor at its surface. Such speculative contacts
+ *                                  carry no force unless the bodies close the gap.
+ *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
+ *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
+ *                                  Drake-like collision filter groups: a member of a group never
+ *                                  touches a member of a group it ignores (itself when listed)
+ *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse,
+ *              fem_schur: true|false, mpm_clique: auto|schur|grid}
+ *                                  kn_sap_options [Drake's defaults, §4.7]; fem_schur and
+ *                                  mpm_clique: kn_scene_solver
+ *   objects:
+ *     - name: text                 (required, unique among objects and robots)
+ *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, length]} |
+ *              {capsule: [r, length]} | {halfspace: {normal: [3]}} | {mesh: file, scale: [3]}
+ *       urdf: file                 (instead of shape) a URDF tree, floating unless fixed
+ *       pose: {xyz, rpy}           [identity]; a halfspace passes through the pose's origin
+ *       fixed: bool                welded to the world (halfspaces must be) [false]
+ *       mass: kg | density: kg/m^3 free shapes, inertia of the shape at uniform density [1000];
+ *                                  a free mesh must be closed: its volume, centre of mass and
+ *                                  inertia come from kn_mesh_mass_properties
+ *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default: 0.5,
+ *                                  1e6 N/m, dt / 2 s (a pair of defaults: dt, critically damped
+ *                                  at the near-rigid limit); against FEM and MPM surfaces an unset
+ *                                  dissipation_time is 0.1 s (KN_CONTACT_SOFT_DISSIPATION_TIME)]
+ *                                  Sticking contacts keep stiction anchors (sim/stiction.h): a
+ *                                  held object does not creep (ARCHITECTURE.md)
+ *       velocity: [wx wy wz vx vy vz]  initial twist, body frame [0]
+ *   robots:
+ *     - name: text                 (required, unique)
+ *       urdf: path                 (required) relative to the scene's folder, absolute,
+ *                                  package://pkg/rest, or knead://models/<file> (embedded)
+ *       base_pose: {xyz: [3], rpy: [3]}      root pose in the world [identity]
+ *       floating: bool             root joins the world by a FLOATING joint [false]
+ *       q0: [nq values]            initial positions, all nq coordinates [neutral]
+ *       attach_to: {robot: name, link: name, pose: {xyz, rpy}}
+ *                                  weld this robot's root onto a link of another robot: the two
+ *                                  become one tree (exclusive with base_pose and floating)
+ *       contact: {friction, stiffness, dissipation_time}   material of its collision geometry
+ *       controller:
+ *         type: pd                 [pd]
+ *         joints: [names]          controlled joints [every non-mimic 1-DoF joint, in order]
+ *         kp: number               broadcast to every controlled dof (or kp_per_joint: [ndof])
+ *         kd: number               (or kd_per_joint: [ndof])           [0]
+ *         gravity_compensation: bool                                 [true]
+ *         effort_limits: [1 or ndof values]                          [the URDF effort limits]
+ *         one reference (none: hold the controlled joints at q0):
+ *         setpoint: [ndof]
+ *         trajectory: {interpolation: linear | cubic, points: [{t, q: [ndof]}, ...]}
+ *                 or  {interpolation: ..., csv: file}   (kn_traj_load_csv, relative to the scene)
+ *         sequence: [{name, duration, q: [ndof]}, ...]  phases from q0 (kn_sequence)
+ *   welds:                         (sap backend only; rigid, Drake's SapWeldConstraint, §5.4)
+ *     - name: text                 [weld<i>]
+ *       body_a: "robot/link" | object | "object/link" | world      (required)
+ *       body_b: same                                               (required, not body_a)
+ *       pose: {xyz, rpy}           frame P on body_a where body_b's frame is held (X_AB);
+ *                                  absent: body_b is held at its relative pose at t = 0
+ *   output (alias outputs): {dir: path, trajectory_rate: rows per second, contacts: bool,
+ *                            solver: bool}   (contacts.csv and solver.csv, [false])
+ *                                  dir is relative to the working directory (like the CLI's
+ *                                  --out) [out/<scene name>]; rate 0 = every step [0]
+ *           vtk: bool              frames/frame_NNNNN.vtu (rigid geometry tessellated at its world
+ *                                  pose, FEM surfaces, MPM particles; point data velocity, cell data
+ *                                  body_id) and frames.pvd, the time index ParaView opens [false].
+ *                                  Binary: VTK XML appended raw data, zlib-compressed (header_type
+ *                                  UInt64); a run removes the frame_NNNNN.vtu files it did not write
+ *                                  (a longer earlier run's), and nothing else in frames/
+ *           plots: bool            plots/<name>.svg by gnuplot: contact forces (per collider pair,
+ *                                  per FEM and MPM body), joint tracking error, heights (free
+ *                                  objects, FEM and MPM centroids); each curve has its own colour,
+ *                                  dash pattern and marker (markers staggered between curves), so
+ *                                  equal curves (two fingers' forces) both show; no gnuplot:
+ *                                  skipped with a warning [false]
+ *           html: bool             replay.html, an animation with three.js inlined (no network) [false]
+ *           frame_rate: fps > 0    frames per second of vtk and html [30]
+ *
+ * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
+ *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
+ *     - name: text                 (required, unique among objects, robots and deformables)
+ *       model: fem | mpm           [fem]; mpm: material point method (below)
+ *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, l]} | {torus: [R, r]} |
+ *              {mesh: file}        .msh / .vtk tets, or a closed OBJ/STL tetrahedralized by tetgen
+ *       resolution: h              target edge length of the generators [smallest size / 4]
+ *       material: {type: linear_corotated | corotated | neohookean | linear, youngs_modulus,
+ *                  poisson_ratio, density, damping: {mass: alpha, stiffness: beta}}
+ *                                  [kn_fem_material_default: Drake's DeformableBodyConfig]
+ *       pose: {xyz, rpy}           [identity]
+ *       velocity: [3]              initial velocity of every vertex [0]
+ *       fixed: {box: {min: [3], max: [3]}} | {vertices: [...]}   body-frame box or indices
+ *       attach: [{body: "robot/link" | object | "object/link" | world, box: {min, max}} |
+ *                {body: ..., vertices: [...]}, ...]
+ *                                  vertices (body-frame rest box or indices) held at their t = 0
+ *                                  position in that body's frame: one SAP fixed constraint per
+ *                                  vertex (§5.4); attached DoFs always join the Schur complement
+ *       friction, stiffness, dissipation_time: contact material of its surface
+ *     Contacts: each free surface vertex against every rigid collider (signed distance <
+ *     contact.margin) and against the other FEM bodies' deformed surfaces; SAP gets the Schur
+ *     complement of A on the contact vertices (contact.solver.fem_schur: false hands it the
+ *     full A as a dense clique instead). trajectory.csv gets "<name>/cx,cy,cz" (the centroid, in
+ *     the world frame [m]).
+ *     model: mpm (digest §7): shape box | sphere | cylinder | mesh (closed OBJ/STL); resolution =
+ *       grid spacing h [min size / 8]; particles_per_cell: 1, 8, 27, ... [8]; material: {type:
+ *       linear_corotated | eos_fluid, youngs_modulus, poisson_ratio, density, yield_stress (von
+ *       Mises, 0 = elastic), bulk_modulus, gamma} [kn_mpm_material_default]; region: {min, max}
+ *       allowed grid region [+-1e3 m]; particle_jitter: 0..1 (fraction of the particle spacing by
+ *       which each lattice point is moved, deterministically; breaks the lattice's flat faces,
+ *       which make a round body roll like a polyhedron) [0]; grid: a name [""]: the MPM
+ *       deformables with the same grid name share one background grid (one free motion, one SAP
+ *       clique) and so interact through it, as one MPM body does with itself (a name given twice
+ *       needs one resolution); different names never touch each other, which suits bodies kept
+ *       apart by a rigid part thinner than about 3 cells, whose grid would couple them across it;
+ *       pose, velocity, friction, stiffness, dissipation_time.
+ *       One contact per particle inside a rigid collider (signed distance < contact.margin); SAP
+ *       gets the Schur complement of A_MPM on the grid nodes supporting those particles, or, when
+ *       they hold half the grid or more, the whole grid as a sparse clique in A_MPM's pattern
+ *       (contact.solver.mpm_clique; the same SAP problem either way).
+ *
+ *   checks:                        scenario checks, evaluated after every step (check/checks.c);
+ *                                  results in kn_world_checks and summary.json "checks"
+ *     - name: text                 (required, unique among checks)
+ *       type: height_above | height_below | distance_below | grasp_held | no_penetration |
+ *             contact_force | solver_converged                            (required)
+ *       body: name                 height_*: an object, "robot/link", "object/link" or an FEM
+ *                                  body (its centroid); grasp_held: the held object
+ *       link: "robot/link"         grasp_held: the gripper link the object is held by
+ *       bodies: [a, b]             distance_below: two bodies (origins / FEM centroids);
+ *                                  contact_force: two collider names ("box", "gripper" matches
+ *                                  every "gripper/..." collider), FEM bodies (their FEM
+ *                                  contacts) or MPM bodies (their particle contacts with the
+ *                                  other side's colliders); no_penetration: optional pair
+ *                                  (rigid, FEM and MPM contacts)
+ *       value: number              height_above: z > value [m]; height_below: z < value [m];
+ *                                  distance_below: distance < value [m]; grasp_held: position
+ *                                  drift < value [mm]; no_penetration: depth -phi < value [m];
+ *                                  solver_converged: iterations < value [the solver's limit]
+ *       rotation: deg              grasp_held: also the rotation drift < rotation [deg]
+ *       min, max: N                contact_force: total normal force within [min, max]
+ *       after, before: s           the time window [0, duration]; grasp_held measures drift
+ *                                  from the pose at the window's first sample
+ *       expect: pass | fail        [pass]; fail marks an expected failure (knead check)
+ *     Each check records pass/fail, the worst measured value and the time it occurred.
+ *
+ * Errors: syntax errors, unknown keys, wrong types and missing required keys are KN_ERR_PARSE
+ * with "file:line: ..." and the key's path (e.g. robots[1].controller.kp); a number must parse
+ * whole ("friction: 0.O5" is "'0.O5' is not a number", not 0); the name must be a plain file
+ * name (no '/', '\', control characters, '.' or '..': outputs go to out/<name>); scene, URDF,
+ * mesh and CSV files are regular files of at most KN_MAX_INPUT_BYTES (256 MiB); semantic errors
+ * (time_step <= 0, q0 of the wrong length, an unknown robot in attach_to, ...) are KN_ERR_INVALID
+ * naming the file, line and key the same way. */
+#ifndef KNEAD_SCENE_H
+#define KNEAD_SCENE_H
+
+/* Contact material bounds of a scene (friction, stiffness of objects, robots and deformables):
+ * no material pair comes near them, and beyond them double precision fails the contact solver: a
+ * pair combines friction by the harmonic mean 2ab/(a+b) (1e300 overflowed to inf) and stiffness in
+ * series k_a k_b / (k_a + k_b) (1e-300 underflowed to 0); either way SAP refused the first contact.
+ * A large finite stiffness is safe (SAP's near-rigid regime caps it; `inf` is rigid: YAML's `.inf`
+ * is not read by libcyaml). Material parameters of deformables: KN_MATERIAL_MAX_MODULUS and friends in deformable/deformable.h. */
+#define KN_SCENE_MAX_FRICTION 1e3
+#define KN_SCENE_MIN_STIFFNESS 1.0
+
+#include <stdbool.h>
+
+#include "../common/common.h"
+#include "../controllers/controllers.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*---- scenes (scene.c, scene_schema.c, scene_validate.c, scene_lines.c, embedded.c) ----*/
+
+typedef enum {
+  KN_BACKEND_SAP = 0,
+  KN_BACKEND_PENALTY,
+  KN_BACKEND_IPC,
+  KN_BACKEND_SMOOTH_FRICTION,
+  KN_BACKEND_NONE
+} kn_contact_backend;
+
+const char* kn_contact_backend_name(kn_contact_backend b);
+
+typedef struct {
+  double xyz[3], rpy[3];
+} kn_scene_pose;
+
+typedef struct {
+  double t;
+  double* q;
+  unsigned nq;
+} kn_scene_knot;
+
+typedef struct {
+  kn_traj_interp interpolation;
+  kn_scene_knot* points;
+  unsigned npoints;
+  char* csv;
+} kn_scene_trajectory;
+
+typedef struct {
+  char* name;
+  double duration;
+  double* q;
+  unsigned nq;
+} kn_scene_phase;
+
+typedef enum { KN_CONTROLLER_PD = 0 } kn_controller_type;
+
+typedef struct {
+  kn_controller_type type;
+  char** joints;
+  unsigned njoints;
+  double* kp;               /* NULL when absent */
+  double* kp_per_joint;
+  unsigned nkp_per_joint;
+  double* kd;
+  double* kd_per_joint;
+  unsigned nkd_per_joint;
+  bool* gravity_compensation; /* NULL = true */
+  double* effort_limits;
+  unsigned neffort_limits;
+  double* setpoint;
+  unsigned nsetpoint;
+  kn_scene_trajectory* trajectory;
+  kn_scene_phase* sequence;
+  unsigned nsequence;
+} kn_scene_controller;
+
+typedef struct {
+  char* robot;
+  char* link;
+  kn_scene_pose pose;
+} kn_scene_attach;
+
+/* Per-geometry contact material keys (kn_contact_material); NULL = kn_contact_material_default. */
+typedef struct {
+  double* friction;
+  double* stiffness;
+  double* dissipation_time;
+} kn_scene_material;
+
+typedef struct {
+  char* name;
+  char* urdf;
+  kn_scene_pose* base_pose;  /* NULL when absent */
+  kn_scene_material* contact; /* material of the robot's collision geometry */
+  bool floating;
+  double* q0;
+  unsigned nq0;
+  kn_scene_attach* attach_to;
+  kn_scene_controller* controller;
+} kn_scene_robot;
+
+typedef struct {
+  double normal[3];
+} kn_scene_halfspace;
+
+/* Exactly one of box, sphere, cylinder, capsule, halfspace, mesh. */
+typedef struct {
+  double* box;              /* full extents (3) */
+  double* sphere;           /* radius */
+  double* cylinder;         /* (radius, length) along z */
+  double* capsule;          /* (radius, length of the cylinder part) along z */
+  kn_scene_halfspace* halfspace; /* through the pose's origin, normal in the pose frame */
+  char* mesh;               /* file, relative to the scene */
+  double* scale;            /* mesh scale (3) [1 1 1] */
+} kn_scene_shape;
+
+typedef struct {
+  char* name;               /* (required, unique among objects and robots) */
+  kn_scene_shape* shape;    /* shape or urdf */
+  char* urdf;
+  kn_scene_pose pose;
+  bool fixed;               /* welded to the world [false] */
+  double* mass;             /* free objects: mass [kg] (or density) */
+  double* density;          /* [kg/m^3] [1000] */
+  double* friction;         /* contact material (kn_contact_material_default) */
+  double* stiffness;
+  double* dissipation_time;
+  double* velocity;         /* initial [wx wy wz vx vy vz], body frame (6) [0] */
+} kn_scene_object;
+
+typedef struct {
+  char* names[2];
+} kn_scene_pair;
+
+typedef struct {
+  int* max_iterations;
+  double* rel_tolerance;
+  double* abs_tolerance;
+  int linear_solver;        /* kn_sap_linear_solver: auto | dense | sparse */
+  bool* fem_schur;          /* FEM cliques: Schur complement on the contact DoFs (true) or the
+                               full A as one dense clique (false, a check for small bodies; MPM
+                               grids too) [true] */
+  int mpm_clique;           /* kn_scene_mpm_clique: how an MPM grid enters SAP [auto] */
+} kn_scene_solver;
+
+/* contact.solver.mpm_clique: schur = the Schur complement of A_MPM on the contact particles'
+ * support nodes (dense); grid = the whole grid as a sparse clique in A_MPM's pattern (CHOLMOD);
+ * auto = grid when the support holds at least half of the grid's DoFs and 300 or more */
+typedef enum { KN_SCENE_MPM_AUTO = 0, KN_SCENE_MPM_SCHUR, KN_SCENE_MPM_GRID } kn_scene_mpm_clique;
+
+/* deformables[i].shape: exactly one (sizes as the kn_tet_mesh generators; mesh: .msh / .vtk
+ * tets, or a closed OBJ/STL surface tetrahedralized by tetgen). */
+typedef struct {
+  double* box;              /* (lx, ly, lz) */
+  double* sphere;           /* r */
+  double* cylinder;         /* (r, length) along z */
+  double* torus;            /* (R, r) */
+  char* mesh;               /* file, relative to the scene */
+} kn_scene_fem_shape;
+
+typedef struct {
+  double* mass;             /* Rayleigh alpha [1/s] */
+  double* stiffness;        /* Rayleigh beta [s] */
+} kn_scene_fem_damping;
+
+typedef struct {
+  int type;                 /* kn_fem_model [linear_corotated] */
+  double* youngs_modulus;   /* [Drake's defaults, kn_fem_material_default] */
+  double* poisson_ratio;
+  double* density;
+  kn_scene_fem_damping* damping;
+  double* yield_stress;     /* MPM: von Mises eta [Pa] [0: elastic] */
+  double* bulk_modulus;     /* MPM eos_fluid: kappa [Pa] */
+  double* gamma;            /* MPM eos_fluid: exponent > 1 */
+} kn_scene_fem_material;
+
+/* material.type eos_fluid (MPM only), after the kn_fem_model values */
+#define KN_SCENE_MPM_EOS_FLUID 100
+
+typedef struct {
+  double min[3], max[3];
+} kn_scene_box_region;
+
+typedef struct {
+  kn_scene_box_region* box; /* body-frame box: vertices inside are fixed */
+  int* vertices;
+  unsigned nvertices;
+} kn_scene_fem_fixed;
+
+/* deformables[i].attach[j]: the FEM vertices whose rest positions (body frame) lie in box, or the
+ * listed ones, held at their t = 0 position in the frame of `body` (SAP fixed constraints, §5.4). */
+typedef struct {
+  char* body;               /* "robot/link", an object, "object/link" or "world" (required) */
+  kn_scene_box_region* box; /* exactly one of box and vertices */
+  int* vertices;
+  unsigned nvertices;
+} kn_scene_fem_attach;
+
+typedef enum { KN_DEFORMABLE_FEM = 0, KN_DEFORMABLE_MPM } kn_deformable_model;
+
+/* deformables[i]: an FEM body (sap backend only), its own SAP clique. */
+typedef struct {
+  char* name;               /* (required, unique among objects, robots and deformables) */
+  int model;                /* kn_deformable_model: fem (mpm is rejected) [fem] */
+  kn_scene_fem_shape* shape;/* (required) */
+  double* resolution;       /* target edge length h [m] (generators) [min size / 4] */
+  kn_scene_fem_material* material;
+  kn_scene_pose pose;
+  double* velocity;         /* initial velocity of every vertex (3) [0] */
+  kn_scene_fem_fixed* fixed;
+  kn_scene_fem_attach* attach; /* vertices attached to rigid bodies */
+  unsigned nattach;
+  double* friction;         /* contact material of its surface (kn_contact_material_default) */
+  double* stiffness;
+  double* dissipation_time;
+  int* particles_per_cell;  /* MPM: n^3 particles per grid cell [8] */
+  double* particle_jitter;  /* MPM: random offset of each lattice point, fraction of its spacing [0, 1) [0] */
+  kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
+  char* grid;               /* MPM: name of the grid it shares [""] (see above) */
+} kn_scene_deformable;
+
+/* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of
+ * the groups named in ignore (itself included when listed). */
+typedef struct {
+  char* name;
+  char** members;           /* object, robot or "robot/link" collider names */
+  unsigned nmembers;
+  char** ignore;            /* group names */
+  unsigned nignore;
+} kn_scene_filter_group;
+
+/* welds[i]: frame P on body_a coincides with frame Q on body_b (SAP weld, digest §5.4). */
+typedef struct {
+  char* name;               /* [weld<i>] */
+  char* body_a;             /* "robot/link", an object, "object/link" or "world" */
+  char* body_b;
+  kn_scene_pose* pose;      /* X_AP with Q = body_b's frame; NULL: hold the relative pose at t = 0 */
+} kn_scene_weld;
+
+typedef struct {
+  kn_contact_backend backend;
+  double* margin;           /* detection margin [m] [0] */
+  kn_scene_pair* exclude;   /* [[a, b], ...]: object, robot or "robot/link" names */
+  unsigned nexclude;
+  kn_scene_filter_group* filter_groups;
+  unsigned nfilter_groups;
+  kn_scene_solver* solver;  /* SAP solver options (kn_sap_options) */
+} kn_scene_contact;
+
+typedef struct {
+  char* dir;
+  double trajectory_rate;
+  bool contacts;            /* write contacts.csv [false] */
+  bool solver;              /* write solver.csv [false] */
+  bool vtk;                 /* frames/frame_NNNNN.vtu + frames.pvd for ParaView (output_vtk.c) [false] */
+  bool plots;               /* plots/<name>.svg drawn by gnuplot (output_plot.c) [false] */
+  bool html;                /* replay.html, a self-contained three.js replay (output_html.c) [false] */
+  double* frame_rate;       /* frames per second of vtk and html [30] */
+} kn_scene_output;
+
+typedef enum {
+  KN_CHECK_HEIGHT_ABOVE = 0,
+  KN_CHECK_HEIGHT_BELOW,
+  KN_CHECK_DISTANCE_BELOW,
+  KN_CHECK_GRASP_HELD,
+  KN_CHECK_NO_PENETRATION,
+  KN_CHECK_CONTACT_FORCE,
+  KN_CHECK_SOLVER_CONVERGED
+} kn_check_type;
+
+/* checks[i] (check/checks.c): keys by type as documented at the top of this file. */
+typedef struct {
+  char* name;               /* (required, unique) */
+  int type;                 /* kn_check_type (required) */
+  char* body;
+  char* link;
+  char** bodies;            /* two names */
+  unsigned nbodies;
+  double* value;
+  double* rotation;         /* grasp_held [deg] */
+  double* min;              /* contact_force [N] */
+  double* max;
+  double* after;            /* window [s] [0, duration] */
+  double* before;
+  int expect;               /* 0 pass, 1 fail [pass] */
+} kn_scene_check;
+
+/* The document as libcyaml loads it; pointers are NULL (counts 0) for absent optional keys. */
+typedef struct {
+  char* name;
+  double* time_step;
+  double* duration;
+  double* gravity;          /* 3 values */
+  char** package_paths;
+  unsigned npackage_paths;
+  kn_scene_contact* contact;
+  kn_scene_robot* robots;
+  unsigned nrobots;
+  kn_scene_object* objects;
+  unsigned nobjects;
+  kn_scene_weld* welds;
+  unsigned nwelds;
+  kn_scene_deformable* deformables;
+  unsigned ndeformables;
+  kn_scene_output* output;
+  kn_scene_output* outputs; /* alias of output */
+  kn_scene_check* checks;
+  unsigned nchecks;
+} kn_scene_doc;
+
+typedef struct kn_scene_lines kn_scene_lines; /* key path -> line index (scene_lines.c) */
+
+/* A loaded and validated scene with defaults filled in. */
+typedef struct {
+  kn_scene_doc* doc;        /* libcyaml-owned */
+  char* path;               /* the file ("knead://default_scene.yaml" when embedded) */
+  char* dir;                /* its folder: relative paths resolve here (NULL when embedded) */
+  char* name;               /* doc->name or the file stem */
+  double time_step, duration, gravity[3];
+  kn_contact_backend backend;
+  double margin;            /* contact.margin [0] */
+  const kn_scene_output* output; /* may be NULL */
+  char** package_paths;     /* resolved against dir */
+  int npackage_paths;
+  kn_scene_lines* lines;
+} kn_scene;
+
+/* Parse and validate the YAML text `yaml` (len bytes); `path` names it in messages and its folder
+ * resolves relative paths (NULL folder when path starts with knead://). *out owns everything. */
+kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, kn_scene** out, kn_error* err);
+/* Read `path` and kn_scene_load_string it; KN_ERR_IO when it cannot be read. */
+kn_status kn_scene_load(const char* path, kn_scene** out, kn_error* err);
+/* The embedded default scene (examples/default_scene.yaml at build time). */
+kn_status kn_scene_load_default(kn_scene** out, kn_error* err);
+void kn_scene_free(kn_scene* s);
+/* 1-based line of the key at `key_path` ("robots[0].q0") in the scene file, 0 when unknown. */
+int kn_scene_line(const kn_scene* s, const char* key_path);
+/* Fail with (status, "file:line: key_path: " + message); returns status. */
+kn_status kn_scene_fail(const kn_scene* s, kn_error* err, kn_status status, const char* key_path, const char* fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+
+/* Files embedded at build time: "default_scene.yaml", "models/knead_arm7.urdf", ... (NUL-terminated
+ * text). Returns NULL when `name` (without the knead:// prefix) is not embedded. */
+const char* kn_embedded_file(const char* name, size_t* len);
+/* the number of embedded files and the i-th name, for listings */
+int kn_embedded_count(void);
+const char* kn_embedded_name(int i);
+
+/* Resolve a scene-relative, absolute or package:// filename to a path on disk: package paths in
+ * order, then KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH (colon-separated); package `pkg` is
+ * <path>/pkg or <path>/<any>/pkg. Returns a malloc'd path or NULL (err says what was tried). */
+char* kn_scene_resolve_path(const kn_scene* s, const char* uri, kn_error* err);
+
+/* "height_above", ... (the checks[i].type names) */
+const char* kn_check_type_name(kn_check_type t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
