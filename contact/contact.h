@@ -1,5 +1,6 @@
-/* knead/contact — shapes on bodies (and, with the rigid-contact issue, signed distances, broad
- * and narrow phase and contact points).
+/* knead/contact — shapes on bodies, signed distances, broad and narrow phase, contact points, and
+ * the contact candidates of every body kind (rigid, FEM surfaces, MPM particles) from plain views
+ * of the bodies.
  *
  * A kn_geometry is a shape fixed to a body at a pose. Sizes are full extents for boxes (URDF
  * <box size>), radii for spheres, (radius, length) for cylinders and capsules along their local
@@ -161,6 +162,150 @@ double kn_collider_radius(const kn_collision_scene* cs, int i);
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */
 double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],
                                    double grad[3]);
+
+/*---- contact candidates across body kinds (candidates.c, fem_surface.c, fem_detect.c, particles.c) ----*/
+
+/* The detectors below take plain views of the bodies (no world, no deformable or MPM types) and
+ * append kn_contact_candidate to one growable list. Each candidate's source is its index among
+ * what its detector appended in that call (rigid: the index of its kn_contact_point). */
+typedef struct {
+  kn_contact_candidate* c;
+  int n, cap;
+} kn_contact_candidate_list;
+void kn_contact_candidate_list_free(kn_contact_candidate_list* l);
+/* => a zeroed candidate appended to l; NULL (KN_ERR_NOMEM in err) when out of memory */
+kn_contact_candidate* kn_contact_candidate_push(kn_contact_candidate_list* l, kn_error* err);
+
+/* (X_WG and reach per collider, margin) => *points, *count of kn_collision_detect_reach, and one
+ * KN_CANDIDATE_RIGID candidate per point appended to out (sides: the two colliders), except for
+ * pairs of world-fixed colliders (clique -1 both), which never move. */
+kn_status kn_contact_detect_rigid(kn_collision_scene* cs, const kn_pose* X_WG, double margin, const double* reach,
+                                  const kn_contact_point** points, int* count, kn_contact_candidate_list* out,
+                                  kn_error* err);
+
+/* A collider as the deformable detectors see it, one per collider of the collision scene. */
+typedef struct {
+  int tree, body;            /* the kinematic tree and body that carry it: FEM vertices attached to
+                                that body never touch it */
+  kn_contact_material soft;  /* its material against FEM and MPM surfaces */
+} kn_soft_collider;
+
+/* An FEM body as contact detection sees it: a tet mesh's vertices and its closed, outward-wound
+ * surface. All arrays are borrowed; x is read at each detection. */
+typedef struct {
+  int nvert;
+  const double* X;                  /* 3 * nvert rest positions (the surface tree's topology) */
+  const double* x;                  /* 3 * nvert positions now */
+  const unsigned char* fixed;       /* nvert: 1 = held in place (no vertex contacts) */
+  const int* free_index;            /* nvert: -1 when fixed (a face contact needs a free vertex) */
+  int nsurf;
+  const int* surf;                  /* 3 * nsurf vertex indices, counter-clockwise seen from outside */
+  int nsurf_vert;
+  const int* surf_vert;             /* the vertices on the surface (the vertex contacts' points) */
+  int nattach;                      /* vertex attach_vertex[k] is held by target attach_target[k] */
+  const int *attach_vertex, *attach_target;
+  const int *target_tree, *target_body; /* per target: its tree and body (tree -1: the world) */
+  kn_contact_material material;     /* of its surface */
+} kn_contact_fem;
+
+/* FEM contacts (fem_detect.c), Drake's conventions (above): the normal points from A into B,
+ * phi < 0 when overlapping, and B is always on an FEM body.
+ *   KN_CANDIDATE_FEM_VERTEX_RIGID  a free surface vertex of B inside (or within the margin of) a
+ *        rigid collider A (kn_collider_signed_distance; normal = the collider's outward gradient);
+ *   KN_CANDIDATE_FEM_VERTEX_FEM    a free surface vertex of B near the surface of FEM body A
+ *        (A side = the nearest triangle, barycentric; normal = A's outward normal);
+ *   KN_CANDIDATE_FEM_RIGID_FACE    a feature point of rigid collider A (box corner or edge point,
+ *        the deepest point of a sphere / capsule / cylinder, a mesh vertex) near the surface of B
+ *        (B side = the nearest triangle; normal = minus B's outward normal, from the rigid body
+ *        into the FEM body).
+ * Double counting: a rigid feature point is dropped when any vertex of its triangle already has a
+ * vertex contact with the same collider (the vertex contacts then carry that patch).
+ *
+ * Surface queries (fem_surface.c) use one AABB tree per FEM body over its surface triangles: the
+ * topology is built once (median splits of the rest centroids), the boxes are refitted to x every
+ * detection. Nearest triangle by a best-first descent (ties to the lowest triangle index, so
+ * identical to brute force), inside/outside by the angle-weighted pseudo-normal of the nearest
+ * feature (Baerentzen and Aanaes 2005), exact for the closed, outward-wound surface of a tet mesh. */
+typedef struct {
+  double phi;               /* negative inside */
+  int tri;                  /* surface triangle index of the nearest point, -1 for an empty surface */
+  int vert[3];
+  double wt[3];             /* nearest point = sum wt_k x_vert_k */
+  double n[3];              /* outward unit normal at the nearest point */
+} kn_contact_surface_hit;
+
+typedef struct kn_contact_surface kn_contact_surface;
+/* (FEM body) => its surface tree (topology from X, boxes at x) and adjacency; NULL when out of
+ * memory. Keeps b->surf (borrowed). */
+kn_contact_surface* kn_contact_surface_create(const kn_contact_fem* b);
+void kn_contact_surface_free(kn_contact_surface* s);
+/* (body's x) => refitted boxes, face normals and pseudo-normals */
+void kn_contact_surface_update(kn_contact_surface* s, const kn_contact_fem* b);
+/* (surface updated at b->x, world point p) => nearest point, signed distance, outward normal */
+void kn_contact_surface_query(const kn_contact_surface* s, const kn_contact_fem* b, const double p[3],
+                              kn_contact_surface_hit* hit);
+/* the same by brute force over every triangle with the winding-number sign (the reference the
+ * tree is tested against) */
+void kn_contact_surface_query_brute(const kn_contact_fem* b, const double p[3], kn_contact_surface_hit* hit);
+/* the body's bounding box at the last update: lo[3], hi[3] */
+const double* kn_contact_surface_box(const kn_contact_surface* s);
+/* mean surface edge length at rest (the spacing of rigid edge samples) */
+double kn_contact_surface_edge_length(const kn_contact_surface* s);
+
+/* Detection scratch for a set of FEM bodies: one surface tree per body, feature points, marks. */
+typedef struct kn_contact_fem_detector kn_contact_fem_detector;
+/* (FEM bodies, brute: 1 = brute-force surface queries, the reference for tests) => *out;
+ * KN_ERR_NOMEM */
+kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, int brute, kn_contact_fem_detector** out,
+                                         kn_error* err);
+void kn_contact_fem_detector_free(kn_contact_fem_detector* d);
+/* (the same bodies at x; collision scene cs (NULL: no colliders), per collider its kn_soft_collider
+ * and X_WG, margin) => the FEM candidates with phi < margin appended to out: every vertex contact
+ * first (per body, per surface vertex: colliders then other bodies), then the rigid feature
+ * contacts (per body, per collider, per feature point); deterministic. KN_ERR_NOMEM */
+kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem* fems, const kn_collision_scene* cs,
+                                const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
+                                kn_contact_candidate_list* out, kn_error* err);
+
+/* A set of MPM particles as contact detection sees it. */
+typedef struct {
+  int np;
+  const double* x;                  /* 3 * np positions (borrowed) */
+  int body, first;                  /* its candidates' particle side: body `body`, point first + p */
+  kn_contact_material material;     /* of its particles */
+} kn_contact_particles;
+/* (particle sets, collision scene with X_WG and kn_soft_collider per collider, margin) =>
+ * KN_CANDIDATE_PARTICLE_RIGID candidates appended to out (particles.c): particle p of set i against
+ * collider k when phi = kn_collider_signed_distance(x_p) < margin, per set, per collider, per
+ * particle. A = the particle, B = the collider, normal -grad phi (into the rigid body, MPM digest
+ * 7.4), p = the particle's position. KN_ERR_NOMEM */
+kn_status kn_contact_detect_particles(const kn_contact_particles* sets, int nset, const kn_collision_scene* cs,
+                                      const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
+                                      kn_contact_candidate_list* out, kn_error* err);
+
+/* Broad phase of the particle detection: a conservative bound of collider k (pose X_WG) against a
+ * set's particles, so that skipped particles are exactly those whose signed distance is >= margin
+ * anyway (the contact set is identical to testing every particle). */
+typedef struct {
+  int all;                  /* 1: no cheap bound (halfspace): test every particle exactly */
+  double lo[3], hi[3];      /* collider world AABB inflated by margin */
+  double c[3], r2;          /* bounding sphere centre; (radius + margin)^2 */
+} kn_particle_bound;
+/* (np positions x) => their AABB (lo, hi) */
+void kn_particle_aabb(int np, const double* x, double lo[3], double hi[3]);
+/* (collider k at X_WG, margin, the particles' AABB) => bd; returns 0 when no particle of the AABB
+ * can be within margin of the collider (skip the pair) */
+int kn_particle_bound_init(const kn_collision_scene* cs, int k, const kn_pose* X_WG, double margin, const double lo[3],
+                           const double hi[3], kn_particle_bound* bd);
+/* (bound, particle position) => 0 when phi(x) >= margin is guaranteed, 1 when the exact SDF is needed */
+static inline int kn_particle_bound_test(const kn_particle_bound* bd, const double x[3]) {
+  if (bd->all) return 1;
+  if (x[0] < bd->lo[0] || x[0] > bd->hi[0] || x[1] < bd->lo[1] || x[1] > bd->hi[1] || x[2] < bd->lo[2] ||
+      x[2] > bd->hi[2])
+    return 0;
+  double d0 = x[0] - bd->c[0], d1 = x[1] - bd->c[1], d2 = x[2] - bd->c[2];
+  return d0 * d0 + d1 * d1 + d2 * d2 < bd->r2;
+}
 
 /*---- mass properties (mass_properties.c) ----*/
 

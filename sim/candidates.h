@@ -1,4 +1,5 @@
-/* knead/sim internal: the step's contact candidates across body kinds (candidates.c). */
+/* knead/sim internal: the step's contact candidates across body kinds (candidates.c: the world's
+ * bodies handed to the detectors of contact/contact.h). */
 #ifndef KNEAD_SIM_CANDIDATES_H
 #define KNEAD_SIM_CANDIDATES_H
 
@@ -16,10 +17,14 @@ typedef struct {
   int n, first_fem, nfem, first_mpm, nmpm;
   const kn_contact_point* pts; /* the rigid detection's points (source of the rigid candidates) */
   int npts;
-  const void* fem;               /* the FEM detector's contacts (kn_fem_contact, sim/fem_contact.h) */
   const kn_sim_mpm_contact* mpm; /* per MPM candidate */
   kn_sim_candidates_state* state;
 } kn_sim_candidates;
+
+/* the views of the world's bodies that contact/ detects on: FEM body F (its mesh, positions,
+ * surface vertices, attachments and material) and collider k (its tree, body and soft material) */
+kn_contact_fem kn_sim_fem_view(const kn_world_fem* F);
+kn_soft_collider kn_sim_soft_collider(const kn_world* w, int k);
 
 kn_status kn_sim_candidates_create(const kn_world* w, kn_sim_candidates* c, kn_error* err);
 void kn_sim_candidates_free(kn_sim_candidates* c);

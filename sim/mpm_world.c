@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact/collision_internal.h" /* colliders' local bounding boxes */
 #include "sim/sim_internal.h"
 
 // (deformables[i].shape) => the mpm/ shape (the mesh path resolved against the scene's folder)
@@ -217,59 +216,4 @@ void kn_sim_mpm_centroid(const kn_world_mpm* m, double c[3]) {
     mass += b->mass[p];
   }
   for (int k = 0; k < 3; k++) c[k] /= mass;
-}
-
-void kn_sim_mpm_aabb(const kn_mpm_body* b, double lo[3], double hi[3]) {
-  for (int k = 0; k < 3; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
-  for (int p = 0; p < b->np; p++)
-    for (int k = 0; k < 3; k++) {
-      double v = b->x[3 * p + k];
-      lo[k] = v < lo[k] ? v : lo[k];
-      hi[k] = v > hi[k] ? v : hi[k];
-    }
-}
-
-/* Why the bounds are exact (never skip a particle the brute force would keep): the shape lies in
- * its local box, hence in the rotated box's world AABB and in the ball around the box centre of
- * radius R = half its diagonal; a point outside the AABB inflated by margin, or farther than
- * R + margin from the centre, is farther than margin from the shape, so phi >= margin. A relative
- * slack of 1e-9 covers the rounding of both computations. */
-int kn_sim_mpm_bound_init(const kn_world* w, int k, const kn_pose* X_WG, double margin, const double lo[3],
-                          const double hi[3], kn_sim_mpm_bound* bd) {
-  const kn_collision_scene* cs = w->collision;
-  const kn_shape* sh = cs->colliders[k].shape;
-  memset(bd, 0, sizeof *bd);
-  if (sh->type == KN_SHAPE_HALFSPACE) {
-    /* phi = n . (x - p) is already cheap: only cull the whole body by its AABB's lowest corner */
-    const double n[3] = {X_WG->R[2], X_WG->R[5], X_WG->R[8]};
-    double dmin = 0, scale = 1;
-    for (int a = 0; a < 3; a++) {
-      dmin += n[a] * ((n[a] > 0 ? lo[a] : hi[a]) - X_WG->p[a]);
-      scale += fabs(lo[a] - X_WG->p[a]) + fabs(hi[a] - X_WG->p[a]);
-    }
-    bd->all = 1;
-    return dmin < margin + 1e-9 * scale;
-  }
-  const double* llo = &cs->local_lo[3 * k];
-  const double* lhi = &cs->local_hi[3 * k];
-  double R2 = 0, scale = 1;
-  for (int a = 0; a < 3; a++) {
-    double c = X_WG->p[a], e = 0;
-    for (int j = 0; j < 3; j++) {
-      c += X_WG->R[3 * a + j] * 0.5 * (llo[j] + lhi[j]);
-      e += fabs(X_WG->R[3 * a + j]) * 0.5 * (lhi[j] - llo[j]);
-    }
-    double half = 0.5 * (lhi[a] - llo[a]);
-    R2 += half * half;
-    scale += fabs(c) + e;
-    bd->c[a] = c;
-    bd->lo[a] = c - e, bd->hi[a] = c + e;
-  }
-  double slack = margin + 1e-9 * scale;
-  for (int a = 0; a < 3; a++) bd->lo[a] -= slack, bd->hi[a] += slack;
-  double r = sqrt(R2) + slack;
-  bd->r2 = r > 0 ? r * r : 0;
-  for (int a = 0; a < 3; a++)
-    if (hi[a] < bd->lo[a] || lo[a] > bd->hi[a]) return 0;
-  return 1;
 }

@@ -67,7 +67,7 @@ typedef struct {
   double f[3];              /* force on b, world frame [N] (on a: -f) */
 } kn_world_contact;
 
-/* One FEM contact of the last step (sap backend; sim/fem_contact.h): side B is FEM body fem_b,
+/* One FEM contact of the last step (contact/contact.h, KN_CANDIDATE_FEM_*): side B is FEM body fem_b,
  * side A is collider a_collider or FEM body a_fem (the other is -1); kind: 0 FEM vertex in a rigid
  * collider, 1 FEM vertex at another FEM body's surface, 2 rigid feature point in an FEM face. */
 typedef struct {

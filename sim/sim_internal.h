@@ -53,28 +53,5 @@ kn_status kn_sim_mpm_build(kn_world* w, kn_error* err);
 void kn_sim_mpm_free(kn_world* w);
 void kn_sim_mpm_backup(kn_world* w, int restore);
 uint64_t kn_sim_mpm_hash(const kn_world* w, uint64_t h);
-/* Broad phase of MPM particle contacts (mpm_world.c): a conservative bound of collider k
- * (pose X_WG) against a body's particles, so that skipped particles are exactly those whose signed
- * distance is >= margin anyway (the contact set is identical to testing every particle). */
-typedef struct {
-  int all;                  /* 1: no cheap bound (halfspace): test every particle exactly */
-  double lo[3], hi[3];      /* collider world AABB inflated by margin */
-  double c[3], r2;          /* bounding sphere centre; (radius + margin)^2 */
-} kn_sim_mpm_bound;
-/* body => AABB of its particles (lo, hi) */
-void kn_sim_mpm_aabb(const kn_mpm_body* b, double lo[3], double hi[3]);
-/* (collider k at X_WG, margin, body AABB) => bd; returns 0 when no particle of the AABB can be
- * within margin of the collider (skip the pair) */
-int kn_sim_mpm_bound_init(const kn_world* w, int k, const kn_pose* X_WG, double margin, const double lo[3],
-                          const double hi[3], kn_sim_mpm_bound* bd);
-/* (bound, particle position) => 0 when phi(x) >= margin is guaranteed, 1 when the exact SDF is needed */
-static inline int kn_sim_mpm_bound_test(const kn_sim_mpm_bound* bd, const double x[3]) {
-  if (bd->all) return 1;
-  if (x[0] < bd->lo[0] || x[0] > bd->hi[0] || x[1] < bd->lo[1] || x[1] > bd->hi[1] || x[2] < bd->lo[2] ||
-      x[2] > bd->hi[2])
-    return 0;
-  double d0 = x[0] - bd->c[0], d1 = x[1] - bd->c[1], d2 = x[2] - bd->c[2];
-  return d0 * d0 + d1 * d1 + d2 * d2 < bd->r2;
-}
 
 #endif

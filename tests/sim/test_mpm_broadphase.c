@@ -1,4 +1,4 @@
-/* Broad phase of MPM particle contacts (sim/mpm_world.c, used by backend_sap.c's detection): a
+/* Broad phase of MPM particle contacts (contact/particles.c, kn_contact_detect_particles): a
  * collider is skipped for a body when its margin-inflated world AABB misses the body's particle
  * AABB, and a particle when it lies outside that AABB or farther than (bounding radius + margin)
  * from the collider's centre. Exactness: the skipped set must contain only particles whose exact
@@ -45,17 +45,17 @@ Test(mpm_broadphase, identical_to_brute_force, .timeout = 120) {
   for (long k = 0; k <= steps; k++) {
     const kn_mpm_body* b = w->mpms[0].body;
     double lo[3], hi[3];
-    kn_sim_mpm_aabb(b, lo, hi);
+    kn_particle_aabb(b->np, b->x, lo, hi);
     for (int c = 0; c < w->ncollider; c++) {
       kn_pose X;
       kn_sim_collider_pose(w, c, &X);
-      kn_sim_mpm_bound bd;
-      int pair = kn_sim_mpm_bound_init(w, c, &X, margin, lo, hi, &bd);
+      kn_particle_bound bd;
+      int pair = kn_particle_bound_init(w->collision, c, &X, margin, lo, hi, &bd);
       culled_pairs += !pair;
       for (int p = 0; p < b->np; p++) {
         double g[3];
         double phi = kn_collider_signed_distance(w->collision, c, &X, b->x + 3 * p, g);
-        int keep = pair && kn_sim_mpm_bound_test(&bd, b->x + 3 * p);
+        int keep = pair && kn_particle_bound_test(&bd, b->x + 3 * p);
         tests++;
         culled += !keep;
         brute += phi < margin;
