@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../support/dense.h"
 #include "../support/mesh_poses.h"
 #include "test_material_box.h"
 
@@ -206,32 +207,8 @@ static int projected_elements(const kn_fem_body* b, const double* v) {
   return count;
 }
 
-/* CHOLMOD lower triangle => dense symmetric n x n */
-static double* dense_of(const cholmod_sparse* A) {
-  int n = (int)A->nrow;
-  const int *Ap = A->p, *Ai = A->i;
-  const double* Ax = A->x;
-  cr_assert_eq(A->stype, -1);
-  double* D = calloc((size_t)n * n, sizeof(double));
-  for (int j = 0; j < n; j++)
-    for (int q = Ap[j]; q < Ap[j + 1]; q++) {
-      cr_assert_geq(Ai[q], j, "upper entry stored");
-      D[(size_t)Ai[q] * n + j] = D[(size_t)j * n + Ai[q]] = Ax[q];
-    }
-  return D;
-}
 
-static double max_abs(const double* a, size_t n) {
-  double m = 0;
-  for (size_t k = 0; k < n; k++) m = fmax(m, fabs(a[k]));
-  return m;
-}
 
-static double max_diff(const double* a, const double* b, size_t n) {
-  double m = 0;
-  for (size_t k = 0; k < n; k++) m = fmax(m, fabs(a[k] - b[k]));
-  return m;
-}
 
 static double potential(kn_fem_body* b, const double* v, double* grad, const cholmod_sparse** H) {
   double E;

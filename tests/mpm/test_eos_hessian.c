@@ -10,6 +10,7 @@
 
 #include "deformable/deformable.h"
 #include "mpm/mpm.h"
+#include "../support/dense.h"
 
 static unsigned long long rng = 99;
 static double urand(void) {
@@ -17,28 +18,12 @@ static double urand(void) {
   return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static int levi(int i, int j, int k) { return (i - j) * (j - k) * (k - i) / 2; }
 
-/* Psi(J) = -kappa (J^(1-g) / (1-g) - J) => the full (unprojected) dP/dF */
-static void full_hessian(double kappa, double g, const double F[9], double H[81]) {
-  double J = kn_mat3_det(F), c[9];
-  double d1 = kappa * (1 - pow(J, -g)), d2 = kappa * g * pow(J, -g - 1);
-  kn_mat3_cofactor(F, c);
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      for (int k = 0; k < 3; k++)
-        for (int l = 0; l < 3; l++) {
-          double h2 = 0;
-          for (int m = 0; m < 3; m++)
-            for (int n = 0; n < 3; n++) h2 += levi(i, k, m) * levi(j, l, n) * F[3 * m + n];
-          H[9 * (3 * i + j) + 3 * k + l] = d2 * c[3 * i + j] * c[3 * k + l] + d1 * h2;
-        }
-}
 
 static double check(const kn_mpm_material* mat, const double F[9], const char* what) {
   double P[9], H[81], R[81];
   kn_mpm_energy_density(mat, 0, 0, F, NULL, P, H);
-  full_hessian(mat->bulk_modulus, mat->gamma, F, R);
+  eos_exact_hessian(mat->bulk_modulus, mat->gamma, F, R);
   kn_fem_project_psd(R, 9);
   double e = 0, m = 0;
   for (int k = 0; k < 81; k++) e = fmax(e, fabs(H[k] - R[k])), m = fmax(m, fabs(R[k]));

@@ -36,6 +36,7 @@
 #include "../support/mesh_poses.h"
 #include "deformable/deformable.h"
 #include "mpm/mpm.h"
+#include "../support/dense.h"
 
 static const double g3[3] = {0, 0, -9.81};
 static const double kDt = 0.01;
@@ -65,23 +66,7 @@ static kn_mpm_body* make(kn_mpm_model model, double yield_stress) {
   return b;
 }
 
-static int levi(int i, int j, int k) { return (i - j) * (j - k) * (k - i) / 2; }
 
-/* the EOS fluid's exact (unprojected) dP/dF = Psi'' cof F (x) cof F + Psi' d2J/dF2 */
-static void eos_exact_hessian(double kappa, double g, const double F[9], double H[81]) {
-  double J = kn_mat3_det(F), c[9];
-  double d1 = kappa * (1 - pow(J, -g)), d2 = kappa * g * pow(J, -g - 1);
-  kn_mat3_cofactor(F, c);
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      for (int k = 0; k < 3; k++)
-        for (int l = 0; l < 3; l++) {
-          double h2 = 0;
-          for (int m = 0; m < 3; m++)
-            for (int n = 0; n < 3; n++) h2 += levi(i, k, m) * levi(j, l, n) * F[3 * m + n];
-          H[9 * (3 * i + j) + 3 * k + l] = d2 * c[3 * i + j] * c[3 * k + l] + d1 * h2;
-        }
-}
 
 typedef struct {
   double E, scale;
@@ -162,31 +147,8 @@ static void reference_free(reference* R) {
   for (int t = 0; t < 3; t++) free(R->term[t]);
 }
 
-static double* dense_of(const cholmod_sparse* A) {
-  int n = (int)A->nrow;
-  const int *Ap = A->p, *Ai = A->i;
-  const double* Ax = A->x;
-  cr_assert_eq(A->stype, -1);
-  double* D = calloc((size_t)n * n, sizeof(double));
-  for (int j = 0; j < n; j++)
-    for (int q = Ap[j]; q < Ap[j + 1]; q++) {
-      cr_assert_geq(Ai[q], j, "upper entry stored");
-      D[(size_t)Ai[q] * n + j] = D[(size_t)j * n + Ai[q]] = Ax[q];
-    }
-  return D;
-}
 
-static double max_abs(const double* a, size_t n) {
-  double m = 0;
-  for (size_t k = 0; k < n; k++) m = fmax(m, fabs(a[k]));
-  return m;
-}
 
-static double max_diff(const double* a, const double* b, size_t n) {
-  double m = 0;
-  for (size_t k = 0; k < n; k++) m = fmax(m, fabs(a[k] - b[k]));
-  return m;
-}
 
 static double potential(kn_mpm_body* b, const double* v, double* grad, const cholmod_sparse** H) {
   double E;
