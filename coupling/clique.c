@@ -1,4 +1,5 @@
 /* What every clique kind shares: destruction, the evaluation of a point map, the matrix views. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "coupling/coupling.h"
@@ -37,4 +38,15 @@ void kn_csc_mul(const kn_csc_view* A, const double* x, double* y) {
       y[i] += A->x[k] * x[j];
       if (i != j) y[j] += A->x[k] * x[i];
     }
+}
+
+const double* kn_csc_dense_into(const kn_csc_view* A, double** D, size_t* cap, kn_error* err) {
+  size_t n = (size_t)A->n;
+  if (n * n > *cap) {
+    double* x = realloc(*D, n * n * sizeof *x);
+    if (!x) return kn_fail(err, KN_ERR_NOMEM, "out of memory"), NULL;
+    *D = x, *cap = n * n;
+  }
+  kn_csc_dense(A, *D);
+  return *D;
 }

@@ -95,6 +95,8 @@ typedef struct {
 /* (view) => its diagonal d (n); the full symmetric matrix row-major into D (n x n); y = A x */
 void kn_csc_diagonal(const kn_csc_view* A, double* d);
 void kn_csc_dense(const kn_csc_view* A, double* D);
+/* kn_csc_dense into *D, grown to n^2 doubles (*cap) when needed; NULL with KN_ERR_NOMEM */
+const double* kn_csc_dense_into(const kn_csc_view* A, double** D, size_t* cap, kn_error* err);
 void kn_csc_mul(const kn_csc_view* A, const double* x, double* y);
 /* x(v) of a map (v: the clique's ndof velocities) */
 void kn_point_map_eval(const kn_point_map* m, int ndof, const double* v, double dt, double x[3]);

@@ -56,14 +56,7 @@ static void fem_diagonal(const void* self, double* d) {
 static const double* fem_dense(void* self, kn_error* err) {
   fem_clique* f = self;
   kn_csc_view A = fem_sparse(self);
-  size_t n = (size_t)A.n;
-  if (n * n > f->dcap) {
-    double* D = realloc(f->D, n * n * sizeof *D);
-    if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory"), NULL;
-    f->D = D, f->dcap = n * n;
-  }
-  kn_csc_dense(&A, f->D);
-  return f->D;
+  return kn_csc_dense_into(&A, &f->D, &f->dcap, err);
 }
 
 static kn_status fem_schur(void* self, const int* P, int np, double* S, kn_error* err) {

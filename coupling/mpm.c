@@ -65,14 +65,7 @@ static void mpm_diagonal(const void* self, double* d) {
 static const double* mpm_dense(void* self, kn_error* err) {
   mpm_clique* m = self;
   kn_csc_view A = mpm_sparse(self);
-  size_t n = (size_t)A.n;
-  if (n * n > m->dcap) {
-    double* D = realloc(m->D, n * n * sizeof *D);
-    if (!D) return kn_fail(err, KN_ERR_NOMEM, "out of memory"), NULL;
-    m->D = D, m->dcap = n * n;
-  }
-  kn_csc_dense(&A, m->D);
-  return m->D;
+  return kn_csc_dense_into(&A, &m->D, &m->dcap, err);
 }
 
 static kn_status mpm_schur(void* self, const int* P, int np, double* S, kn_error* err) {
