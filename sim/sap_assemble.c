@@ -263,12 +263,17 @@ static void stiction_bias(kn_world* w, sap_state* s, int i, kn_sap_contact_param
     kn_stiction_keyed_bias(&s->mpm_anchors, i - s->cand.first_mpm, kn_stiction_key(g, k, p), cc->p, &s->X_WG[k], 0,
                            cc->R_WC, cc->material.mu, dt, par->vhat_t);
   } else {
-    /* a vertex against a rigid collider keeps an anchor; B is the vertex */
+    /* a vertex against a rigid collider keeps an anchor at the vertex (x0 of its map); B is the vertex */
     int anchored = cc->origin == KN_CANDIDATE_FEM_VERTEX_RIGID;
     int vtx = cc->b.point[0], ka = anchored ? cc->a.body : 0;
+    kn_point_map m;
+    if (anchored) {
+      kn_clique* cq = &w->cliques[side_clique(w, &cc->b)];
+      cq->ops->point_map(cq->self, vtx, NULL, dt, &m);
+    }
     kn_stiction_keyed_bias(&s->fem_anchors, i - s->cand.first_fem, anchored ? kn_stiction_key(cc->b.body, ka, vtx) : 0,
-                           anchored ? w->fems[cc->b.body].body->x + 3 * vtx : cc->p, anchored ? &s->X_WG[ka] : NULL, 1,
-                           cc->R_WC, cc->material.mu, dt, par->vhat_t);
+                           anchored ? m.x0 : cc->p, anchored ? &s->X_WG[ka] : NULL, 1, cc->R_WC, cc->material.mu, dt,
+                           par->vhat_t);
   }
 }
 
