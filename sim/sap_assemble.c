@@ -286,7 +286,9 @@ static kn_status add_contact(kn_world* w, sap_state* s, int i, kn_error* err) {
   par.stiffness = cc->material.stiffness;
   par.dissipation_time = cc->material.dissipation_time;
   stiction_bias(w, s, i, &par);
-  side_rows sa = {.clique = side_clique(w, &cc->a)}, sb = {.clique = side_clique(w, &cc->b)};
+  side_rows sa, sb; /* not zero-initialized: 1.3 kB a contact; side_jacobian sets what is read */
+  sa.clique = side_clique(w, &cc->a), sb.clique = side_clique(w, &cc->b);
+  sa.nodal = sb.nodal = 0, sa.nterm = sb.nterm = 0;
   side_rows* sides[2] = {&sa, &sb};
   /* a deformable side none of whose DoFs is free (fixed vertices) has no SAP clique: it is fixed */
   for (int j = 0; j < 2; j++)
