@@ -13,9 +13,9 @@
  * fill-reducing permutation P), U = L^-1 P J_V^T and the last solve is P^T L^-T: the factor is
  * reached only through sap/linear_solver.c's two half solves.
  *
- * The solver (sap/solver.c) takes this as the preconditioner of its CG, which then converges in
- * one product up to round-off, and refactors H when V passes its row budget. Everything runs on one
- * thread in a fixed order: bitwise reproducible. */
+ * The solver (sap/solver_direction.c) takes this as the preconditioner of its CG, which then
+ * converges in one product up to round-off, and refactors H when V passes its row budget.
+ * Everything runs on one thread in a fixed order: bitwise reproducible. */
 #include <cblas.h>
 #include <lapacke.h>
 #include <stdlib.h>

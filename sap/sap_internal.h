@@ -24,8 +24,8 @@ typedef struct {
   /* (self, data) => per row R and v_hat (reporting only) */
   void (*regularization)(const void* self, const void* data, double* R, double* v_hat);
   /* optional: (self, data, v_c at the warm start) => G for the first Newton step of a large solve
-   * (sap/solver.c, reuse_min_nv), a prediction of the mode the constraint ends in; SPD or 0, so the
-   * step stays a descent direction. NULL: eval's G. */
+   * (sap/solver_direction.c, reuse_min_nv), a prediction of the mode the constraint ends in; SPD or
+   * 0, so the step stays a descent direction. NULL: eval's G. */
   void (*first_G)(const void* self, const void* data, const double* vc, double* G);
 } kn_sap_kind_ops;
 
