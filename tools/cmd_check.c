@@ -193,6 +193,8 @@ int knead_cmd_check(int argc, char** argv) {
     knead_error("check: --update-golden with --set would record a variant (%s%s) as the baseline; update the "
                 "scene files, or run without --set",
                 o.sets[0], o.nsets > 1 ? ", ..." : "");
+    for (int i = 0; i < npath; i++) free(paths[i]);
+    free(paths);
     return 2;
   }
   scene_job* job = calloc((size_t)npath, sizeof *job);
