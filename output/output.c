@@ -55,6 +55,10 @@ static kn_status write_summary(const kn_world* w, const char* out_dir, const kn_
   bad |= json_object_set_new(doc, "scene_file", s->path ? json_string(s->path) : json_null());
   bad |= json_object_set_new(doc, "status", json_string(failure ? "failed" : "ok"));
   if (failure) bad |= json_object_set_new(doc, "error", json_string(failure));
+  /* the --set overrides the scene was loaded with: which variant of the file this result is */
+  json_t* overrides = json_array();
+  for (int i = 0; overrides && i < s->noverrides; i++) bad |= json_array_append_new(overrides, json_string(s->overrides[i]));
+  bad |= json_object_set_new(doc, "overrides", overrides);
   bad |= kn_json_set_build(doc);
   bad |= json_object_set_new(doc, "time_step", json_real(s->time_step));
   bad |= json_object_set_new(doc, "duration", json_real(s->duration));

@@ -52,14 +52,46 @@ static char* path_join(const char* dir, const char* rel) {
   return p;
 }
 
+/* An error naming the key an override set, "file:line: key.path: ..." (or "file: key.path: ..."),
+ * says so: " (set by --set key.path=value)". */
+static void name_override(const char* const* overrides, int n, kn_error* err) {
+  if (!err) return;
+  for (int i = 0; i < n; i++) {
+    const char* eq = overrides[i] ? strchr(overrides[i], '=') : NULL;
+    if (!eq || eq == overrides[i]) continue;
+    char needle[600];
+    int w = snprintf(needle, sizeof needle, ": %.*s: ", (int)(eq - overrides[i]), overrides[i]);
+    if (w <= 0 || (size_t)w >= sizeof needle || !strstr(err->msg, needle)) continue;
+    size_t k = strlen(err->msg);
+    snprintf(err->msg + k, sizeof err->msg - k, " (set by --set %s)", overrides[i]);
+    return;
+  }
+}
+
 kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, kn_scene** out, kn_error* err) {
+  return kn_scene_load_string_with(yaml, len, path, NULL, 0, out, err);
+}
+
+kn_status kn_scene_load_string_with(const char* yaml, size_t len, const char* path, const char* const* overrides,
+                                    int noverrides, kn_scene** out, kn_error* err) {
   if (!path) path = "scene";
+  if (noverrides < 0 || (noverrides && !overrides))
+    return kn_fail(err, KN_ERR_INVALID, "%s: %d overrides and no list of them", path, noverrides);
   kn_scene* s = kn_calloc(1, sizeof *s);
   if (!s) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
   s->path = kn_strdup(path);
   s->dir = strncmp(path, "knead://", 8) == 0 ? NULL : path_dirname(path);
+  char* text = NULL; /* the overridden document, when there are overrides */
   kn_status st = kn_scene_lines_parse(yaml, len, path, &s->lines, err);
   if (st) goto fail;
+  if (noverrides) {
+    /* the file's node tree with the overrides applied (its lines kept for messages), written
+     * back as YAML for libcyaml: everything below reads the overridden document */
+    if ((st = kn_scene_override_apply(s->lines, overrides, noverrides, err)) ||
+        (st = kn_scene_lines_emit(s->lines, &text, &len, err)))
+      goto fail;
+    yaml = text;
+  }
   for (size_t i = 0; i < sizeof unsupported_sections / sizeof unsupported_sections[0]; i++)
     if (unsupported_sections[i][0] && kn_scene_lines_root_has(s->lines, unsupported_sections[i][0])) {
       st = kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, unsupported_sections[i][0],
@@ -90,25 +122,43 @@ kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, k
     goto fail;
   }
   for (unsigned i = 0; i < doc->npackage_paths; i++) s->package_paths[i] = path_join(s->dir, doc->package_paths[i]);
+  if (noverrides) {
+    s->overrides = kn_calloc((size_t)noverrides, sizeof *s->overrides);
+    for (int i = 0; s->overrides && i < noverrides; i++) s->overrides[i] = kn_strdup(overrides[i]);
+    s->noverrides = noverrides;
+    for (int i = 0; i < noverrides; i++)
+      if (!s->overrides || !s->overrides[i]) {
+        st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+      }
+  }
+  free(text);
   *out = s;
   return KN_OK;
 fail:
+  if (st != KN_ERR_NOMEM) name_override(overrides, noverrides, err);
+  free(text);
   kn_scene_free(s);
   return st;
 }
 
 kn_status kn_scene_load(const char* path, kn_scene** out, kn_error* err) {
+  return kn_scene_load_with(path, NULL, 0, out, err);
+}
+
+kn_status kn_scene_load_with(const char* path, const char* const* overrides, int noverrides, kn_scene** out,
+                             kn_error* err) {
   if (strncmp(path, "knead://", 8) == 0) {
     size_t len;
     const char* text = kn_embedded_file(path, &len);
     if (!text) return kn_fail(err, KN_ERR_IO, "%s: no such embedded file", path);
-    return kn_scene_load_string(text, len, path, out, err);
+    return kn_scene_load_string_with(text, len, path, overrides, noverrides, out, err);
   }
   char* buf = NULL;
   size_t len = 0;
   kn_status rs = kn_file_read(path, "scene", &buf, &len, err);
   if (rs) return rs;
-  kn_status st = kn_scene_load_string(buf, len, path, out, err);
+  kn_status st = kn_scene_load_string_with(buf, len, path, overrides, noverrides, out, err);
   free(buf);
   return st;
 }
@@ -123,6 +173,8 @@ void kn_scene_free(kn_scene* s) {
   for (int i = 0; i < s->npackage_paths; i++) free(s->package_paths[i]);
   free(s->package_paths);
   kn_scene_lines_free(s->lines);
+  for (int i = 0; i < s->noverrides; i++) free(s->overrides ? s->overrides[i] : NULL);
+  free(s->overrides);
   free(s->path);
   free(s->dir);
   free(s->name);

@@ -166,7 +166,10 @@
  * name (no '/', '\', control characters, '.' or '..': outputs go to out/<name>); scene, URDF,
  * mesh and CSV files are regular files of at most KN_MAX_INPUT_BYTES (256 MiB); semantic errors
  * (time_step <= 0, q0 of the wrong length, an unknown robot in attach_to, ...) are KN_ERR_INVALID
- * naming the file, line and key the same way. */
+ * naming the file, line and key the same way.
+ *
+ * Overrides (knead run / knead check --set key.path=value, kn_scene_load_with below) change one
+ * scalar of the document before it is read, as if the file said it. */
 #ifndef KNEAD_SCENE_H
 #define KNEAD_SCENE_H
 
@@ -495,6 +498,8 @@ typedef struct {
   char** package_paths;     /* resolved against dir */
   int npackage_paths;
   kn_scene_lines* lines;
+  char** overrides;         /* the --set overrides applied, "key.path=value", in order (summary.json) */
+  int noverrides;
 } kn_scene;
 
 /* Parse and validate the YAML text `yaml` (len bytes); `path` names it in messages and its folder
@@ -502,6 +507,26 @@ typedef struct {
 kn_status kn_scene_load_string(const char* yaml, size_t len, const char* path, kn_scene** out, kn_error* err);
 /* Read `path` and kn_scene_load_string it; KN_ERR_IO when it cannot be read. */
 kn_status kn_scene_load(const char* path, kn_scene** out, kn_error* err);
+/* --set overrides (scene_override.c): as kn_scene_load_string / kn_scene_load, with `overrides[0..n)`,
+ * each "key.path=value", applied in order to the YAML document before it is read, so the schema, the
+ * validation, the defaults and the world see it exactly as if the file said it. The key path is
+ * the one messages name: contact.margin, objects[1].friction, robots[0].controller.kp, gravity[2],
+ * deformables[0].material.youngs_modulus. Its value must be one scalar in the schema (a number,
+ * true/false, an enum word, text); the value is taken as typed, or as one quoted YAML scalar
+ * ('...' or "..."). An existing scalar is replaced; a key the file lacks is added to its mapping,
+ * and the mappings above it are created when the schema has them (contact.margin in a scene
+ * without contact:, contact.solver.max_iterations); list entries are never created (a list the
+ * file lacks, or an index past its end, is an error). Values shared through a YAML alias change
+ * only at the path set. Errors (KN_ERR_PARSE for an unknown key or a value of the wrong type,
+ * KN_ERR_INVALID otherwise; nothing is loaded): "--set key=value: why" for an override that cannot
+ * be applied (no '=', an empty key, an unknown key, a list index past the end, a path through a
+ * single value, a key whose value is a mapping or a list); a value the validation refuses gives
+ * the scene's usual "file:line: key.path: ..." with " (set by --set key.path=value)". The loaded
+ * scene records the overrides (kn_scene.overrides; kn_scene_fail names them too). n = 0 is
+ * kn_scene_load / kn_scene_load_string. */
+kn_status kn_scene_load_with(const char* path, const char* const* overrides, int n, kn_scene** out, kn_error* err);
+kn_status kn_scene_load_string_with(const char* yaml, size_t len, const char* path, const char* const* overrides,
+                                    int n, kn_scene** out, kn_error* err);
 /* The embedded default scene (examples/default_scene.yaml at build time). */
 kn_status kn_scene_load_default(kn_scene** out, kn_error* err);
 void kn_scene_free(kn_scene* s);

@@ -182,3 +182,5 @@ int kn_scene_lines_each_scalar(const kn_scene_lines* cl, kn_scene_scalar_fn fn, 
   char path[1024] = "";
   return each_scalar(&l->doc, yaml_document_get_root_node(&l->doc), path, 0, sizeof path, 0, fn, ctx);
 }
+
+struct yaml_document_s* kn_scene_lines_document(kn_scene_lines* l) { return &l->doc; }

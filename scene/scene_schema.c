@@ -7,9 +7,11 @@
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "deformable/deformable.h"
@@ -606,4 +608,60 @@ static const char* const type_names[] = {"height_above",  "height_below",   "dis
 
 const char* kn_check_type_name(kn_check_type t) {
   return (unsigned)t < sizeof type_names / sizeof type_names[0] ? type_names[t] : "unknown";
+}
+
+//---- what the schema has at a key path (for --set overrides, scene_override.c) ----
+
+kn_scene_schema_kind kn_scene_schema_kind_at(const char* key_path) {
+  const cyaml_schema_value_t* sv = schema_at_key_path(key_path);
+  if (!sv) return KN_SCHEMA_NONE;
+  switch (sv->type) {
+    case CYAML_MAPPING: return KN_SCHEMA_MAPPING;
+    case CYAML_SEQUENCE:
+    case CYAML_SEQUENCE_FIXED: return KN_SCHEMA_LIST;
+    case CYAML_FLOAT:
+    case CYAML_INT:
+    case CYAML_UINT:
+    case CYAML_BOOL:
+    case CYAML_ENUM:
+    case CYAML_STRING: return KN_SCHEMA_SCALAR;
+    default: return KN_SCHEMA_NONE;
+  }
+}
+
+void kn_scene_schema_describe(const char* key_path, char* out, size_t cap) {
+  describe_schema(schema_at_key_path(key_path), out, cap);
+}
+
+void kn_scene_schema_keys(const char* key_path, char* out, size_t cap) {
+  field_list(schema_at_key_path(key_path), out, cap);
+}
+
+/* The same rules as libcyaml's load and check_number above: a number parses whole (and an int fits
+ * its field), an enum (bools included) is one of its words. */
+int kn_scene_schema_value_ok(const char* key_path, const char* value) {
+  const cyaml_schema_value_t* sv = schema_at_key_path(key_path);
+  if (!sv) return 0;
+  if (sv->type == CYAML_FLOAT || sv->type == CYAML_INT || sv->type == CYAML_UINT) {
+    if (!value[0] || isspace((unsigned char)value[0])) return 0;
+    char* end;
+    if (sv->type == CYAML_FLOAT) {
+      (void)strtod(value, &end);
+      return *end == 0;
+    }
+    long long v = strtoll(value, &end, 0);
+    if (*end) return 0;
+    if (sv->type == CYAML_UINT && v < 0) return 0;
+    if (sv->data_size == 4) return sv->type == CYAML_INT ? v >= INT32_MIN && v <= INT32_MAX : v <= (long long)UINT32_MAX;
+    return 1;
+  }
+  if (sv->type == CYAML_ENUM) {
+    for (uint32_t i = 0; i < sv->enumeration.count; i++)
+      if ((sv->flags & CYAML_FLAG_CASE_INSENSITIVE) ? strcasecmp(sv->enumeration.strings[i].str, value) == 0
+                                                     : strcmp(sv->enumeration.strings[i].str, value) == 0)
+        return 1;
+    return 0;
+  }
+  if (sv->type == CYAML_BOOL) return !strcasecmp(value, "true") || !strcasecmp(value, "false");
+  return sv->type == CYAML_STRING;
 }

@@ -25,9 +25,17 @@ kn_status kn_scene_fail(const kn_scene* s, kn_error* err, kn_status status, cons
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   int line = kn_scene_line(s, key_path);
+  /* after loading, a key an override set says so (while loading, kn_scene_load_string_with does) */
+  const char* set = NULL;
+  for (int i = 0; s && key_path && i < s->noverrides && !set; i++) {
+    size_t k = strlen(key_path);
+    if (strncmp(s->overrides[i], key_path, k) == 0 && s->overrides[i][k] == '=') set = s->overrides[i];
+  }
   if (line)
-    return kn_fail(err, status, "%s:%d: %s: %s", s->path, line, key_path, msg);
-  return kn_fail(err, status, "%s: %s: %s", s ? s->path : "scene", key_path, msg);
+    return kn_fail(err, status, "%s:%d: %s: %s%s%s%s", s->path, line, key_path, msg, set ? " (set by --set " : "",
+                   set ? set : "", set ? ")" : "");
+  return kn_fail(err, status, "%s: %s: %s%s%s%s", s ? s->path : "scene", key_path, msg, set ? " (set by --set " : "",
+                 set ? set : "", set ? ")" : "");
 }
 
 static int all_finite(const double* x, unsigned n) {

@@ -15,6 +15,8 @@ typedef struct {
   int update_golden, no_golden, strict;
   double golden_rate;
   const char* keep_dir; /* where a failing scene's outputs are kept */
+  const char* const* sets; /* --set key=value overrides, applied to every scene */
+  int nsets;
 } check_opts;
 
 typedef struct {

@@ -137,7 +137,7 @@ void check_run_scene(const char* path, const char* keep_name, const check_opts* 
     snprintf(kept, sizeof kept, "%s/%s", o->keep_dir, keep_name);
     check_remove_tree(stage);
   }
-  if (kn_scene_load(path, &scene, &err) || kn_world_create(scene, &w, &err) || kn_checks_attach(w, &err)) {
+  if (kn_scene_load_with(path, o->sets, o->nsets, &scene, &err) || kn_world_create(scene, &w, &err) || kn_checks_attach(w, &err)) {
     fprintf(out, "S\terror");
     put_field(out, scene ? scene->name : stem(path));
     put_field(out, err.msg);

@@ -36,6 +36,10 @@ static const char check_usage[] =
     "                         run.golden.json) in DIR/<scene> [knead-check-failed/ next to the JUnit\n"
     "                         report, else in the working folder]\n"
     "  --package-path DIR     search DIR for package:// files (repeatable)\n"
+    "  --set KEY=VALUE        override one scalar of every scene as if its file said it\n"
+    "                         (contact.margin=0.001, objects[1].friction=0.3; repeatable): the\n"
+    "                         checks and the golden comparison then judge the variant\n"
+    "                         (not with --update-golden: a variant is not a baseline)\n"
     "Exit status: 0 all checks passed (or failed as expected), 1 a failure or an error, 2 usage.\n";
 
 //---- collecting scene files ----
@@ -111,11 +115,17 @@ int knead_cmd_check(int argc, char** argv) {
   int jobs = 1;
   char** paths = NULL;
   int npath = 0, cap = 0;
+  /* --set values (argv's strings); held by a static so every return path leaves it reachable */
+  static const char** sets;
+  free(sets);
+  sets = argc > 0 ? calloc((size_t)argc, sizeof *sets) : NULL;
+  if (!sets) return 1;
+  o.sets = sets;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* val = NULL;
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--junit") || !strcmp(a, "--golden-rate") ||
-        !strcmp(a, "--package-path") || !strcmp(a, "--keep-failed")) {
+        !strcmp(a, "--package-path") || !strcmp(a, "--keep-failed") || !strcmp(a, "--set")) {
       if (i + 1 >= argc) {
         knead_error("check: %s needs a value (see knead check --help)", a);
         return 2;
@@ -152,6 +162,8 @@ int knead_cmd_check(int argc, char** argv) {
       o.strict = 1;
     } else if (!strcmp(a, "--keep-failed")) {
       keep_arg = val;
+    } else if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
+      sets[o.nsets++] = val ? val : a + 6;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(check_usage, stdout);
       return 0;
@@ -175,6 +187,14 @@ int knead_cmd_check(int argc, char** argv) {
   }
   if (npath == 0) {
     knead_error("check: which scenes? usage: knead check [OPTIONS] PATH...");
+    return 2;
+  }
+  if (o.update_golden && o.nsets) {
+    knead_error("check: --update-golden with --set would record a variant (%s%s) as the baseline; update the "
+                "scene files, or run without --set",
+                o.sets[0], o.nsets > 1 ? ", ..." : "");
+    for (int i = 0; i < npath; i++) free(paths[i]);
+    free(paths);
     return 2;
   }
   scene_job* job = calloc((size_t)npath, sizeof *job);

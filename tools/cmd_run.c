@@ -24,48 +24,72 @@ int knead_cmd_run(int argc, char** argv, int default_scene) {
   const char* out_dir = NULL;
   const char* save_state = NULL; /* --save-state FILE: the state at the end */
   const char* resume = NULL;     /* --resume FILE: the state to start from */
+  const char** sets = argc > 0 ? calloc((size_t)argc, sizeof *sets) : NULL; /* --set key=value */
+  int nsets = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
-    if (!strcmp(a, "--out") || !strcmp(a, "--package-path")) {
+    if (!strcmp(a, "--set")) {
+      if (i + 1 >= argc) {
+        knead_error("run: --set needs key=value, e.g. --set contact.margin=0.001 (see knead run --help)");
+        free(sets);
+        return 2;
+      }
+      sets[nsets++] = argv[++i];
+    } else if (!strncmp(a, "--set=", 6)) {
+      sets[nsets++] = a + 6;
+    } else if (!strcmp(a, "--out") || !strcmp(a, "--package-path")) {
       if (i + 1 >= argc) {
         knead_error("run: %s needs a folder (see knead --help)", a);
+        free(sets);
         return 2;
       }
       if (!strcmp(a, "--out"))
         out_dir = argv[++i];
       else if (kn_cli_add_package_path(argv[++i]) != 0) {
         knead_error("run: cannot set KNEAD_PACKAGE_PATH");
+        free(sets);
         return 1;
       }
     } else if (!strcmp(a, "--save-state") || !strcmp(a, "--resume")) {
       if (i + 1 >= argc) {
         knead_error("run: %s needs a state file (see knead --help)", a);
+        free(sets);
         return 2;
       }
       *(!strcmp(a, "--resume") ? &resume : &save_state) = argv[++i];
     } else if (!strncmp(a, "--out=", 6)) {
       out_dir = a + 6;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: knead run SCENE.yaml [--out DIR] [--package-path DIR]... [--resume FILE] [--save-state FILE]\n");
+      printf("usage: knead run SCENE.yaml [--out DIR] [--set KEY=VALUE]... [--package-path DIR]... [--resume FILE]\n"
+             "                 [--save-state FILE]\n"
+             "  --set KEY=VALUE   override one scalar of the scene before it is read, as if the file said\n"
+             "                    it: contact.margin=0.001, objects[1].friction=0.3, gravity[2]=-1.62,\n"
+             "                    robots[0].controller.kp=200 (a missing key is added; repeatable, in order;\n"
+             "                    summary.json lists them under \"overrides\")\n");
+      free(sets);
       return 0;
     } else if (a[0] == '-' && a[1]) {
       knead_error("run: unknown option '%s' (see knead --help)", a);
+      free(sets);
       return 2;
     } else if (scene_path) {
       knead_error("run: one scene at a time ('%s' and '%s')", scene_path, a);
+      free(sets);
       return 2;
     } else {
       scene_path = a;
     }
   }
   if (!default_scene && !scene_path) {
-    knead_error("run: which scene? usage: knead run SCENE.yaml [--out DIR]");
+    knead_error("run: which scene? usage: knead run SCENE.yaml [--out DIR] [--set KEY=VALUE]...");
+    free(sets);
     return 2;
   }
 
   kn_error err = {0};
   kn_scene* scene = NULL;
-  kn_status st = scene_path ? kn_scene_load(scene_path, &scene, &err) : kn_scene_load_default(&scene, &err);
+  kn_status st = kn_scene_load_with(scene_path ? scene_path : "knead://default_scene.yaml", sets, nsets, &scene, &err);
+  free(sets);
   if (st) {
     knead_error("%s", err.msg);
     return 1;

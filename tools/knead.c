@@ -1,6 +1,7 @@
 /* knead — the command-line program: run scenes, describe robots, run the benchmarks.
  *   knead                          run the embedded default scene (with its replay.html)
- *   knead run SCENE.yaml [--out DIR] [--package-path DIR]... [--resume FILE] [--save-state FILE]
+ *   knead run SCENE.yaml [--out DIR] [--set KEY=VALUE]... [--package-path DIR]... [--resume FILE]
+ *                        [--save-state FILE]
  *   knead info [--json] [--package-path DIR]... ROBOT.urdf
  *   knead bench [ARGS...]          exec knead-bench from the folder of this program */
 #include <errno.h>
@@ -22,6 +23,9 @@ static const char usage[] =
     "                              coordinates; units in trajectory.json) and summary.json in\n"
     "                              out/<scene name>\n"
     "      --out DIR               write the outputs to DIR instead\n"
+    "      --set KEY=VALUE         override one scalar of the scene as if the file said it\n"
+    "                              (contact.margin=0.001, objects[1].friction=0.3, gravity[2]=-1.62;\n"
+    "                              repeatable; recorded in summary.json \"overrides\")\n"
     "      --package-path DIR      search DIR for package:// files (repeatable)\n"
     "      --resume FILE           start from a state saved by --save-state (same scene) and run\n"
     "                              on to the scene's duration\n"
@@ -30,7 +34,8 @@ static const char usage[] =
     "      --json                  as JSON\n"
     "      --package-path DIR      search DIR for package:// meshes (repeatable)\n"
     "  knead check PATH...         run scenes (files or folders) as a regression suite: their\n"
-    "                              checks: and golden baselines (see knead check --help)\n"
+    "                              checks: and golden baselines (see knead check --help);\n"
+    "                              --set KEY=VALUE applies to every scene\n"
     "  knead bench [ARGS]          run the benchmarks (knead-bench, installed next to knead)\n"
     "  knead --help | --version\n"
     "\n"
