@@ -321,6 +321,28 @@ kn_status kn_mesh_mass_properties(const kn_shape* shape, double* volume, double 
 /* Free the strings a geometry owns (not the struct itself). */
 void kn_geometry_clear(kn_geometry* g);
 
+/*---- pair distances for barrier and continuous-penalty backends (pair_distance.c, IPC digest §6) ----*/
+
+/* The closest sub-stencil of a point-triangle stencil (p, t0, t1, t2) or an edge-edge stencil
+ * (a0, a1, b0, b1), 12 doubles: v holds stencil vertex indices. PP: v[0], v[1]; PE: point v[0],
+ * edge (v[1], v[2]); PT: (p, t0, t1, t2) = 0..3; EE: (a0, a1, b0, b1) = 0..3. */
+typedef enum { KN_DIST_PP = 0, KN_DIST_PE = 1, KN_DIST_PT = 2, KN_DIST_EE = 3 } kn_dist_kind;
+typedef struct {
+  kn_dist_kind kind;
+  int v[4];
+} kn_dist_case;
+/* the case by Voronoi regions (edges t0t1, t1t2, t2t0 tested in that order, then vertices) */
+kn_dist_case kn_dist_point_triangle_case(const double x[12]);
+/* the case by the closest points of the two segments; nearly parallel or coplanar edges
+ * (|u x v|^2 < 1e-20 |u|^2 |v|^2) are given a point-edge case, never the line-line one */
+kn_dist_case kn_dist_edge_edge_case(const double x[12]);
+/* (stencil, its case) => the squared distance of that case (returned), its gradient (g, 12) and
+ * Hessian (H, 144 row-major) over the stencil's coordinates when non-NULL; smooth within a case */
+double kn_dist_eval(const double x[12], kn_dist_case c, double g[12], double H[144]);
+/* edge-edge stencil, eps_x = 1e-3 |a1 - a0|^2 |b1 - b0|^2 at rest => e = 1 - (1 - c / eps_x)^2 for
+ * c = |(a1 - a0) x (b1 - b0)|^2 < eps_x, else 1 (returned); its gradient and Hessian when non-NULL */
+double kn_dist_edge_mollifier(const double x[12], double eps_x, double g[12], double H[144]);
+
 #ifdef __cplusplus
 }
 #endif
