@@ -343,6 +343,15 @@ double kn_dist_eval(const double x[12], kn_dist_case c, double g[12], double H[1
  * c = |(a1 - a0) x (b1 - b0)|^2 < eps_x, else 1 (returned); its gradient and Hessian when non-NULL */
 double kn_dist_edge_mollifier(const double x[12], double eps_x, double g[12], double H[144]);
 
+/* (stencil x, its displacement over the step dx, both 12 doubles; edge_edge: 0 point-triangle, 1
+ * edge-edge; c: the conservative rescaling (0.9); xi: thickness (0)) => 1 and *toi in [0, 1] when
+ * the pair would come closer than (1 - c) times its distance at t = 0 within the step (x + t dx,
+ * additive CCD: *toi is before the first contact), 0 and *toi = 1 otherwise (pair_ccd.c) */
+int kn_pair_ccd(const double x[12], const double dx[12], int edge_edge, double c, double xi, double* toi);
+/* 1 when the segment e0-e1 meets the triangle t0 t1 t2 (a segment in the triangle's plane: 0) */
+int kn_edge_triangle_intersect(const double e0[3], const double e1[3], const double t0[3], const double t1[3],
+                               const double t2[3]);
+
 #ifdef __cplusplus
 }
 #endif

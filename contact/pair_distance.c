@@ -12,10 +12,8 @@
 
 #include "contact/contact.h"
 
-static void cross(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1], c[1] = a[2] * b[0] - a[0] * b[2], c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static double dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+#define cross kn_vec3_cross
+#define dot kn_vec3_dot
 static void sub(const double a[3], const double b[3], double c[3]) {
   c[0] = a[0] - b[0], c[1] = a[1] - b[1], c[2] = a[2] - b[2];
 }

@@ -161,3 +161,43 @@ Test(pair_distance, finite_differences) {
   cr_assert(nm >= 5, "the mollifier was active in %d of 20 stencils", nm);
   printf("mollifier: %d stencils, worst FD error %.1e\n", nm, worst);
 }
+
+/* Additive CCD (§9.7 item 9): a point moving straight through a triangle, its gap crossed 1000
+ * times over in one step, reports a time of impact before the true one, where the distance is
+ * still >= 0.1 of the starting distance; edges crossing likewise; no impact when the motion stays
+ * clear; and the static edge-triangle test on crossing, missing and touching segments. */
+Test(pair_distance, additive_ccd) {
+  double x[12], dx[12] = {0}, toi;
+  const double p[3] = {0.25, 0.25, 1e-3};
+  stencil(x, p, T0, T1, T2);
+  dx[2] = -1.0; /* the point moves 1 m down: it meets the triangle at t = 1e-3 */
+  cr_assert_eq(kn_pair_ccd(x, dx, 0, 0.9, 0.0, &toi), 1);
+  cr_assert(toi < 1e-3 && toi > 0, "toi %.17g before the true 1e-3", toi);
+  double y[12];
+  for (int k = 0; k < 12; k++) y[k] = x[k] + toi * dx[k];
+  double d = sqrt(kn_dist_eval(y, kn_dist_point_triangle_case(y), NULL, NULL));
+  cr_assert(d >= 0.1 * 1e-3 * (1 - 1e-12), "distance at toi %g, at least 0.1 d0 = 1e-4", d);
+  cr_assert(d <= 0.2e-3, "and not needlessly early (distance %g)", d);
+  /* the triangle moves up instead (relative motion counts, not who moves) */
+  memset(dx, 0, sizeof dx);
+  for (int v = 1; v < 4; v++) dx[3 * v + 2] = 1.0;
+  cr_assert_eq(kn_pair_ccd(x, dx, 0, 0.9, 0.0, &toi), 1);
+  cr_assert(toi < 1e-3, "toi %g", toi);
+  /* moving sideways above the plane: no impact */
+  memset(dx, 0, sizeof dx);
+  dx[0] = 5;
+  cr_assert_eq(kn_pair_ccd(x, dx, 0, 0.9, 0.0, &toi), 0);
+  cr_assert_eq(toi, 1.0);
+  /* two edges 1 mm apart, one moving through the other's line */
+  const double a0[3] = {0, 0, 0}, a1[3] = {1, 0, 0}, b0[3] = {0.5, -1, 1e-3}, b1[3] = {0.5, 1, 1e-3};
+  stencil(x, a0, a1, b0, b1);
+  memset(dx, 0, sizeof dx);
+  dx[8] = dx[11] = -2.0; /* b moves 2 m down: contact at t = 5e-4 */
+  cr_assert_eq(kn_pair_ccd(x, dx, 1, 0.9, 0.0, &toi), 1);
+  cr_assert(toi > 0 && toi < 5e-4, "edge toi %g", toi);
+  /* the static test */
+  const double e0[3] = {0.2, 0.2, 1}, e1[3] = {0.2, 0.2, -1}, f0[3] = {2, 2, 1}, f1[3] = {2, 2, -1};
+  cr_assert_eq(kn_edge_triangle_intersect(e0, e1, T0, T1, T2), 1);
+  cr_assert_eq(kn_edge_triangle_intersect(f0, f1, T0, T1, T2), 0);
+  cr_assert_eq(kn_edge_triangle_intersect(e0, p, T0, T1, T2), 0, "a segment ending above the plane");
+}
