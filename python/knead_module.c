@@ -580,7 +580,16 @@ static PyObject* world_set_state(World* self, PyObject* args) {
   kn_error err = {0};
   kn_status st = kn_world_load_state(self->world, path, &err);
   unlink(path);
-  if (st) return raise_kn(&err);
+  if (st) {
+    // the message names the temporary file: name the call instead
+    size_t n = strlen(path);
+    if (!strncmp(err.msg, path, n)) {
+      char msg[KN_ERROR_MSG];
+      snprintf(msg, sizeof msg, "set_state%s", err.msg + n);
+      memcpy(err.msg, msg, sizeof msg);
+    }
+    return raise_kn(&err);
+  }
   Py_RETURN_NONE;
 }
 
