@@ -128,3 +128,16 @@ def test_step_releases_the_gil():
         stop.set()
         th.join()
     assert len(ticks) > 0
+
+
+def test_squeeze_sweep_example(source_dir):
+    # examples/python/squeeze_sweep.py (quick: about 20 ms a run): a weak grip drops the box, the
+    # scene's 20 N holds it within the ~1 mm sag of the design
+    import importlib.util
+
+    path = os.path.join(source_dir, "examples", "python", "squeeze_sweep.py")
+    spec = importlib.util.spec_from_file_location("squeeze_sweep", path)
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    assert sweep.run(2.0)[0] > 0.15
+    assert abs(sweep.run(20.0)[0]) < 0.002
