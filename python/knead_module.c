@@ -678,6 +678,13 @@ static int robot_init(Robot* self, PyObject* args, PyObject* kwds) {
   return 0;
 }
 
+// => 0 with the model loaded, else -1 with RuntimeError (a Robot made without __init__)
+static int robot_ready(Robot* self) {
+  if (self->robot && self->data) return 0;
+  PyErr_SetString(PyExc_RuntimeError, "knead.Robot: not initialized");
+  return -1;
+}
+
 // (obj, n) => a contiguous float64 vector of length n, NULL with ValueError
 static PyArrayObject* vector_arg(PyObject* obj, int n, const char* what) {
   PyArrayObject* a = (PyArrayObject*)PyArray_FROMANY(obj, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
@@ -692,6 +699,7 @@ static PyArrayObject* vector_arg(PyObject* obj, int n, const char* what) {
 
 // (q, v or None) => kinematics in self->data; 0, or -1 with an exception
 static int robot_kinematics(Robot* self, PyObject* qobj, PyObject* vobj) {
+  if (robot_ready(self)) return -1;
   const kn_mb_model* m = self->robot->model;
   PyArrayObject *q = vector_arg(qobj, m->nq, "q"), *v = NULL;
   if (!q) return -1;
@@ -719,7 +727,8 @@ static PyObject* robot_jacobian(Robot* self, PyObject* args, PyObject* kwds) {
   static char* kwlist[] = {"q", "body", "point", "angular", NULL};
   PyObject *q, *body, *point = Py_None;
   int angular = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|Op", kwlist, &q, &body, &point, &angular)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|Op", kwlist, &q, &body, &point, &angular) || robot_ready(self))
+    return NULL;
   const kn_mb_model* m = self->robot->model;
   int b = -1;
   if (PyUnicode_Check(body)) {
@@ -753,7 +762,7 @@ static PyObject* robot_jacobian(Robot* self, PyObject* args, PyObject* kwds) {
 // (q, v, x) => forward (x = tau => qdd) or inverse (x = qdd => tau) dynamics
 static PyObject* robot_dynamics(Robot* self, PyObject* args, int forward) {
   PyObject *q, *v, *x;
-  if (!PyArg_ParseTuple(args, "OOO", &q, &v, &x)) return NULL;
+  if (!PyArg_ParseTuple(args, "OOO", &q, &v, &x) || robot_ready(self)) return NULL;
   const kn_mb_model* m = self->robot->model;
   PyArrayObject* xa = vector_arg(x, m->nv, forward ? "tau" : "qdd");
   if (!xa) return NULL;
@@ -775,14 +784,20 @@ static PyObject* robot_forward_dynamics(Robot* self, PyObject* args) { return ro
 static PyObject* robot_inverse_dynamics(Robot* self, PyObject* args) { return robot_dynamics(self, args, 0); }
 
 static PyObject* robot_neutral_q(Robot* self, PyObject* Py_UNUSED(ignored)) {
+  if (robot_ready(self)) return NULL;
   PyObject* q = new_array(self->robot->model->nq, 0);
   if (q) kn_mb_neutral_q(self->robot->model, PyArray_DATA((PyArrayObject*)q));
   return q;
 }
 
-static PyObject* robot_get_nq(Robot* self, void* Py_UNUSED(c)) { return PyLong_FromLong(self->robot->model->nq); }
-static PyObject* robot_get_nv(Robot* self, void* Py_UNUSED(c)) { return PyLong_FromLong(self->robot->model->nv); }
+static PyObject* robot_get_nq(Robot* self, void* Py_UNUSED(c)) {
+  return robot_ready(self) ? NULL : PyLong_FromLong(self->robot->model->nq);
+}
+static PyObject* robot_get_nv(Robot* self, void* Py_UNUSED(c)) {
+  return robot_ready(self) ? NULL : PyLong_FromLong(self->robot->model->nv);
+}
 static PyObject* robot_get_bodies(Robot* self, void* Py_UNUSED(c)) {
+  if (robot_ready(self)) return NULL;
   const kn_mb_model* m = self->robot->model;
   PyObject* list = PyList_New(m->nbody);
   for (int i = 0; list && i < m->nbody; i++) {
@@ -796,6 +811,7 @@ static PyObject* robot_get_bodies(Robot* self, void* Py_UNUSED(c)) {
   return list;
 }
 static PyObject* robot_get_mass(Robot* self, void* Py_UNUSED(c)) {
+  if (robot_ready(self)) return NULL;
   return PyFloat_FromDouble(kn_mb_total_mass(self->robot->model));
 }
 

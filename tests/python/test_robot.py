@@ -78,3 +78,12 @@ def test_bad_urdf_raises(tmp_path):
     with pytest.raises(ValueError):
         knead.Robot(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "models",
                                  "knead_arm7.urdf")).mass_matrix([0.0])
+
+
+def test_uninitialized_objects_raise():
+    with pytest.raises(RuntimeError):
+        knead.Robot.__new__(knead.Robot).mass_matrix([0.0])
+    with pytest.raises(RuntimeError):
+        knead.Robot.__new__(knead.Robot).nq
+    with pytest.raises(RuntimeError):
+        knead.World.__new__(knead.World).step()
