@@ -87,3 +87,23 @@ def test_uninitialized_objects_raise():
         knead.Robot.__new__(knead.Robot).nq
     with pytest.raises(RuntimeError):
         knead.World.__new__(knead.World).step()
+
+
+def test_matches_the_c_library(source_dir):
+    # tests/python/helper/mb_reference.c calls the same kn_mb_* functions from C: bitwise equal
+    import subprocess
+
+    ref = os.environ.get("KNEAD_MB_REFERENCE")
+    if not ref:
+        pytest.skip("KNEAD_MB_REFERENCE not set (ctest sets it)")
+    urdf = os.path.join(source_dir, "examples", "models", "knead_arm7.urdf")
+    arm = knead.Robot(urdf)
+    rng = np.random.default_rng(7)
+    q, v, x = rng.uniform(-1, 1, 7), rng.uniform(-2, 2, 7), rng.uniform(-20, 20, 7)
+    args = [ref, urdf] + [repr(float(a)) for a in np.concatenate([q, v, x])]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    c = {line.split()[0]: np.array([float(t) for t in line.split()[1:]]) for line in out.splitlines()}
+    np.testing.assert_array_equal(arm.mass_matrix(q).ravel(), c["M"])
+    np.testing.assert_array_equal(arm.inverse_dynamics(q, v, x), c["tau"])
+    np.testing.assert_array_equal(arm.forward_dynamics(q, v, x), c["qdd"])
+    np.testing.assert_array_equal(arm.jacobian(q, len(arm.bodies) - 1).ravel(), c["J"])
