@@ -12,6 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuitesparse-dev liburdfdom-dev
           libccd-dev libqhull-dev libcriterion-dev libcyaml-dev libmujoco-dev libassimp-dev tetgen
           gnuplot-nox npm chromium zlib1g-dev libjansson-dev clang libclang-rt-dev)
+packages+=(python3-dev python3-numpy python3-pytest) # the Python module (python/) and its pytest tests
 # libqhull-dev: convex hulls of collision meshes (contact/hull.c); gnuplot-nox draws output.plots;
 # npm installs three.js for output.html at build time (tools/html/package-lock.json); chromium runs
 # the replay's headless-browser test; jansson reads and writes every JSON file (ARCHITECTURE.md);
