@@ -12,6 +12,7 @@
 #include "urdf/urdf.h"
 #include "controllers/controllers.h"
 #include "coupling/coupling.h"
+#include "ipc/ipc.h"
 #include "scene/scene.h"
 #include "sim/sim.h"
 #include "output/output.h"
