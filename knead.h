@@ -13,6 +13,7 @@
 #include "controllers/controllers.h"
 #include "coupling/coupling.h"
 #include "ipc/ipc.h"
+#include "smooth/smooth.h"
 #include "scene/scene.h"
 #include "sim/sim.h"
 #include "output/output.h"

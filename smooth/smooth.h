@@ -1,0 +1,54 @@
+/* knead/smooth: implicit smoothed friction with soft constraints (Larionov et al.;
+ * ../shared/papers/implicit-smooth-friction.md): the scalar laws its backend is built from, the
+ * cubic contact penalty, the smoothed and Stribeck friction magnitude and the volume-change work.
+ * No backend uses them yet: `contact.backend: smooth_friction` is still refused. */
+#ifndef KNEAD_SMOOTH_H
+#define KNEAD_SMOOTH_H
+
+#include "../common/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the cubic penalty on a gap d with thickness delta and stiffness kappa (digest §3.3): b(d) =
+ * -(kappa / delta) (d - delta)^3 below delta, 0 above (returned); b' and b'' when non-NULL. The
+ * normal force is lambda = -b'(d) = 3 kappa / delta (delta - d)^2. */
+double kn_smooth_penalty(double d, double delta, double kappa, double* db, double* d2b);
+/* after a converged step whose deepest gap is d_min < 0: the factor kappa is multiplied by,
+ * b'(d_min) / b'(delta / 2) = 4 (delta - d_min)^2 / delta^2 (> 4; §3.9) */
+double kn_smooth_kappa_factor(double d_min, double delta);
+
+/* the C1 pre-sliding transition s(v; eps) = 2 v / eps - v^2 / eps^2 below eps, 1 above (§3.4):
+ * returned, with s' and s / v (finite at 0: 2 / eps) when non-NULL */
+double kn_smooth_transition(double v, double eps, double* ds, double* s_over_v);
+/* the Stribeck bump g(x) = 2 x^3 - 3 x^2 + 1 below 1, 0 above, with g' */
+double kn_smooth_stribeck(double x, double* dg);
+
+/* the friction law of one contact: static and dynamic coefficients, Stribeck speed v_s, viscous
+ * coefficient mu_v, the transition's eps */
+typedef struct {
+  double mu_s, mu_d, v_s, mu_v, eps;
+} kn_smooth_friction;
+/* c(v, lambda) = (mu_d + (mu_s - mu_d) g(v / v_s)) s(v) lambda + mu_v v, the friction force's
+ * magnitude at slip speed v (returned); dc/dv (*dc), dc/dlambda (*dc_dlambda) and rho = c / v
+ * (*rho, finite at v = 0: 2 mu_s lambda / eps + mu_v) when non-NULL. Without Stribeck (mu_s = mu_d)
+ * set v_s to any positive value. */
+double kn_smooth_friction_magnitude(const kn_smooth_friction* f, double v, double lambda, double* dc,
+                                    double* dc_dlambda, double* rho);
+
+/* the work of changing a zone's volume from V0 to V (§3.5): ideal gas at rest pressure P0,
+ * constant compressibility kappa_v, and the quadratic model the backend uses, W2 = (V - V0)^2 /
+ * (2 V0 kappa_v), with W2' and W2'' when non-NULL */
+double kn_smooth_work_ideal_gas(double V, double V0, double P0);
+double kn_smooth_work_constant_compressibility(double V, double V0, double kappa_v);
+double kn_smooth_work_quadratic(double V, double V0, double kappa_v, double* dW, double* d2W);
+
+/* (closed, outward-wound triangle surface: x (3 per vertex), tri (3 per triangle)) => its volume
+ * (returned) and, when non-NULL, dV/dx (3 nvert, zeroed first) */
+double kn_smooth_surface_volume(const double* x, int nvert, const int* tri, int ntri, double* dV);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
