@@ -14,6 +14,7 @@
 #include "coupling/coupling.h"
 #include "ipc/ipc.h"
 #include "smooth/smooth.h"
+#include "penalty/penalty.h"
 #include "scene/scene.h"
 #include "sim/sim.h"
 #include "output/output.h"
