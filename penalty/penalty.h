@@ -3,7 +3,10 @@
  * ../shared/papers/continuous-penalty-forces.md §3-4): the pair's CCD cubic, its first contact and
  * penetrated side, the penetration intervals, and the average force, integrated in closed form
  * (3-point Gauss-Legendre, exact for the degree-5 integrand), distributed to the four vertices.
- * No backend uses it yet: `contact.backend: penalty` is still refused. */
+ * And the friction relaxation of Ding & Schroeder against a level set or plane
+ * (../shared/papers/penalty-coulomb-friction.md §3.1-3.4, §3.7.1): a particle Z tied by a
+ * zero-rest-length spring to its anchor on the surface, the anchor moved only as far as the
+ * friction cone requires. No backend uses them yet: `contact.backend: penalty` is still refused. */
 #ifndef KNEAD_PENALTY_H
 #define KNEAD_PENALTY_H
 
@@ -42,6 +45,22 @@ int kn_cpf_first_contact(const kn_cpf_stencil* st, double eps, kn_cpf_pair* pair
  * integral of f m over the penetration intervals on the traced point, distributed by the weights,
  * §4.4, §4.6), returned: 1 when the pair still penetrates at s = 1 (keep it), 0 to release it */
 int kn_cpf_force(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, double F[12]);
+
+/* A signed distance phi (negative inside) with its gradient n (unit at the surface) and Hessian H
+ * (9, may be requested NULL) at x. */
+typedef struct {
+  double (*phi)(void* ctx, const double x[3], double n[3], double H[9]);
+  void* ctx;
+} kn_levelset;
+
+typedef enum { KN_RELAX_INACTIVE = 0, KN_RELAX_STATIC = 1, KN_RELAX_DYNAMIC = 2 } kn_relax_state;
+/* (the anchor X on the surface, the particle Z, mu, k) => the relaxed anchor Y (static: Y = X;
+ * dynamic: X slid toward Z's closest point W by the plane formula, then projected back on the
+ * surface, §3.3-3.4), the spring force on the particle f = k (Y - Z) and df/dZ (9, row-major; with
+ * the anchor's motion), when non-NULL. Inactive (phi(Z) > 0): Y = X, f = 0, df/dZ = 0. On a plane
+ * the force is exactly on the cone when dynamic; on a curved level set approximately (§3.4). */
+kn_relax_state kn_penalty_relax(const kn_levelset* ls, const double X[3], const double Z[3], double mu, double k,
+                                double Y[3], double f[3], double dfdZ[9]);
 
 #ifdef __cplusplus
 }
