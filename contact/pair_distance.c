@@ -81,23 +81,15 @@ kn_dist_case kn_dist_edge_edge_case(const double x[12]) {
 
 //---- the smooth pieces, each over its own local variables ----
 
-/* s = r^2 / m with r = q . (e1 x e2), m = |e1 x e2|^2 over y = (q, e1, e2) (§6.2): gy (9), Hy (81) */
-static double plane_kernel(const double q[3], const double e1[3], const double e2[3], double gy[9], double Hy[81]) {
-  double n[3], c1[3], c2[3];
-  kn_vec3_cross(e1, e2, n);
-  double r = kn_vec3_dot(q, n), m = kn_vec3_dot(n, n), s = r * r / m;
-  double gr[9], gm[9] = {0, 0, 0};
-  memcpy(gr, n, sizeof n);
-  kn_vec3_cross(e2, q, c1), kn_vec3_cross(q, e1, c2);
-  memcpy(gr + 3, c1, sizeof c1), memcpy(gr + 6, c2, sizeof c2);
+/* m = |e1 x e2|^2 over the local (q, e1, e2): its gradient gm (9) and Hessian Hm (81, if non-NULL):
+ * dm/de1 = 2 e2 x n, dm/de2 = 2 n x e1, Hm = 2 Jn^T Jn + 2 [0 0 0; 0 0 -[n]; 0 [n] 0] with
+ * Jn = [0, -[e2], [e1]] (§6.2) */
+static void normal_sq(const double e1[3], const double e2[3], const double n[3], double gm[9], double Hm[81]) {
+  double c1[3], c2[3];
   kn_vec3_cross(e2, n, c1), kn_vec3_cross(n, e1, c2);
-  for (int k = 0; k < 3; k++) gm[3 + k] = 2 * c1[k], gm[6 + k] = 2 * c2[k];
-  for (int i = 0; i < 9; i++) gy[i] = 2 * r / m * gr[i] - r * r / (m * m) * gm[i];
-  if (!Hy) return s;
-  /* Hr: off-diagonal skew blocks; Hm = 2 Jn^T Jn + 2 [0 0 0; 0 0 -[n]; 0 [n] 0], Jn = [0, -[e2], [e1]] */
-  double Hr[81] = {0}, Hm[81] = {0}, Jn[27] = {0};
-  add_skew(Hr + 0 * 27 + 3, 9, e2, -1), add_skew(Hr + 0 * 27 + 6, 9, e1, 1), add_skew(Hr + 1 * 27 + 6, 9, q, -1);
-  add_skew(Hr + 1 * 27 + 0, 9, e2, 1), add_skew(Hr + 2 * 27 + 0, 9, e1, -1), add_skew(Hr + 2 * 27 + 3, 9, q, 1);
+  for (int k = 0; k < 3; k++) gm[k] = 0, gm[3 + k] = 2 * c1[k], gm[6 + k] = 2 * c2[k];
+  if (!Hm) return;
+  double Jn[27] = {0};
   add_skew(Jn + 3, 9, e2, -1), add_skew(Jn + 6, 9, e1, 1);
   for (int i = 0; i < 9; i++)
     for (int j = 0; j < 9; j++) {
@@ -106,6 +98,24 @@ static double plane_kernel(const double q[3], const double e1[3], const double e
       Hm[9 * i + j] = 2 * t;
     }
   add_skew(Hm + 1 * 27 + 6, 9, n, -2), add_skew(Hm + 2 * 27 + 3, 9, n, 2);
+}
+
+/* s = r^2 / m with r = q . (e1 x e2), m = |e1 x e2|^2 over y = (q, e1, e2) (§6.2): gy (9), Hy (81) */
+static double plane_kernel(const double q[3], const double e1[3], const double e2[3], double gy[9], double Hy[81]) {
+  double n[3], c1[3], c2[3];
+  kn_vec3_cross(e1, e2, n);
+  double r = kn_vec3_dot(q, n), m = kn_vec3_dot(n, n), s = r * r / m;
+  double gr[9], gm[9], Hm[81];
+  memcpy(gr, n, sizeof n);
+  kn_vec3_cross(e2, q, c1), kn_vec3_cross(q, e1, c2);
+  memcpy(gr + 3, c1, sizeof c1), memcpy(gr + 6, c2, sizeof c2);
+  normal_sq(e1, e2, n, gm, Hy ? Hm : NULL);
+  for (int i = 0; i < 9; i++) gy[i] = 2 * r / m * gr[i] - r * r / (m * m) * gm[i];
+  if (!Hy) return s;
+  /* Hr: off-diagonal skew blocks */
+  double Hr[81] = {0};
+  add_skew(Hr + 0 * 27 + 3, 9, e2, -1), add_skew(Hr + 0 * 27 + 6, 9, e1, 1), add_skew(Hr + 1 * 27 + 6, 9, q, -1);
+  add_skew(Hr + 1 * 27 + 0, 9, e2, 1), add_skew(Hr + 2 * 27 + 0, 9, e1, -1), add_skew(Hr + 2 * 27 + 3, 9, q, 1);
   for (int i = 0; i < 9; i++)
     for (int j = 0; j < 9; j++)
       Hy[9 * i + j] = 2 / m * gr[i] * gr[j] + 2 * r / m * Hr[9 * i + j] -
@@ -235,19 +245,7 @@ double kn_dist_edge_mollifier(const double x[12], double eps_x, double g[12], do
   /* c is the plane kernel's m over its local (q, e1, e2) = (unused, ea, eb): dm/dea = 2 eb x n,
    * dm/deb = 2 n x ea, Hm = 2 Jn^T Jn + 2 [0 0 0; 0 0 -[n]; 0 [n] 0] (§6.2, §6.4) */
   double gy[9], Hy[81], gm[9], Hm[81];
-  double c1[3], c2[3];
-  kn_vec3_cross(eb, n, c1), kn_vec3_cross(n, ea, c2);
-  for (int k = 0; k < 3; k++) gm[k] = 0, gm[3 + k] = 2 * c1[k], gm[6 + k] = 2 * c2[k];
-  double Jn[27] = {0};
-  memset(Hm, 0, sizeof Hm);
-  add_skew(Jn + 3, 9, eb, -1), add_skew(Jn + 6, 9, ea, 1);
-  for (int i = 0; i < 9; i++)
-    for (int j = 0; j < 9; j++) {
-      double s = 0;
-      for (int k = 0; k < 3; k++) s += Jn[9 * k + i] * Jn[9 * k + j];
-      Hm[9 * i + j] = 2 * s;
-    }
-  add_skew(Hm + 1 * 27 + 6, 9, n, -2), add_skew(Hm + 2 * 27 + 3, 9, n, 2);
+  normal_sq(ea, eb, n, gm, Hm);
   for (int i = 0; i < 9; i++) {
     gy[i] = q1 * gm[i];
     for (int j = 0; j < 9; j++) Hy[9 * i + j] = q2 * gm[i] * gm[j] + q1 * Hm[9 * i + j];
