@@ -89,25 +89,6 @@ static int collect_dir(const char* dir, char*** list, int* n, int* cap) {
 
 //---- the command ----
 
-// (job) => a child running it; its pid, or -1
-static pid_t start_job(scene_job* job, const check_opts* o) {
-  const char* tmp = getenv("TMPDIR");
-  snprintf(job->result, sizeof job->result, "%s/knead_check_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(job->result);
-  if (fd < 0) return -1;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* out = fdopen(fd, "w");
-    if (!out) _exit(3);
-    check_run_scene(job->path, job->keep_name, o, out);
-    _exit(fclose(out) == 0 ? 0 : 3);
-  }
-  close(fd);
-  return pid;
-}
-
 int knead_cmd_check(int argc, char** argv) {
   check_opts o = {.golden_rate = 20};
   const char* junit_path = NULL;
@@ -198,9 +179,8 @@ int knead_cmd_check(int argc, char** argv) {
     return 2;
   }
   scene_job* job = calloc((size_t)npath, sizeof *job);
-  pid_t* pid = calloc((size_t)npath, sizeof *pid);
   int* status = calloc((size_t)npath, sizeof *status);
-  if (!job || !pid || !status) return 1;
+  if (!job || !status) return 1;
   for (int i = 0; i < npath; i++) {
     job[i].path = paths[i];
     /* its keep folder: the file's stem, "-2", "-3"... when an earlier scene has it */
@@ -234,27 +214,7 @@ int knead_cmd_check(int argc, char** argv) {
 
   /* run: at most `jobs` children at once; results are read in input order afterwards */
   double wall0 = kn_wall_time();
-  int next = 0, running = 0;
-  while (next < npath || running > 0) {
-    while (running < jobs && next < npath) {
-      pid[next] = start_job(&job[next], &o);
-      if (pid[next] < 0) {
-        knead_error("check: cannot start a process for %s: %s", job[next].path, strerror(errno));
-        status[next] = -1;
-      } else {
-        running++;
-      }
-      next++;
-    }
-    int st;
-    pid_t done = wait(&st);
-    if (done < 0) break;
-    for (int i = 0; i < next; i++)
-      if (pid[i] == done) {
-        status[i] = st;
-        running--;
-      }
-  }
+  check_run_jobs(job, npath, &o, jobs, NULL, status);
 
   double suite_time = kn_wall_time() - wall0;
   FILE* junit = NULL;
@@ -292,7 +252,6 @@ int knead_cmd_check(int argc, char** argv) {
   for (int i = 0; i < npath; i++) free(paths[i]);
   free(paths);
   free(job);
-  free(pid);
   free(status);
   return code;
 }
