@@ -42,6 +42,14 @@ void check_report_scene(const scene_job* job, int status, FILE* junit, check_cou
  * child writing job->result (check_jobs.c); status[i] its wait status, -1 when it could not start
  * (reported on stderr). Jobs with run[i] == 0 are skipped (run may be NULL: all). */
 void check_run_jobs(scene_job* job, int n, const check_opts* o, int parallel, const char* run, int* status);
+/* MPI (check_mpi.c; the one-rank case without KNEAD_HAVE_MPI). check_mpi_start: under a launcher
+ * (mpirun, srun), MPI_Init and this process's rank and the number of ranks; returns 1 when there
+ * are several. check_mpi_gather: every rank's results of its scenes (i % size == rank) into rank
+ * 0's job[].result files and status[]. check_mpi_finish: rank 0's exit status for every rank, then
+ * MPI_Finalize; returns it. */
+int check_mpi_start(int* rank, int* size);
+void check_mpi_gather(scene_job* job, int n, int* status, int rank, int size);
+int check_mpi_finish(int code);
 /* (path) => its folder and everything in it removed; 0 on success */
 int check_remove_tree(const char* path);
 
