@@ -2,7 +2,8 @@
 # tools/mpi_check (registered when CMake found MPI): `mpirun --oversubscribe -n 3 knead check
 # examples/regression` against `knead check -j 1`: the same report on stdout (every scene's
 # PASS/FAIL lines and the summary), the same JUnit file but for times (so the same final state
-# hashes, which the golden testcases list), the same exit status.
+# hashes, which the golden testcases list), the same exit status. Then `knead sweep` the same way:
+# the same sweep.csv and sweep.json but for wall times.
 #   bash tests/tools/mpi_check.sh KNEAD MPIRUN SOURCE_DIR
 set -euo pipefail
 knead=$1 mpirun=$2 src=$3
@@ -23,5 +24,11 @@ diff j1.txt mpi.txt || { echo "the reports differ (< -j 1, > mpirun -n 3)"; fail
 diff <(strip j1.xml) <(strip mpi.xml) || { echo "the JUnit files differ (< -j 1, > mpirun -n 3)"; fail=1; }
 hashes=$(grep -c "final state hash: " mpi.xml || true)
 [ "$hashes" -gt 0 ] || { echo "no final state hash in the JUnit report"; fail=1; }
+sweep=("$src/examples/ball_on_slope.yaml" --set "objects[1].friction=0.1:0.5:3" --set duration=0.1:0.2:2)
+"$knead" sweep "${sweep[@]}" --out s1 > /dev/null || true
+"$mpirun" --oversubscribe -n 3 "$knead" sweep "${sweep[@]}" --out sm > /dev/null || true
+diff <(cut -d, -f1-5,7- s1/sweep.csv) <(cut -d, -f1-5,7- sm/sweep.csv) || { echo "sweep.csv differs"; fail=1; }
+diff <(grep -v wall_time_s s1/sweep.json) <(grep -v wall_time_s sm/sweep.json) || { echo "sweep.json differs"; fail=1; }
+[ "$(wc -l < sm/sweep.csv)" = 7 ] || { echo "sweep.csv under mpirun: not 6 rows"; cat sm/sweep.csv; fail=1; }
 [ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal"
 exit $fail
