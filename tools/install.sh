@@ -16,6 +16,8 @@ packages=(cmake make gcc g++ pkg-config liblapacke-dev libopenblas-dev libsuites
 # npm installs three.js for output.html at build time (tools/html/package-lock.json); chromium runs
 # the replay's headless-browser test; jansson reads and writes every JSON file (ARCHITECTURE.md);
 # clang and libclang-rt-dev (libFuzzer) build the fuzz targets of tests/fuzz/run.sh.
+# OpenMPI: `mpirun knead check` / `knead sweep` across ranks and machines (optional at build time)
+packages+=(libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and
