@@ -114,6 +114,9 @@ int check_mpi_finish(int code) {
 
 int check_mpi_start(int* rank, int* size) {
   *rank = 0, *size = 1;
+  const char* n = getenv("OMPI_COMM_WORLD_SIZE");
+  if (n && atoi(n) > 1)
+    knead_error("warning: this knead was built without MPI: under mpirun every rank runs every scene");
   return 0;
 }
 void check_mpi_gather(scene_job* job, int n, int* status, int rank, int size) {

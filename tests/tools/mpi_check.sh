@@ -10,6 +10,8 @@ knead=$1 mpirun=$2 src=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # a root container (CI)
+# the sanitizer build: OpenMPI's own allocations at MPI_Init are never freed (not knead's leaks)
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 cd "$tmp"
 set +e
 "$knead" check "$src/examples/regression" -j 1 --junit j1.xml > j1.txt
