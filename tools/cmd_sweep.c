@@ -118,27 +118,29 @@ static uint64_t next_random(uint64_t* s) {
   return z ^ (z >> 31);
 }
 
-/* (parameters, sample index or random state) => the sample's override strings "key=value" in
- * sets[0..np) (value text in vals) */
-static void sample_sets(const sweep_param* p, int np, long index, int random, uint64_t* rng, char** sets) {
+/* (parameters, sample index or the random state) => the sample's overrides "key=value" in
+ * sets[0..np), malloc'd; random values are drawn key by key in order; 0, or -1 out of memory */
+static int sample_sets(const sweep_param* p, int np, long index, int random, uint64_t* rng, char** sets) {
   long stride = 1;
-  for (int k = np - 1; k >= 0; k--) {
-    char v[64];
-    if (!p[k].range) {
-      snprintf(sets[k], 1300, "%s=%s", p[k].key, p[k].fixed);
-      continue;
-    }
-    double x;
-    if (random) {
-      x = p[k].a + (p[k].b - p[k].a) * ((double)(next_random(rng) >> 11) * 0x1.0p-53);
-    } else {
+  double* x = calloc((size_t)np, sizeof *x);
+  if (!x) return -1;
+  for (int k = 0; k < np; k++)
+    if (random && p[k].range) x[k] = p[k].a + (p[k].b - p[k].a) * ((double)(next_random(rng) >> 11) * 0x1.0p-53);
+  for (int k = np - 1; k >= 0; k--) /* the grid: the last key fastest */
+    if (!random && p[k].range) {
       long i = (index / stride) % p[k].n;
       stride *= p[k].n;
-      x = p[k].n == 1 ? p[k].a : p[k].a + (p[k].b - p[k].a) * (double)i / (double)(p[k].n - 1);
+      x[k] = p[k].n == 1 ? p[k].a : p[k].a + (p[k].b - p[k].a) * (double)i / (double)(p[k].n - 1);
     }
-    number_text(x, v, sizeof v);
-    snprintf(sets[k], 1300, "%s=%s", p[k].key, v);
+  int bad = 0;
+  for (int k = 0; k < np; k++) {
+    char v[64], text[1400];
+    number_text(x[k], v, sizeof v);
+    snprintf(text, sizeof text, "%s=%s", p[k].key, p[k].range ? v : p[k].fixed);
+    bad |= !(sets[k] = strdup(text));
   }
+  free(x);
+  return bad ? -1 : 0;
 }
 
 //---- a sample's result (its child's result file, check.h) ----
@@ -360,9 +362,11 @@ int knead_cmd_sweep(int argc, char** argv) {
   if (!sets || !job || !status || !res) goto done;
   uint64_t rng = seed;
   for (long s = 0; s < ns; s++) {
-    for (int k = 0; k < nspec; k++)
-      if (!(sets[s * nspec + k] = malloc(1300))) goto done;
-    sample_sets(p, nspec, s, random, &rng, sets + s * nspec);
+    if (sample_sets(p, nspec, s, random, &rng, sets + s * nspec)) {
+      knead_error("sweep: out of memory for %ld samples", ns);
+      code = 1;
+      goto done;
+    }
     job[s].path = (char*)scene_path;
     job[s].sets = (const char* const*)(sets + s * nspec);
     job[s].nsets = nspec;
