@@ -5,6 +5,7 @@
  *   C name type passed expect_fail message unit measured t measured2 t2 lo hi
  *   G status(ok|diverged|error|updated) message details
  *   K folder            the scene failed and its outputs were kept there
+ *   H hash              the final state hash (16 hex digits; when the run completed)
  *   END                 the child finished */
 #ifndef KNEAD_TOOLS_CHECK_H
 #define KNEAD_TOOLS_CHECK_H
@@ -21,6 +22,8 @@ typedef struct {
 
 typedef struct {
   char* path;
+  const char* const* sets; /* when not NULL: this job's --set overrides instead of check_opts.sets */
+  int nsets;
   char result[4200];    /* result file of its child */
   char keep_name[1024]; /* its folder name under keep_dir (the scene file's stem, made unique) */
 } scene_job;
@@ -35,6 +38,18 @@ void check_run_scene(const char* path, const char* keep_name, const check_opts* 
 /* (job's result file, its exit status) => its report lines on stdout, its <testsuite> in junit
  * (may be NULL) and the totals in all */
 void check_report_scene(const scene_job* job, int status, FILE* junit, check_counts* all);
+/* (jobs[0..n), options, at most `parallel` at once) => each job run by check_run_scene in a forked
+ * child writing job->result (check_jobs.c); status[i] its wait status, -1 when it could not start
+ * (reported on stderr). Jobs with run[i] == 0 are skipped (run may be NULL: all). */
+void check_run_jobs(scene_job* job, int n, const check_opts* o, int parallel, const char* run, int* status);
+/* MPI (check_mpi.c; the one-rank case without KNEAD_HAVE_MPI). check_mpi_start: under a launcher
+ * (mpirun, srun), MPI_Init and this process's rank and the number of ranks; returns 1 when there
+ * are several. check_mpi_gather: every rank's results of its scenes (i % size == rank) into rank
+ * 0's job[].result files and status[]. check_mpi_finish: rank 0's exit status for every rank, then
+ * MPI_Finalize; returns it. */
+int check_mpi_start(int* rank, int* size);
+void check_mpi_gather(scene_job* job, int n, int* status, int rank, int size);
+int check_mpi_finish(int code);
 /* (path) => its folder and everything in it removed; 0 on success */
 int check_remove_tree(const char* path);
 

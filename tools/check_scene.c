@@ -183,6 +183,7 @@ void check_run_scene(const char* path, const char* keep_name, const check_opts* 
     fputc('\n', out);
     failed |= r[i].passed == r[i].expect_fail;
   }
+  if (!st) fprintf(out, "H\t%016llx\n", (unsigned long long)kn_world_state_hash(w));
   if (g && golden && !st) {
     kn_golden_finish(g, w);
     failed |= golden_line(path, g, o, out);

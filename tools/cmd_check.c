@@ -40,6 +40,8 @@ static const char check_usage[] =
     "                         (contact.margin=0.001, objects[1].friction=0.3; repeatable): the\n"
     "                         checks and the golden comparison then judge the variant\n"
     "                         (not with --update-golden: a variant is not a baseline)\n"
+    "Under mpirun (or srun) the scenes are spread over the ranks (rank r runs scenes r, r + N, ...,\n"
+    "each in its own process, -j at once); rank 0 writes the one report, as -j 1 would.\n"
     "Exit status: 0 all checks passed (or failed as expected), 1 a failure or an error, 2 usage.\n";
 
 //---- collecting scene files ----
@@ -88,25 +90,6 @@ static int collect_dir(const char* dir, char*** list, int* n, int* cap) {
 }
 
 //---- the command ----
-
-// (job) => a child running it; its pid, or -1
-static pid_t start_job(scene_job* job, const check_opts* o) {
-  const char* tmp = getenv("TMPDIR");
-  snprintf(job->result, sizeof job->result, "%s/knead_check_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  int fd = mkstemp(job->result);
-  if (fd < 0) return -1;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* out = fdopen(fd, "w");
-    if (!out) _exit(3);
-    check_run_scene(job->path, job->keep_name, o, out);
-    _exit(fclose(out) == 0 ? 0 : 3);
-  }
-  close(fd);
-  return pid;
-}
 
 int knead_cmd_check(int argc, char** argv) {
   check_opts o = {.golden_rate = 20};
@@ -198,9 +181,8 @@ int knead_cmd_check(int argc, char** argv) {
     return 2;
   }
   scene_job* job = calloc((size_t)npath, sizeof *job);
-  pid_t* pid = calloc((size_t)npath, sizeof *pid);
   int* status = calloc((size_t)npath, sizeof *status);
-  if (!job || !pid || !status) return 1;
+  if (!job || !status) return 1;
   for (int i = 0; i < npath; i++) {
     job[i].path = paths[i];
     /* its keep folder: the file's stem, "-2", "-3"... when an earlier scene has it */
@@ -234,26 +216,21 @@ int knead_cmd_check(int argc, char** argv) {
 
   /* run: at most `jobs` children at once; results are read in input order afterwards */
   double wall0 = kn_wall_time();
-  int next = 0, running = 0;
-  while (next < npath || running > 0) {
-    while (running < jobs && next < npath) {
-      pid[next] = start_job(&job[next], &o);
-      if (pid[next] < 0) {
-        knead_error("check: cannot start a process for %s: %s", job[next].path, strerror(errno));
-        status[next] = -1;
-      } else {
-        running++;
-      }
-      next++;
-    }
-    int st;
-    pid_t done = wait(&st);
-    if (done < 0) break;
-    for (int i = 0; i < next; i++)
-      if (pid[i] == done) {
-        status[i] = st;
-        running--;
-      }
+  /* under mpirun: this rank runs scenes rank, rank + size, ...; rank 0 gathers and reports all */
+  int rank = 0, size = 1;
+  char* mine = NULL;
+  if (check_mpi_start(&rank, &size) && (mine = calloc((size_t)npath, 1)))
+    for (int i = rank; i < npath; i += size) mine[i] = 1;
+  check_run_jobs(job, npath, &o, jobs, mine, status);
+  check_mpi_gather(job, npath, status, rank, size);
+  free(mine);
+  if (rank != 0) {
+    if (keep_made) rmdir(keep);
+    for (int i = 0; i < npath; i++) free(paths[i]);
+    free(paths);
+    free(job);
+    free(status);
+    return check_mpi_finish(0);
   }
 
   double suite_time = kn_wall_time() - wall0;
@@ -292,7 +269,6 @@ int knead_cmd_check(int argc, char** argv) {
   for (int i = 0; i < npath; i++) free(paths[i]);
   free(paths);
   free(job);
-  free(pid);
   free(status);
-  return code;
+  return check_mpi_finish(code);
 }

@@ -17,6 +17,8 @@ packages+=(python3-dev python3-numpy python3-pytest) # the Python module (python
 # npm installs three.js for output.html at build time (tools/html/package-lock.json); chromium runs
 # the replay's headless-browser test; jansson reads and writes every JSON file (ARCHITECTURE.md);
 # clang and libclang-rt-dev (libFuzzer) build the fuzz targets of tests/fuzz/run.sh.
+# OpenMPI: `mpirun knead check` / `knead sweep` across ranks and machines (optional at build time)
+packages+=(libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   # npm is satisfied by any npm on PATH (a machine with Node.js from elsewhere has one, and

@@ -36,6 +36,8 @@ static const char usage[] =
     "  knead check PATH...         run scenes (files or folders) as a regression suite: their\n"
     "                              checks: and golden baselines (see knead check --help);\n"
     "                              --set KEY=VALUE applies to every scene\n"
+    "  knead sweep SCENE.yaml --set KEY=A:B:N...  run a scene over a grid (or --random N samples)\n"
+    "                              of overrides: DIR/sweep.csv and sweep.json (see knead sweep --help)\n"
     "  knead bench [ARGS]          run the benchmarks (knead-bench, installed next to knead)\n"
     "  knead --help | --version\n"
     "\n"
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "run")) return knead_cmd_run(argc - 1, argv + 1, 0);
   if (!strcmp(cmd, "info")) return knead_cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "check")) return knead_cmd_check(argc - 1, argv + 1);
+  if (!strcmp(cmd, "sweep")) return knead_cmd_sweep(argc - 1, argv + 1);
   if (!strcmp(cmd, "bench")) return knead_cmd_bench(argc - 1, argv + 1);
   knead_error("unknown command '%s'", cmd);
   fputs(usage, stderr);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tools/mpi_check (registered when CMake found MPI): `mpirun --oversubscribe -n 3 knead check
+# examples/regression` against `knead check -j 1`: the same report on stdout (every scene's
+# PASS/FAIL lines and the summary), the same JUnit file but for times (so the same final state
+# hashes, which the golden testcases list), the same exit status. Then `knead sweep` the same way:
+# the same sweep.csv and sweep.json but for wall times.
+#   bash tests/tools/mpi_check.sh KNEAD MPIRUN SOURCE_DIR
+set -euo pipefail
+knead=$1 mpirun=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # a root container (CI)
+# the sanitizer build: OpenMPI's own allocations at MPI_Init are never freed (not knead's leaks)
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+cd "$tmp"
+set +e
+"$knead" check "$src/examples/regression" -j 1 --junit j1.xml > j1.txt
+j1=$?
+"$mpirun" --oversubscribe -n 3 "$knead" check "$src/examples/regression" --junit mpi.xml > mpi.txt
+mpi=$?
+set -e
+strip() { sed -E 's/ time="[^"]*"//; s/ timestamp="[^"]*"//' "$1"; }
+fail=0
+[ "$j1" = "$mpi" ] || { echo "exit status: -j 1 $j1, mpirun $mpi"; fail=1; }
+diff j1.txt mpi.txt || { echo "the reports differ (< -j 1, > mpirun -n 3)"; fail=1; }
+diff <(strip j1.xml) <(strip mpi.xml) || { echo "the JUnit files differ (< -j 1, > mpirun -n 3)"; fail=1; }
+hashes=$(grep -c "final state hash: " mpi.xml || true)
+[ "$hashes" -gt 0 ] || { echo "no final state hash in the JUnit report"; fail=1; }
+sweep=("$src/examples/ball_on_slope.yaml" --set "objects[1].friction=0.1:0.5:3" --set duration=0.1:0.2:2)
+"$knead" sweep "${sweep[@]}" --out s1 > /dev/null || true
+"$mpirun" --oversubscribe -n 3 "$knead" sweep "${sweep[@]}" --out sm > /dev/null || true
+nowall() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_time_s") w = i } { $w = ""; print }' "$1"; }
+diff <(nowall s1/sweep.csv) <(nowall sm/sweep.csv) || { echo "sweep.csv differs"; fail=1; }
+diff <(grep -v wall_time_s s1/sweep.json) <(grep -v wall_time_s sm/sweep.json) || { echo "sweep.json differs"; fail=1; }
+[ "$(wc -l < sm/sweep.csv)" = 7 ] || { echo "sweep.csv under mpirun: not 6 rows"; cat sm/sweep.csv; fail=1; }
+[ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal"
+exit $fail
