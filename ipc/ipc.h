@@ -29,6 +29,17 @@ double kn_ipc_kappa_initial(const double* g_b, const double* g_E, int n, double 
 double kn_ipc_friction_f1(double y, double eps, double* df1, double* f1_over_y);
 double kn_ipc_friction_f0(double y, double eps);
 
+/* The lagged friction of one pair (§5.4-5.5). Its tangent basis T (12 x 2, row-major over the
+ * stencil's coordinates): T = Gamma^T P, Gamma mapping stencil displacements to the relative
+ * displacement of the two closest points and P an orthonormal basis of the tangent plane, both at
+ * the lagged state x (12) of the pair of the given distance case (point-triangle stencils (p, t0,
+ * t1, t2) with a point-triangle case, edge-edge stencils (a0, a1, b0, b1) with an edge-edge one;
+ * edge_edge says which). */
+void kn_ipc_tangent_basis(const double x[12], int edge_edge, int kind, const int v[4], double T[24]);
+/* (u = T^T (x - x^t), 2; chi = mu h^2 lambda; eps = h eps_v) => the friction potential chi f0(|u|)
+ * (returned), its gradient in u (g, 2) and its Hessian in u (H, 2 x 2, PSD-projected) */
+double kn_ipc_friction_local(const double u[2], double chi, double eps, double g[2], double H[4]);
+
 #ifdef __cplusplus
 }
 #endif
