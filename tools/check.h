@@ -50,6 +50,8 @@ void check_run_jobs(scene_job* job, int n, const check_opts* o, int parallel, co
 int check_mpi_start(int* rank, int* size);
 void check_mpi_gather(scene_job* job, int n, int* status, int rank, int size);
 int check_mpi_finish(int code);
+/* a child's result line split at tabs, in place (check_jobs.c) => at most max fields in f; their count */
+int check_split_fields(char* line, char** f, int max);
 /* (path) => its folder and everything in it removed; 0 on success */
 int check_remove_tree(const char* path);
 

@@ -68,3 +68,11 @@ void check_run_jobs(scene_job* job, int n, const check_opts* o, int parallel, co
   }
   free(pid);
 }
+
+int check_split_fields(char* line, char** f, int max) {
+  int n = 0;
+  f[n++] = line;
+  for (char* p = line; *p && n < max; p++)
+    if (*p == '\t') *p = 0, f[n++] = p + 1;
+  return n;
+}

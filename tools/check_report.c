@@ -25,15 +25,6 @@ static void xml_text(FILE* f, const char* s) {
   }
 }
 
-// split a result line at tabs (in place); returns the field count
-static int split(char* line, char** f, int max) {
-  int n = 0;
-  f[n++] = line;
-  for (char* p = line; *p && n < max; p++)
-    if (*p == '\t') *p = 0, f[n++] = p + 1;
-  return n;
-}
-
 // a number field, "nan" / "-1" for nothing measured => printed with its unit, or "none"
 static void value_with_unit(FILE* f, const char* v, const char* unit) {
   double x = atof(v);
@@ -117,7 +108,7 @@ void check_report_scene(const scene_job* job, int status, FILE* junit, check_cou
       complete = 1;
       break;
     }
-    int n = split(line, fld, 16);
+    int n = check_split_fields(line, fld, 16);
     if (fld[0][0] == 'S' && n >= 4) {
       snprintf(name, sizeof name, "%s", fld[2]);
       if (n >= 6) start = atoll(fld[4]), c.time = atof(fld[5]);

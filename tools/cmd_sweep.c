@@ -160,14 +160,6 @@ typedef struct {
   int nchecks;
 } sweep_result;
 
-static int split(char* line, char** f, int max) {
-  int n = 0;
-  f[n++] = line;
-  for (char* p = line; *p && n < max; p++)
-    if (*p == '\t') *p = 0, f[n++] = p + 1;
-  return n;
-}
-
 static void read_result(const scene_job* job, int status, sweep_result* r) {
   memset(r, 0, sizeof *r);
   snprintf(r->status, sizeof r->status, "ok");
@@ -182,7 +174,7 @@ static void read_result(const scene_job* job, int status, sweep_result* r) {
       complete = 1;
       break;
     }
-    int n = split(line, fld, 16);
+    int n = check_split_fields(line, fld, 16);
     if (fld[0][0] == 'S' && n >= 4) {
       if (!strcmp(fld[1], "error")) {
         snprintf(r->status, sizeof r->status, "error");

@@ -109,7 +109,8 @@ Test(scene_set, values_are_typed_by_the_schema_and_may_be_quoted) {
 }
 
 Test(scene_set, the_overridden_document_loads_as_the_edited_file) {
-  /* the same keys set by --set and written in the file give the same document and the same world */
+  /* the same keys set by --set and written in the file give the same document and the same world;
+   * contact.margin is one of the keys under test (adding a key to an existing section), not a tuning */
   const char* sets[] = {"objects[1].friction=0.2", "gravity[0]=1", "contact.margin=0.002"};
   char edited[sizeof scene_text + 64];
   snprintf(edited, sizeof edited, "%s", scene_text);
