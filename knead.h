@@ -12,6 +12,7 @@
 #include "urdf/urdf.h"
 #include "controllers/controllers.h"
 #include "coupling/coupling.h"
+#include "nonlinear/nonlinear.h"
 #include "ipc/ipc.h"
 #include "smooth/smooth.h"
 #include "penalty/penalty.h"

@@ -171,6 +171,16 @@ kn_status kn_sap_constraint_regularization(const kn_sap_problem* p, int constrai
 kn_status kn_sap_constraint_eval(const kn_sap_problem* p, int constraint, const double* v, double* cost,
                                  double* gamma, double* G, kn_error* err);
 
+/* The constraints from index first on as one potential of v (nv), for the nonlinear backends' robot-side
+ * implicit forces (sap/potential.c): *cost = sum_i l_i(J_i v), grad (nv, may be NULL) -= sum_i
+ * J_i^T gamma_i (accumulated), and each nonzero entry of sum_i J_i^T G_i J_i handed to add(user,
+ * row, col, value) in v's indices, both triangles, duplicates to be summed (add may be NULL). */
+/* the most rows of any constraint (a weld's 6): gamma's size for one constraint */
+#define KN_SAP_MAX_ROWS_PUBLIC 6
+typedef void (*kn_sap_entry_fn)(void* user, int row, int col, double value);
+kn_status kn_sap_constraints_potential(const kn_sap_problem* p, int first, const double* v, double* cost,
+                                       double* grad, kn_sap_entry_fn add, void* user, kn_error* err);
+
 /*---- the friction cone projection (§3), exposed for tests and other backends ----*/
 
 typedef enum { KN_SAP_STICTION = 0, KN_SAP_SLIDING, KN_SAP_NO_CONTACT } kn_sap_contact_mode;

@@ -412,6 +412,20 @@ typedef struct {
   kn_scene_pose* pose;      /* X_AP with Q = body_b's frame; NULL: hold the relative pose at t = 0 */
 } kn_scene_weld;
 
+/* contact.smooth_friction: the smooth_friction backend's keys (sim/backend_nonlinear.c; digest
+ * implicit-smooth-friction.md §3.3-3.11), each optional */
+typedef struct {
+  double* thickness;        /* delta: the cubic penalty acts below this gap [m] [1e-3] */
+  double* stiffness;        /* kappa at the start [N/m] [1e4], raised after a step that ends
+                               penetrating (adaptive: true) */
+  double* epsilon;          /* friction smoothing speed [m/s] [1e-4] */
+  double* static_ratio;     /* Stribeck: mu_s / mu_d [1: none] */
+  double* stribeck_speed;   /* v_s [m/s] [10 epsilon] */
+  double* viscous;          /* mu_v [N s/m] [0] */
+  bool* lagged;             /* friction's lambda and basis at the step start (IPC's) [false] */
+  bool* adaptive;           /* raise kappa and redo a step that ends penetrating (§3.9) [true] */
+} kn_scene_smooth;
+
 typedef struct {
   kn_contact_backend backend;
   double* margin;           /* detection margin [m] [0] */
@@ -419,7 +433,9 @@ typedef struct {
   unsigned nexclude;
   kn_scene_filter_group* filter_groups;
   unsigned nfilter_groups;
-  kn_scene_solver* solver;  /* SAP solver options (kn_sap_options) */
+  kn_scene_solver* solver;  /* SAP solver options (kn_sap_options); the nonlinear backends read
+                               max_iterations, rel_tolerance, abs_tolerance (kn_nl_options) */
+  kn_scene_smooth* smooth_friction;
 } kn_scene_contact;
 
 typedef struct {

@@ -164,6 +164,18 @@ static const cyaml_schema_field_t solver_fields[] = {
     CYAML_FIELD_ENUM("mpm_clique", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_solver, mpm_clique,
                      mpm_clique_strings, 3),
     CYAML_FIELD_END};
+static const cyaml_schema_field_t smooth_fields[] = {
+    DBL_OPT("thickness", kn_scene_smooth, thickness),
+    DBL_OPT("stiffness", kn_scene_smooth, stiffness),
+    DBL_OPT("epsilon", kn_scene_smooth, epsilon),
+    DBL_OPT("static_ratio", kn_scene_smooth, static_ratio),
+    DBL_OPT("stribeck_speed", kn_scene_smooth, stribeck_speed),
+    DBL_OPT("viscous", kn_scene_smooth, viscous),
+    CYAML_FIELD_ENUM_PTR("lagged", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_smooth, lagged,
+                         bool_strings, 6),
+    CYAML_FIELD_ENUM_PTR("adaptive", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_smooth, adaptive,
+                         bool_strings, 6),
+    CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),
     SEQ_OPT("members", kn_scene_filter_group, members, nmembers, &schema_string),
@@ -188,6 +200,8 @@ static const cyaml_schema_field_t contact_fields[] = {
                                filter_groups, nfilter_groups, &schema_filter_group, 0, CYAML_UNLIMITED),
     CYAML_FIELD_MAPPING_PTR("solver", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, solver,
                             solver_fields),
+    CYAML_FIELD_MAPPING_PTR("smooth_friction", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact,
+                            smooth_friction, smooth_fields),
     CYAML_FIELD_END};
 
 static const cyaml_schema_field_t fem_shape_fields[] = {

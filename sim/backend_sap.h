@@ -64,9 +64,22 @@ typedef struct {
   int first_attach, nattach; /* the FEM attachments' constraints */
 } sap_state;
 
+/* (sap_stages.c) the stages every adapter shares: the state's life (kn_backend's create and free),
+ * 1 kinematics and controllers at t_n + dt (each tree clique begun with its explicit forces), 2
+ * collider poses, reaches and candidates at q_n, 3 every clique's free motion, 4b-e the robot-side
+ * constraints (after the cliques and contacts) */
+kn_status kn_sap_adapter_create_state(kn_world* w, void** out, kn_error* err);
+void kn_sap_adapter_free_state(void* state);
+kn_status kn_sap_adapter_controllers(kn_world* w, sap_state* s, double dt, kn_error* err);
+kn_status kn_sap_adapter_detect(kn_world* w, sap_state* s, double dt, kn_error* err);
+kn_status kn_sap_adapter_free_motion(kn_world* w, double dt, kn_error* err);
+kn_status kn_sap_adapter_robot(kn_world* w, sap_state* s, double dt, kn_error* err);
+
 /* (sap_assemble.c) the SAP cliques of this step: every tree's, then each deformable's by its route
  * over the DoFs that the candidates and attachments touch */
 kn_status kn_sap_adapter_cliques(kn_world* w, sap_state* s, kn_error* err);
+/* every world clique in full (a deformable by its diagonal), for the nonlinear backends */
+kn_status kn_sap_adapter_cliques_full(kn_world* w, sap_state* s, kn_error* err);
 /* one SAP contact per candidate (they are the first constraints, in candidate order) */
 kn_status kn_sap_adapter_contacts(kn_world* w, sap_state* s, kn_error* err);
 /* the FEM attachments (fixed constraints), after the welds */

@@ -86,7 +86,7 @@ kn_status kn_sim_detect_rigid(const kn_world* w, const kn_pose* X_WG, const doub
   c->nfem = 0, c->nmpm = 0;
   c->pts = NULL, c->npts = 0;
   if (w->collision) {
-    st = kn_contact_detect_rigid(w->collision, X_WG, w->scene->margin, reach, &c->pts, &c->npts, &s->list, err);
+    st = kn_contact_detect_rigid(w->collision, X_WG, w->scene->margin + c->extra_margin, reach, &c->pts, &c->npts, &s->list, err);
     if (st) kn_error_prefix(err, "contact detection: ");
   }
   c->c = s->list.c, c->n = s->list.n;
@@ -119,7 +119,7 @@ static kn_status mpm_names(const kn_world* w, kn_sim_candidates* c, kn_error* er
 
 kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_sim_candidates* c, kn_error* err) {
   kn_sim_candidates_state* s = c->state;
-  const double margin = w->scene->margin;
+  const double margin = w->scene->margin + c->extra_margin;
   kn_status st = KN_OK;
   s->list.n = c->first_fem;
   if (w->nfem > 0) {

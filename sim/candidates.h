@@ -19,6 +19,7 @@ typedef struct {
   int npts;
   const kn_sim_mpm_contact* mpm; /* per MPM candidate */
   kn_sim_candidates_state* state;
+  double extra_margin; /* added to contact.margin by the backend (smooth_friction: its thickness) [0] */
 } kn_sim_candidates;
 
 /* the views of the world's bodies that contact/ detects on: FEM body F (its mesh, positions,

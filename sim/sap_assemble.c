@@ -168,6 +168,33 @@ kn_status kn_sap_adapter_cliques(kn_world* w, sap_state* s, kn_error* err) {
   return st;
 }
 
+/* Every world clique in full, in the world's order, for the nonlinear backends: their robot-side
+ * constraints then share the nonlinear step's v (SAP offsets = theirs). A tree gets its dense A; a
+ * deformable its diagonal alone: SAP's regularization reads only diag(A) (§2.1), and the problem is
+ * never solved. */
+kn_status kn_sap_adapter_cliques_full(kn_world* w, sap_state* s, kn_error* err) {
+  for (int c = 0; c < w->nclique; c++) {
+    kn_clique* cq = &w->cliques[c];
+    sap_clique* q = &s->q[c];
+    q->ndof = cq->ops->ndof(cq->self), q->sap = -1, q->np = 0;
+    kn_status st = reserve_dofs(q, (size_t)q->ndof + 1, err);
+    if (st) return st;
+    for (int j = 0; j < q->ndof; j++) q->col[j] = j;
+    cq->ops->diagonal(cq->self, q->diagA);
+    q->diag_ref = q->diag_used = q->diagA;
+    if (cq->ops->kind == KN_CLIQUE_TREE) {
+      q->route = SAP_ROUTE_TREE;
+      st = kn_sap_add_clique(s->prob, q->ndof, cq->ops->dense(cq->self, err), cq->ops->v_star(cq->self), &q->sap, err);
+    } else {
+      q->route = SAP_ROUTE_DENSE;
+      for (int j = 0; j <= q->ndof; j++) q->P[j] = j; /* colptr: one entry per column, its diagonal */
+      st = kn_sap_add_clique_sparse(s->prob, q->ndof, q->P, q->col, q->diagA, cq->ops->v_star(cq->self), &q->sap, err);
+    }
+    if (st) return kn_error_prefix(err, "stage 2 (clique of '%s'): ", cq->ops->name(cq->self));
+  }
+  return KN_OK;
+}
+
 //---- contacts ----
 
 /* One side of a contact in SAP's terms: its SAP clique and either dense rows (ncol columns) or

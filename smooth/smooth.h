@@ -1,11 +1,13 @@
 /* knead/smooth: implicit smoothed friction with soft constraints (Larionov et al.;
  * ../shared/papers/implicit-smooth-friction.md): the scalar laws its backend is built from, the
- * cubic contact penalty, the smoothed and Stribeck friction magnitude and the volume-change work.
- * No backend uses them yet: `contact.backend: smooth_friction` is still refused. */
+ * cubic contact penalty, the smoothed and Stribeck friction magnitude and the volume-change work,
+ * and the contact term of the `smooth_friction` backend (contact.c) in the shared nonlinear step
+ * (nonlinear/nonlinear.h). */
 #ifndef KNEAD_SMOOTH_H
 #define KNEAD_SMOOTH_H
 
 #include "../common/common.h"
+#include "../nonlinear/nonlinear.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +49,40 @@ double kn_smooth_work_quadratic(double V, double V0, double kappa_v, double* dW,
 /* (closed, outward-wound triangle surface: x (3 per vertex), tri (3 per triangle)) => its volume
  * (returned) and, when non-NULL, dV/dx (3 nvert, zeroed first) */
 double kn_smooth_surface_volume(const double* x, int nvert, const int* tri, int ntri, double* dV);
+
+/*---- the contact term (contact.c) ----*/
+
+/* One contact of the step: material points a and b (kn_nl_points; -1: fixed in the world), the
+ * unit normal n from A into B and the gap phi0 at the step start, the Coulomb coefficient mu
+ * (dynamic; static = mu * static_ratio with Stribeck), and for the lagged variant the normal force
+ * lambda0 = -b'(phi0) and the tangent projector at the step start. Over the step (backward Euler,
+ * x(v) = x0 + dt J v) the gap is d(v) = phi0 + dt n . w with w = J_b v - J_a v: exact for the
+ * points' affine maps, the normal kept from detection. */
+typedef struct {
+  int a, b;
+  double n[3], phi0, mu, lambda0;
+} kn_smooth_contact;
+
+typedef struct {
+  double dt;
+  double delta, kappa;   /* thickness [m], stiffness [N/m] of the cubic penalty */
+  double eps;            /* friction smoothing speed [m/s] */
+  double static_ratio;   /* mu_s / mu_d (1: no Stribeck) */
+  double stribeck_speed; /* v_s [m/s] (used when static_ratio != 1) */
+  double viscous;        /* mu_v [N s/m] */
+  int lagged;            /* friction's lambda and basis frozen at the step start (IPC's; §3.11) */
+  const kn_nl_points* points;
+  const kn_smooth_contact* c;
+  int n;
+} kn_smooth_term;
+
+/* kn_nl_term's eval (self: a kn_smooth_term): the penalty's energy b(d) and, lagged, the friction
+ * potential dt lambda0 mu F0(|v_t|) into *E (implicit friction has none: E untouched); r +=
+ * J_rel^T (dt b'(d) n + dt rho v_t); T += its Jacobian, with the normal-force coupling
+ * dt v_t drho/dlambda lambda'(d) dt n^T of implicit friction (not symmetric; digest §3.4). */
+kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err);
+/* contact i at v => the force on B [N] (world) and the gap d(v) (returned) */
+double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,213 @@
+/* The nonlinear step's Newton solve (nonlinear.h): assembly over cliques, the robot-side
+ * potential and the backend's contact term; a Newton direction from one sparse factorization; a
+ * backtracking line search on the energy (potential problems) or on the scaled residual norm. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nonlinear/nonlinear_internal.h"
+
+struct kn_nl_solver {
+  kn_nl_linsolve* ls;
+  kn_nl_triplets T;
+  double *r, *p, *vt, *rt, *dinv, *v;
+  int cap;
+  int* offset;
+  int capq;
+};
+
+kn_nl_options kn_nl_options_default(void) {
+  return (kn_nl_options){.abs_tol = 1e-8, .rel_tol = 1e-8, .max_iterations = 100, .c1 = 1e-4, .backtrack = 0.5,
+                         .max_line_search = 40};
+}
+
+kn_nl_solver* kn_nl_solver_create(void) {
+  kn_nl_solver* s = kn_calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->ls = kn_nl_linsolve_create();
+  if (!s->ls) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void kn_nl_solver_free(kn_nl_solver* s) {
+  if (!s) return;
+  kn_nl_linsolve_free(s->ls);
+  kn_nl_triplets_free(&s->T);
+  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->offset);
+  free(s);
+}
+
+int kn_nl_problem_nv(const kn_nl_problem* p) {
+  int n = 0;
+  for (int c = 0; c < p->ncliques; c++) n += p->cliques[c].ops->ndof(p->cliques[c].self);
+  return n;
+}
+
+static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_error* err) {
+  if (p->ncliques + 1 > s->capq) {
+    free(s->offset);
+    s->offset = malloc(((size_t)p->ncliques + 1) * sizeof *s->offset);
+    s->capq = s->offset ? p->ncliques + 1 : 0;
+    if (!s->offset) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  }
+  s->offset[0] = 0;
+  for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
+  if (n + 1 <= s->cap) return KN_OK;
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v};
+  s->cap = 0;
+  for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
+    free(*a[k]);
+    *a[k] = malloc(((size_t)n + 1) * sizeof(double));
+    if (!*a[k]) return kn_fail(err, KN_ERR_NOMEM, "out of memory (%d DoFs)", n);
+  }
+  s->cap = n + 1;
+  return KN_OK;
+}
+
+// clique c's Hessian view into T at offset o (both triangles)
+static void add_csc(kn_nl_triplets* T, const kn_csc_view* H, int o) {
+  for (int j = 0; j < H->n; j++)
+    for (int k = H->p[j]; k < H->p[j + 1]; k++) {
+      int i = H->i[k];
+      kn_nl_triplets_add(T, o + i, o + j, H->x[k]);
+      if (i != j) kn_nl_triplets_add(T, o + j, o + i, H->x[k]);
+    }
+}
+
+static kn_status eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, double* E, double* r,
+                      kn_nl_triplets* T, kn_error* err) {
+  double e = 0;
+  for (int c = 0; c < p->ncliques; c++) {
+    const kn_clique* cq = &p->cliques[c];
+    int o = s->offset[c];
+    double ec = 0;
+    kn_csc_view H;
+    kn_status st = cq->ops->potential(cq->self, v + o, &ec, r + o, T ? &H : NULL, err);
+    if (st) return kn_error_prefix(err, "potential of '%s': ", cq->ops->name(cq->self));
+    e += ec;
+    if (T) add_csc(T, &H, o);
+  }
+  if (p->robot && kn_sap_problem_num_constraints(p->robot) > 0) {
+    double L = 0;
+    kn_status st = kn_sap_constraints_potential(p->robot, 0, v, &L, r, T ? kn_nl_triplets_entry : NULL, T, err);
+    if (st) return st;
+    e += L;
+  }
+  if (p->contact.eval) {
+    kn_status st = p->contact.eval(p->contact.self, v, &e, r, T, err);
+    if (st) return st;
+  }
+  if (E) *E = e;
+  return KN_OK;
+}
+
+kn_status kn_nl_eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, double* E, double* r,
+                     kn_nl_triplets* T, kn_error* err) {
+  int n = kn_nl_problem_nv(p);
+  kn_status st = reserve(s, p, n, err);
+  if (st) return st;
+  if (T) kn_nl_triplets_reset(T, n);
+  return eval(s, p, v, E, r, T, err);
+}
+
+// max |D r| and where; the scaled 2-norm in *norm2
+static double scaled(const kn_nl_solver* s, int n, const double* r, int* worst, double* norm2) {
+  double m = 0, q = 0;
+  for (int i = 0; i < n; i++) {
+    double e = fabs(r[i] * s->dinv[i]);
+    q += e * e;
+    if (!(e <= m)) m = e, *worst = i;
+  }
+  *norm2 = sqrt(q);
+  return m;
+}
+
+static double max_abs(const double* x, int n) {
+  double m = 0;
+  for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+  return m;
+}
+
+// the clique holding DoF i
+static const char* dof_owner(const kn_nl_solver* s, const kn_nl_problem* p, int i) {
+  for (int c = 0; c < p->ncliques; c++)
+    if (i < s->offset[c + 1]) return p->cliques[c].ops->name(p->cliques[c].self);
+  return "?";
+}
+
+kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, const double* v0, double* v,
+                      kn_nl_stats* stats, kn_error* err) {
+  kn_nl_options o = opt ? *opt : kn_nl_options_default();
+  int n = kn_nl_problem_nv(p);
+  kn_nl_stats st0 = {0};
+  kn_status st = reserve(s, p, n, err);
+  if (st) return st;
+  for (int c = 0; c < p->ncliques; c++) p->cliques[c].ops->diagonal(p->cliques[c].self, s->dinv + s->offset[c]);
+  for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
+  memcpy(s->v, v0, (size_t)n * sizeof(double));
+  double E = 0, Et = 0, res2 = 0;
+  int worst = 0;
+  kn_nl_triplets_reset(&s->T, n);
+  if ((st = eval(s, p, s->v, &E, s->r, &s->T, err))) return kn_error_prefix(err, "Newton iteration 0: ");
+  double res = scaled(s, n, s->r, &worst, &res2);
+  st0.residual_start = res;
+  int k = 0;
+  for (;; k++) {
+    if (!isfinite(res) || (p->potential && !isfinite(E)))
+      return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
+                     dof_owner(s, p, worst));
+    if (res <= o.abs_tol + o.rel_tol * max_abs(s->v, n)) break;
+    if (k >= o.max_iterations)
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
+                     k, res, st0.residual_start, worst, dof_owner(s, p, worst));
+    for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+    if ((st = kn_nl_linsolve_solve(s->ls, &s->T, p->potential, s->rt, s->p, err)))
+      return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+    st0.factorizations++;
+    double slope = 0;
+    for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
+    double alpha = 1.0;
+    if (p->potential && p->contact.max_step) alpha = fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p));
+    int accepted = 0, ls;
+    double rest = res, res2t = res2;
+    for (ls = 0; ls < o.max_line_search && alpha > 0; ls++, alpha *= o.backtrack) {
+      for (int i = 0; i < n; i++) s->vt[i] = s->v[i] + alpha * s->p[i];
+      if ((st = eval(s, p, s->vt, &Et, s->rt, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
+      int wt = 0;
+      rest = scaled(s, n, s->rt, &wt, &res2t);
+      if (!isfinite(rest)) continue;
+      if (p->potential) {
+        /* Armijo on the energy, with a relative slop for the round-off of E near the minimum;
+         * a step that lowers the scaled residual is taken when E cannot tell */
+        double slop = 1e-13 * fmax(1.0, fabs(E));
+        if (slope < 0 && Et <= E + o.c1 * alpha * slope + slop) accepted = 1;
+        else if (fabs(Et - E) <= slop && res2t < res2) accepted = 1;
+      } else if (res2t <= (1 - o.c1 * alpha) * res2) {
+        accepted = 1;
+      }
+      if (accepted) break;
+    }
+    st0.line_search_iterations += ls + 1;
+    if (!accepted)
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "Newton iteration %d: the line search found no decrease in %d steps (velocity residual %.3g m/s "
+                     "at DoF %d of '%s')",
+                     k, ls, res, worst, dof_owner(s, p, worst));
+    memcpy(s->v, s->vt, (size_t)n * sizeof(double));
+    E = Et;
+    kn_nl_triplets_reset(&s->T, n);
+    if ((st = eval(s, p, s->v, &E, s->r, &s->T, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
+    res = scaled(s, n, s->r, &worst, &res2);
+  }
+  memcpy(v, s->v, (size_t)n * sizeof(double));
+  st0.iterations = k;
+  st0.residual = res;
+  st0.energy = E;
+  if (stats) *stats = st0;
+  return KN_OK;
+}

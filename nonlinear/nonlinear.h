@@ -1,0 +1,137 @@
+/* knead/nonlinear: the one step the nonlinear contact backends share (penalty, ipc,
+ * smooth_friction; ARCHITECTURE "The time step", step 3).
+ *
+ * The unknown is v, every clique's DoFs concatenated in the world's clique order. A step solves
+ *
+ *     r(v) = sum_c grad E_c(v_c) + grad L(v) + r_contact(v) = 0
+ *
+ * where E_c is clique c's incremental potential (coupling/coupling.h: inertia, elasticity, damping,
+ * gravity, explicit forces), L the robot-side terms written once for every backend — SAP's
+ * regularized constraint costs (implicit PD with effort limit, joint limits, couplers, welds, FEM
+ * attachments) taken as a convex potential of v (kn_sap_constraints_potential) — and r_contact the
+ * backend's contact term, evaluated at each iterate through the material points' affine maps
+ * x(v) = x0 + dt J v (kn_nl_points). All residuals are impulses (N s), like SAP's gradient.
+ *
+ * When every term is the gradient of an energy (problem.potential = 1: IPC, the lagged variants),
+ * Newton minimizes sum E: Hessians symmetric (PSD-projected by their owners), CHOLMOD LDL^T,
+ * backtracking Armijo on the energy (the backend may cap each step: ipc's CCD). Otherwise (implicit
+ * friction, penalty anchors) it is damped Newton on r with a backtracking line search on the
+ * scaled residual norm ||D r|| (digest implicit-smooth-friction §3.7-3.8), UMFPACK LU. D = diag(A)^-1
+ * (the cliques' free-motion diagonals), so D r is a velocity error and the stopping test is
+ * max_i |D r|_i <= abs_tol + rel_tol max|v| [m/s].
+ *
+ * A solver owns its workspaces; one per backend, not thread-safe. */
+#ifndef KNEAD_NONLINEAR_H
+#define KNEAD_NONLINEAR_H
+
+#include "../common/common.h"
+#include "../coupling/coupling.h"
+#include "../sap/sap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*---- sparse entries ----*/
+
+/* (row, col, value) entries of an n x n matrix, duplicates summed when assembled. A failed
+ * allocation sets nomem and drops the entry (the solver then fails with KN_ERR_NOMEM). */
+typedef struct {
+  int n, nnz, cap, nomem;
+  int *i, *j;
+  double* x;
+} kn_nl_triplets;
+void kn_nl_triplets_reset(kn_nl_triplets* t, int n);
+void kn_nl_triplets_add(kn_nl_triplets* t, int i, int j, double x);
+/* the same with the signature of kn_sap_entry_fn (user: the triplets) */
+void kn_nl_triplets_entry(void* t, int i, int j, double x);
+void kn_nl_triplets_free(kn_nl_triplets* t);
+
+/*---- material points ----*/
+
+/* The step's material points: each one's velocity Jacobian J (3 x n, by its nonzero columns) from
+ * its clique's point map, x(v) = x0 + dt J v. A point with no columns is fixed (a world collider's). */
+typedef struct {
+  int start, m;    /* its columns: col[start .. start + m), u[3 (start ..)] */
+  double x0[3];
+} kn_nl_point;
+typedef struct {
+  kn_nl_point* p;
+  int n, cap;
+  int* col;
+  double* u;       /* 3 per column: J's column */
+  int m, capm, capu, nomem;
+} kn_nl_points;
+void kn_nl_points_reset(kn_nl_points* P);
+/* (map of a point of the clique whose DoFs start at offset in v, ndof of them) => its index, or
+ * -1 (nomem set) when out of memory; map NULL with x0: a fixed point */
+int kn_nl_points_add(kn_nl_points* P, const kn_point_map* map, int offset, int ndof, const double* x0);
+void kn_nl_points_free(kn_nl_points* P);
+/* J_k v (k < 0: zero) */
+void kn_nl_point_velocity(const kn_nl_points* P, int k, const double* v, double out[3]);
+/* r += s J_k^T f */
+void kn_nl_point_add_force(const kn_nl_points* P, int k, double s, const double f[3], double* r);
+/* T += (s_a J_a)^T K (s_b J_b), K 3 x 3 row-major (either point may be < 0: nothing) */
+void kn_nl_points_add_block(const kn_nl_points* P, int a, double sa, int b, double sb, const double K[9],
+                            kn_nl_triplets* T);
+/* relative velocity w = J_b v - J_a v, its force rows r += J_rel^T f, and J_rel^T K J_rel */
+void kn_nl_pair_velocity(const kn_nl_points* P, int a, int b, const double* v, double w[3]);
+void kn_nl_pair_add_force(const kn_nl_points* P, int a, int b, double s, const double f[3], double* r);
+void kn_nl_pair_add_block(const kn_nl_points* P, int a, int b, const double K[9], kn_nl_triplets* T);
+
+/*---- the problem and its solver ----*/
+
+/* A backend's contact term: (v) => *E += its energy (when a potential; leave it otherwise), r +=
+ * its residual (the energy's gradient), T += dr/dv (full: both triangles). */
+typedef struct {
+  kn_status (*eval)(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err);
+  /* optional, potential problems: the largest alpha in (0, 1] such that v + alpha p stays
+   * admissible (ipc's CCD); NULL: 1 */
+  double (*max_step)(void* self, const double* v, const double* p);
+  void* self;
+} kn_nl_term;
+
+typedef struct {
+  int ncliques;
+  kn_clique* cliques;          /* after free_motion; v is their DoFs in this order */
+  const kn_sap_problem* robot; /* NULL or constraints over the same v (its cliques: ours, in order) */
+  kn_nl_term contact;          /* eval NULL: none */
+  int potential;               /* 1: minimize an energy (CHOLMOD); 0: root find (UMFPACK) */
+} kn_nl_problem;
+
+/* Defaults (kn_nl_options_default): abs_tol 1e-8 m/s, rel_tol 1e-8, 100 iterations, Armijo c1 1e-4,
+ * backtracking factor 0.5 (digest §3.8), at most 40 halvings. */
+typedef struct {
+  double abs_tol, rel_tol;
+  int max_iterations;
+  double c1, backtrack;
+  int max_line_search;
+} kn_nl_options;
+kn_nl_options kn_nl_options_default(void);
+
+typedef struct {
+  int iterations, line_search_iterations, factorizations;
+  double residual;       /* max |D r| at the end [m/s] */
+  double residual_start; /* ... at the guess */
+  double energy;         /* potential problems: the energy at the end */
+} kn_nl_stats;
+
+typedef struct kn_nl_solver kn_nl_solver;
+kn_nl_solver* kn_nl_solver_create(void);
+void kn_nl_solver_free(kn_nl_solver* s);
+/* total DoFs of the problem's cliques */
+int kn_nl_problem_nv(const kn_nl_problem* p);
+/* (v) => the energy (potential problems), r (nv) and, if T != NULL, dr/dv: the whole system at v
+ * (for tests and diagnostics) */
+kn_status kn_nl_eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, double* E, double* r,
+                     kn_nl_triplets* T, kn_error* err);
+/* (guess v0 (nv)) => v (nv). KN_ERR_NUMERIC when Newton does not converge, the linear system is
+ * singular or a value is not finite; the message says at which iteration, the residual reached and
+ * the worst DoF's clique; v is then untouched. */
+kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, const double* v0, double* v,
+                      kn_nl_stats* stats, kn_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

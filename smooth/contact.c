@@ -1,0 +1,85 @@
+/* The smooth_friction backend's contact term (smooth.h; digest implicit-smooth-friction.md §3.3,
+ * §3.4, §3.11): the cubic penalty on each contact's gap and smoothed Coulomb friction at the end of
+ * the step, in the 3-D form of §3.4 (v_t = P w, no tangent-frame convention), residuals in impulses. */
+#include <math.h>
+#include <string.h>
+
+#include "smooth/smooth.h"
+
+// F0 with F0' = s (§3.11): v^2 / eps - v^3 / (3 eps^2) + eps / 3 below eps, v above
+static double f0(double v, double eps) { return v < eps ? v * v / eps - v * v * v / (3 * eps * eps) + eps / 3 : v; }
+
+// (contact, w) => d, b(d), b'(d), b''(d), v_t, |v_t|
+typedef struct {
+  double d, b, db, d2b, vt[3], s;
+} local;
+
+static void local_eval(const kn_smooth_term* t, const kn_smooth_contact* c, const double w[3], local* L) {
+  double wn = c->n[0] * w[0] + c->n[1] * w[1] + c->n[2] * w[2];
+  L->d = c->phi0 + t->dt * wn;
+  L->b = kn_smooth_penalty(L->d, t->delta, t->kappa, &L->db, &L->d2b);
+  for (int k = 0; k < 3; k++) L->vt[k] = w[k] - wn * c->n[k];
+  L->s = sqrt(L->vt[0] * L->vt[0] + L->vt[1] * L->vt[1] + L->vt[2] * L->vt[2]);
+}
+
+// the friction law of contact c
+static kn_smooth_friction law(const kn_smooth_term* t, const kn_smooth_contact* c) {
+  return (kn_smooth_friction){.mu_s = c->mu * t->static_ratio, .mu_d = c->mu, .v_s = t->stribeck_speed,
+                              .mu_v = t->viscous, .eps = t->eps};
+}
+
+kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err) {
+  (void)err;
+  const kn_smooth_term* t = self;
+  const double h = t->dt;
+  double e = 0;
+  for (int i = 0; i < t->n; i++) {
+    const kn_smooth_contact* c = &t->c[i];
+    double w[3];
+    kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
+    local L;
+    local_eval(t, c, w, &L);
+    double lambda = t->lagged ? c->lambda0 : -L.db;
+    if (L.db == 0.0 && lambda == 0.0) continue; /* beyond the thickness, no lagged force */
+    kn_smooth_friction f = law(t, c);
+    double dc, dcdl, rho;
+    double mag = kn_smooth_friction_magnitude(&f, L.s, lambda, &dc, &dcdl, &rho);
+    (void)mag;
+    double g[3];
+    for (int k = 0; k < 3; k++) g[k] = h * (L.db * c->n[k] + rho * L.vt[k]);
+    kn_nl_pair_add_force(t->points, c->a, c->b, 1.0, g, r);
+    e += L.b;
+    if (t->lagged) e += h * (c->mu * lambda * f0(L.s, t->eps) + 0.5 * t->viscous * L.s * L.s);
+    if (!T) continue;
+    double K[9], u[3] = {0, 0, 0};
+    if (L.s > 0)
+      for (int k = 0; k < 3; k++) u[k] = L.vt[k] / L.s;
+    /* d rho / d lambda (implicit friction): mu_eff(|v_t|) s(|v_t|) / |v_t| */
+    double sv = 0, dg = 0;
+    kn_smooth_transition(L.s, t->eps, NULL, &sv);
+    double mu_eff = c->mu + (f.mu_s - f.mu_d) * (t->static_ratio != 1.0 ? kn_smooth_stribeck(L.s / f.v_s, &dg) : 0.0);
+    double drho_dl = t->lagged ? 0.0 : mu_eff * sv, dlambda_dd = -L.d2b;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) {
+        double P = (a == b) - c->n[a] * c->n[b];
+        K[3 * a + b] = h * h * L.d2b * c->n[a] * c->n[b] + h * (rho * (P - u[a] * u[b]) + dc * u[a] * u[b]) +
+                       h * L.vt[a] * drho_dl * dlambda_dd * h * c->n[b];
+      }
+    kn_nl_pair_add_block(t->points, c->a, c->b, K, T);
+  }
+  if (E) *E += e;
+  return KN_OK;
+}
+
+double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]) {
+  const kn_smooth_contact* c = &t->c[i];
+  double w[3];
+  kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
+  local L;
+  local_eval(t, c, w, &L);
+  double lambda = t->lagged ? c->lambda0 : -L.db, rho = 0, dc, dcdl;
+  kn_smooth_friction fl = law(t, c);
+  if (L.db != 0.0 || lambda != 0.0) kn_smooth_friction_magnitude(&fl, L.s, lambda, &dc, &dcdl, &rho);
+  for (int k = 0; k < 3; k++) f[k] = -(L.db * c->n[k] + rho * L.vt[k]);
+  return L.d;
+}

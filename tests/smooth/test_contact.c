@@ -1,0 +1,117 @@
+/* The smooth_friction contact term (smooth/contact.c) in the shared nonlinear step: its Jacobian
+ * against central differences of its residual in every regime (digest §5 T9), and T2, the
+ * lag-sensitivity test with the digest's reference drifts. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "../support/point_mass.h"
+#include "smooth/smooth.h"
+
+/* Two point masses (cliques 0 and 1) and three contacts between them and the world, at v: the
+ * assembled dr/dv against central differences of r, for the implicit term (not symmetric) and the
+ * lagged one (whose r must also be the gradient of its energy). */
+static void fd_case(int lagged, double static_ratio, const double v0[6]) {
+  kn_nl_points P = {0};
+  kn_point_map m0 = {.x0 = {0, 0, 0.0004}, .n = 1, .col = {0}, .w = {1}}, m1 = {.x0 = {0.1, 0, 0.0002}, .n = 1, .col = {0}, .w = {1}};
+  int a = kn_nl_points_add(&P, &m0, 0, 3, NULL), b = kn_nl_points_add(&P, &m1, 3, 3, NULL);
+  const double s = 1 / sqrt(3.0);
+  kn_smooth_contact c[3] = {{-1, a, {0, 0, 1}, 0.0004, 0.5, 0}, {-1, b, {0, 0, 1}, 0.0002, 0.3, 0},
+                            {a, b, {s, s, s}, -0.0001, 0.4, 0}};
+  for (int i = 0; i < 3; i++) {
+    double db;
+    kn_smooth_penalty(c[i].phi0, 1e-3, 1e4, &db, NULL);
+    c[i].lambda0 = -db;
+  }
+  kn_smooth_term t = {.dt = 0.01, .delta = 1e-3, .kappa = 1e4, .eps = 1e-3, .static_ratio = static_ratio,
+                      .stribeck_speed = 1e-2, .viscous = lagged ? 0 : 0.1, .lagged = lagged, .points = &P, .c = c, .n = 3};
+  kn_nl_triplets T = {0};
+  kn_nl_triplets_reset(&T, 6);
+  double r[6] = {0}, E = 0, v[6];
+  kn_error err = {0};
+  cr_assert_eq(kn_smooth_term_eval(&t, v0, &E, r, &T, &err), KN_OK);
+  double J[36] = {0};
+  for (int k = 0; k < T.nnz; k++) J[T.i[k] * 6 + T.j[k]] += T.x[k];
+  const double h = 1e-8;
+  double worst = 0;
+  for (int j = 0; j < 6; j++) {
+    double rp[6] = {0}, rm[6] = {0}, Ep = 0, Em = 0;
+    memcpy(v, v0, sizeof v);
+    v[j] += h;
+    kn_smooth_term_eval(&t, v, &Ep, rp, NULL, &err);
+    v[j] -= 2 * h;
+    kn_smooth_term_eval(&t, v, &Em, rm, NULL, &err);
+    for (int i = 0; i < 6; i++) {
+      double fd = (rp[i] - rm[i]) / (2 * h), scale = fmax(1e-3, fabs(J[i * 6 + j]));
+      worst = fmax(worst, fabs(fd - J[i * 6 + j]) / scale);
+      cr_expect(fabs(fd - J[i * 6 + j]) <= 1e-5 * scale, "dr%d/dv%d: %.10g, FD %.10g", i, j, J[i * 6 + j], fd);
+    }
+    if (lagged) {
+      double fd = (Ep - Em) / (2 * h);
+      cr_expect(fabs(fd - r[j]) <= 1e-6 * fmax(1e-3, fabs(r[j])), "dE/dv%d: r %.10g, FD %.10g", j, r[j], fd);
+    }
+  }
+  cr_log_info("lagged %d static_ratio %g: worst relative Jacobian error %.2e", lagged, static_ratio, worst);
+  kn_nl_triplets_free(&T);
+  kn_nl_points_free(&P);
+}
+
+/* sliding fast (|v_t| > eps), in the pre-sliding transition, and Stribeck's decaying branch */
+Test(smooth_contact, jacobian_sliding) { fd_case(0, 1.0, (double[6]){0.3, -0.2, -0.01, -0.1, 0.05, 0.02}); }
+Test(smooth_contact, jacobian_presliding) { fd_case(0, 1.0, (double[6]){3e-4, -2e-4, -0.01, -1e-4, 4e-4, 0.005}); }
+Test(smooth_contact, jacobian_stribeck) { fd_case(0, 1.5, (double[6]){0.004, -0.002, -0.01, -0.003, 0.005, 0.002}); }
+Test(smooth_contact, jacobian_lagged) { fd_case(1, 1.0, (double[6]){3e-4, -0.2, -0.01, -0.1, 4e-4, 0.02}); }
+
+/* T2 (digest §5): a unit point mass on a penalty floor (delta 1e-3, kappa = N0 / (0.75 delta),
+ * N0 = 10 N, started at d = delta / 2), loaded down by N(t) = 10 + 100 t and pushed sideways by
+ * F(t) = 0.99 mu N(t), mu 0.5, eps 1e-3, backward Euler for 1 s (loads at the step's end). The
+ * drift along the push: implicit friction creeps at about 0.9 eps; the lagged capacity
+ * mu lambda(q_n) trails the growing load and slips. Reference drifts (the digest's model): implicit
+ * 9.00e-4 (h 0.01) .. 9.27e-4 (h 5e-4), lagged 1.42e-1 at h 0.01. */
+static double t2_drift(double h, int lagged) {
+  const double delta = 1e-3, N0 = 10, mu = 0.5;
+  point_mass pm = {.m = 1.0, .x = {0, 0, delta / 2}};
+  kn_clique q = {&point_mass_ops, &pm};
+  kn_nl_points P = {0};
+  kn_smooth_contact c = {.a = -1, .n = {0, 0, 1}, .mu = mu};
+  kn_smooth_term t = {.dt = h, .delta = delta, .kappa = N0 / (0.75 * delta), .eps = 1e-3, .static_ratio = 1,
+                      .stribeck_speed = 1e-2, .lagged = lagged, .points = &P, .c = &c, .n = 1};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .contact = {kn_smooth_term_eval, NULL, &t}, .potential = lagged};
+  kn_nl_solver* s = kn_nl_solver_create();
+  kn_error err = {0};
+  int steps = (int)lround(1.0 / h);
+  for (int k = 1; k <= steps; k++) {
+    double tk = k * h, N = 10 + 100 * tk;
+    pm_begin(&pm, h, (double[3]){0.99 * mu * N, 0, -N});
+    kn_point_map m;
+    pm_point_map(&pm, 0, NULL, h, &m);
+    kn_nl_points_reset(&P);
+    c.b = kn_nl_points_add(&P, &m, 0, 3, NULL);
+    c.phi0 = pm.x[2];
+    double db;
+    kn_smooth_penalty(c.phi0, delta, t.kappa, &db, NULL);
+    c.lambda0 = -db;
+    double v[3];
+    cr_assert_eq(kn_nl_solve(s, &prob, NULL, pm.v, v, NULL, &err), KN_OK, "h %g step %d: %s", h, k, err.msg);
+    pm_advance(&pm, h, v);
+  }
+  kn_nl_solver_free(s);
+  kn_nl_points_free(&P);
+  return pm.x[0];
+}
+
+Test(smooth_contact, t2_implicit_friction_holds_for_every_step) {
+  const double hs[] = {0.01, 0.005, 0.002, 0.001, 0.0005}, ref[] = {9.00e-4, 9.02e-4, 9.10e-4, 9.17e-4, 9.27e-4};
+  for (int i = 0; i < 5; i++) {
+    double d = t2_drift(hs[i], 0);
+    cr_log_info("T2 implicit h %g: drift %.4e m (digest %.2e)", hs[i], d, ref[i]);
+    cr_expect(d <= 1.2e-3 && d > 0, "h %g: drift %.4e m, expected <= 1.2e-3 (digest %.2e)", hs[i], d, ref[i]);
+    cr_expect(fabs(d - ref[i]) < 0.05 * ref[i], "h %g: drift %.4e m, digest %.2e", hs[i], d, ref[i]);
+  }
+}
+
+Test(smooth_contact, t2_lagged_friction_slips) {
+  double d = t2_drift(0.01, 1);
+  cr_log_info("T2 lagged h 0.01: drift %.4e m (digest 1.42e-1)", d);
+  cr_expect(d > 0.05, "lagged drift %.4e m at h = 0.01, expected > 0.05 (digest 1.42e-1)", d);
+}
