@@ -11,9 +11,13 @@
  *                                  KNEAD_PACKAGE_PATH and ROS_PACKAGE_PATH
  *   contact:
  *     backend: sap | penalty | ipc | smooth_friction | none   [sap]
- *                                  sap: the two-stage SAP step (backend_sap.c); none: each tree
- *                                  alone by kn_mb_step, no contact; the others are rejected by
- *                                  kn_world_create as "not implemented" (KN_ERR_UNSUPPORTED)
+ *                                  sap: the two-stage SAP step (backend_sap.c); smooth_friction:
+ *                                  implicit smoothed friction in the shared nonlinear step
+ *                                  (backend_nonlinear.c); none: each tree alone by kn_mb_step, no
+ *                                  contact; penalty and ipc are rejected by kn_world_create as "not
+ *                                  implemented" (KN_ERR_UNSUPPORTED)
+ *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
+ *                       lagged, adaptive}   kn_scene_smooth
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +

@@ -285,8 +285,8 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     if (strcmp(d->robots[j].name, o->name) == 0)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by robots[%u]", o->name, j);
   snprintf(k, sizeof k, "%s.model", key);
-  if (s->backend != KN_BACKEND_SAP)
-    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': %s bodies need contact.backend sap",
+  if (s->backend != KN_BACKEND_SAP && s->backend != KN_BACKEND_SMOOTH_FRICTION)
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': %s bodies need contact.backend sap or smooth_friction",
                          o->name, o->model == KN_DEFORMABLE_MPM ? "MPM" : "FEM");
   if (o->model == KN_DEFORMABLE_MPM && check_mpm(s, o, key, err)) return err->status;
   if (o->model != KN_DEFORMABLE_MPM) {
