@@ -3,6 +3,7 @@
  * symmetric). Both from SuiteSparse. Each call assembles the entries (duplicates summed) and
  * factors afresh: the pattern changes with the contact set between steps. */
 #include <cholmod.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <umfpack.h>
@@ -15,6 +16,11 @@ struct kn_nl_linsolve {
   int *Ap, *Ai, *map;
   double* Ax;
   size_t capp, capi;
+  /* UMFPACK's symbolic analysis, kept while the pattern (n, Ap, Ai: a copy) is the same: within a
+   * step's Newton iterations it is */
+  void* sym;
+  int sym_n, *sym_p, *sym_i;
+  size_t sym_cap;
 };
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
@@ -30,6 +36,8 @@ kn_nl_linsolve* kn_nl_linsolve_create(void) {
 void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (!ls) return;
   if (ls->started) cholmod_finish(&ls->cc);
+  if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
+  free(ls->sym_p), free(ls->sym_i);
   free(ls->Ap), free(ls->Ai), free(ls->Ax), free(ls->map);
   free(ls);
 }
@@ -96,9 +104,30 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
     return kn_fail(err, KN_ERR_NOMEM, "UMFPACK could not assemble the Newton matrix (%d entries)", nz);
   double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
   umfpack_di_defaults(control);
-  void *sym = NULL, *num = NULL;
-  int s = umfpack_di_symbolic(n, n, ls->Ap, ls->Ai, ls->Ax, &sym, control, info);
-  if (s == UMFPACK_OK) s = umfpack_di_numeric(ls->Ap, ls->Ai, ls->Ax, sym, &num, control, info);
+  int nnz = ls->Ap[n];
+  int same = ls->sym && ls->sym_n == n && !memcmp(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int)) &&
+             !memcmp(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
+  int s = UMFPACK_OK;
+  if (!same) {
+    if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
+    ls->sym = NULL;
+    s = umfpack_di_symbolic(n, n, ls->Ap, ls->Ai, ls->Ax, &ls->sym, control, info);
+    if (s == UMFPACK_OK && (size_t)(n + 1 + nnz) > ls->sym_cap) {
+      free(ls->sym_p), free(ls->sym_i);
+      ls->sym_p = malloc(((size_t)n + 1) * sizeof(int));
+      ls->sym_i = malloc(((size_t)nnz + 1) * sizeof(int));
+      ls->sym_cap = ls->sym_p && ls->sym_i ? (size_t)(n + 1 + nnz) : 0;
+    }
+    if (s == UMFPACK_OK && ls->sym_cap && ls->sym_p && ls->sym_i) {
+      memcpy(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int));
+      memcpy(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
+      ls->sym_n = n;
+    } else {
+      ls->sym_n = -1;
+    }
+  }
+  void* num = NULL;
+  if (s == UMFPACK_OK) s = umfpack_di_numeric(ls->Ap, ls->Ai, ls->Ax, ls->sym, &num, control, info);
   kn_status st = KN_OK;
   if (s == UMFPACK_WARNING_singular_matrix || s == UMFPACK_ERROR_different_pattern)
     st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is singular (UMFPACK, n = %d)", n);
@@ -109,7 +138,7 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
   if (!st && umfpack_di_solve(UMFPACK_A, ls->Ap, ls->Ai, ls->Ax, x, b, num, control, info) != UMFPACK_OK)
     st = kn_fail(err, KN_ERR_NUMERIC, "UMFPACK's solve failed (n = %d)", n);
   if (num) umfpack_di_free_numeric(&num);
-  if (sym) umfpack_di_free_symbolic(&sym);
+  if (st && ls->sym) umfpack_di_free_symbolic(&ls->sym), ls->sym = NULL;
   return st;
 }
 
@@ -118,4 +147,110 @@ kn_status kn_nl_linsolve_solve(kn_nl_linsolve* ls, const kn_nl_triplets* T, int 
   if (T->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
   if (symmetric) return solve_cholmod(ls, T, b, x, err);
   return solve_umfpack(ls, T, b, x, err);
+}
+
+// a cholmod_sparse from entries: the lower triangle (stype -1) or everything (stype 0); NULL: out of memory
+static cholmod_sparse* to_sparse(const kn_nl_triplets* T, int stype, cholmod_common* cc) {
+  size_t m = 0;
+  for (int k = 0; k < T->nnz; k++) m += stype == 0 || T->i[k] >= T->j[k];
+  cholmod_triplet* tr = cholmod_allocate_triplet((size_t)T->n, (size_t)T->n, m + 1, stype, CHOLMOD_REAL, cc);
+  if (!tr) return NULL;
+  int *ti = tr->i, *tj = tr->j;
+  double* tx = tr->x;
+  m = 0;
+  for (int k = 0; k < T->nnz; k++)
+    if (stype == 0 || T->i[k] >= T->j[k]) ti[m] = T->i[k], tj[m] = T->j[k], tx[m] = T->x[k], m++;
+  tr->nnz = m;
+  cholmod_sparse* A = cholmod_triplet_to_sparse(tr, m, cc);
+  cholmod_free_triplet(&tr, cc);
+  return A;
+}
+
+// y = A x (A unsymmetric, compressed columns)
+static void csc_mul(const cholmod_sparse* A, const double* x, double* y) {
+  const int *p = A->p, *i = A->i;
+  const double* a = A->x;
+  memset(y, 0, A->nrow * sizeof *y);
+  for (size_t j = 0; j < A->ncol; j++)
+    for (int k = p[j]; k < p[j + 1]; k++) y[i[k]] += a[k] * x[j];
+}
+
+// y = L^-1-solve of x (the preconditioner); 0 on failure
+static int precondition(cholmod_factor* L, cholmod_dense* B, const double* x, double* y, cholmod_common* cc) {
+  memcpy(B->x, x, B->nrow * sizeof(double));
+  cholmod_dense* X = cholmod_solve(CHOLMOD_A, L, B, cc);
+  if (!X) return 0;
+  memcpy(y, X->x, B->nrow * sizeof(double));
+  cholmod_free_dense(&X, cc);
+  return 1;
+}
+
+static double dot(const double* a, const double* b, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, const kn_nl_triplets* P,
+                                  const double* b, double* x, double tol, int maxit, int* iters, kn_error* err) {
+  cholmod_common* cc = &ls->cc;
+  int n = T->n;
+  *iters = 0;
+  if (T->nomem || P->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
+  cholmod_sparse* A = to_sparse(T, 0, cc);
+  cholmod_sparse* S = to_sparse(P, -1, cc);
+  cholmod_factor* L = S ? cholmod_analyze(S, cc) : NULL;
+  cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
+  double* w = malloc(7 * ((size_t)n + 1) * sizeof *w);
+  kn_status st = KN_OK;
+  if (!A || !S || !L || !B || !w) {
+    st = kn_fail(err, KN_ERR_NOMEM, "out of memory (BiCGSTAB)");
+    goto done;
+  }
+  if (!cholmod_factorize(S, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
+    st = kn_fail(err, KN_ERR_NUMERIC, "the preconditioner is not positive definite (column %d of %d)", (int)L->minor, n);
+    goto done;
+  }
+  double *r = w, *r0 = w + n + 1, *p = w + 2 * (n + 1), *v = w + 3 * (n + 1), *ph = w + 4 * (n + 1),
+         *sh = w + 5 * (n + 1), *t = w + 6 * (n + 1);
+  memset(x, 0, (size_t)n * sizeof *x);
+  memcpy(r, b, (size_t)n * sizeof *r);
+  memcpy(r0, b, (size_t)n * sizeof *r0);
+  memset(p, 0, (size_t)n * sizeof *p);
+  memset(v, 0, (size_t)n * sizeof *v);
+  double bnorm = sqrt(dot(b, b, n)), rho = 1, alpha = 1, omega = 1;
+  if (bnorm == 0) goto done;
+  for (int it = 1; it <= maxit; it++) {
+    *iters = it;
+    double rho1 = dot(r0, r, n);
+    if (rho1 == 0 || omega == 0) break;
+    double beta = rho1 / rho * alpha / omega;
+    for (int i = 0; i < n; i++) p[i] = r[i] + beta * (p[i] - omega * v[i]);
+    if (!precondition(L, B, p, ph, cc)) break;
+    csc_mul(A, ph, v);
+    double r0v = dot(r0, v, n);
+    if (r0v == 0) break;
+    alpha = rho1 / r0v;
+    for (int i = 0; i < n; i++) r[i] -= alpha * v[i]; /* s */
+    if (sqrt(dot(r, r, n)) <= tol * bnorm) {
+      for (int i = 0; i < n; i++) x[i] += alpha * ph[i];
+      goto done;
+    }
+    if (!precondition(L, B, r, sh, cc)) break;
+    csc_mul(A, sh, t);
+    double tt = dot(t, t, n);
+    if (tt == 0) break;
+    omega = dot(t, r, n) / tt;
+    for (int i = 0; i < n; i++) x[i] += alpha * ph[i] + omega * sh[i], r[i] -= omega * t[i];
+    if (sqrt(dot(r, r, n)) <= tol * bnorm) goto done;
+    rho = rho1;
+  }
+  st = kn_fail(err, KN_ERR_NUMERIC, "BiCGSTAB did not reach %.1e in %d iterations (n = %d)", tol, *iters, n);
+done:
+  free(w);
+  if (B) cholmod_free_dense(&B, cc);
+  if (L) cholmod_free_factor(&L, cc);
+  if (S) cholmod_free_sparse(&S, cc);
+  if (A) cholmod_free_sparse(&A, cc);
+  return st;
 }

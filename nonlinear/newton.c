@@ -10,7 +10,7 @@
 
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
-  kn_nl_triplets T;
+  kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
   double *r, *p, *vt, *rt, *dinv, *v;
   int cap;
   int* offset;
@@ -19,7 +19,7 @@ struct kn_nl_solver {
 
 kn_nl_options kn_nl_options_default(void) {
   return (kn_nl_options){.abs_tol = 1e-8, .rel_tol = 1e-8, .max_iterations = 100, .c1 = 1e-4, .backtrack = 0.5,
-                         .max_line_search = 40};
+                         .max_line_search = 40, .iterative = 1};
 }
 
 kn_nl_solver* kn_nl_solver_create(void) {
@@ -37,6 +37,7 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   if (!s) return;
   kn_nl_linsolve_free(s->ls);
   kn_nl_triplets_free(&s->T);
+  kn_nl_triplets_free(&s->S);
   free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->offset);
   free(s);
 }
@@ -78,8 +79,19 @@ static void add_csc(kn_nl_triplets* T, const kn_csc_view* H, int o) {
     }
 }
 
+// a symmetric entry into the Jacobian and its symmetric part
+typedef struct {
+  kn_nl_triplets *T, *S;
+} both;
+static void add_both(void* u, int i, int j, double x) {
+  both* b = u;
+  kn_nl_triplets_add(b->T, i, j, x);
+  if (b->S) kn_nl_triplets_add(b->S, i, j, x);
+}
+
+/* (v) => E, r and, when T is given, the Jacobian (and its symmetric PSD part into S when given) */
 static kn_status eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, double* E, double* r,
-                      kn_nl_triplets* T, kn_error* err) {
+                      kn_nl_triplets* T, kn_nl_triplets* S, kn_error* err) {
   double e = 0;
   for (int c = 0; c < p->ncliques; c++) {
     const kn_clique* cq = &p->cliques[c];
@@ -90,15 +102,17 @@ static kn_status eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, 
     if (st) return kn_error_prefix(err, "potential of '%s': ", cq->ops->name(cq->self));
     e += ec;
     if (T) add_csc(T, &H, o);
+    if (T && S) add_csc(S, &H, o);
   }
   if (p->robot && kn_sap_problem_num_constraints(p->robot) > 0) {
     double L = 0;
-    kn_status st = kn_sap_constraints_potential(p->robot, 0, v, &L, r, T ? kn_nl_triplets_entry : NULL, T, err);
+    both b = {T, S};
+    kn_status st = kn_sap_constraints_potential(p->robot, 0, v, &L, r, T ? add_both : NULL, &b, err);
     if (st) return st;
     e += L;
   }
   if (p->contact.eval) {
-    kn_status st = p->contact.eval(p->contact.self, v, &e, r, T, err);
+    kn_status st = p->contact.eval(p->contact.self, v, &e, r, T, T ? S : NULL, err);
     if (st) return st;
   }
   if (E) *E = e;
@@ -111,7 +125,7 @@ kn_status kn_nl_eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, d
   kn_status st = reserve(s, p, n, err);
   if (st) return st;
   if (T) kn_nl_triplets_reset(T, n);
-  return eval(s, p, v, E, r, T, err);
+  return eval(s, p, v, E, r, T, NULL, err);
 }
 
 // max |D r| and where; the scaled 2-norm in *norm2
@@ -149,10 +163,13 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   for (int c = 0; c < p->ncliques; c++) p->cliques[c].ops->diagonal(p->cliques[c].self, s->dinv + s->offset[c]);
   for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
   memcpy(s->v, v0, (size_t)n * sizeof(double));
-  double E = 0, Et = 0, res2 = 0;
+  double E = 0, Et = 0, res2 = 0, res2_prev = 1;
   int worst = 0;
+  int iterative = !p->potential && o.iterative;
+  kn_nl_triplets* S = iterative ? &s->S : NULL;
   kn_nl_triplets_reset(&s->T, n);
-  if ((st = eval(s, p, s->v, &E, s->r, &s->T, err))) return kn_error_prefix(err, "Newton iteration 0: ");
+  kn_nl_triplets_reset(&s->S, n);
+  if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
   double res = scaled(s, n, s->r, &worst, &res2);
   st0.residual_start = res;
   int k = 0;
@@ -166,9 +183,22 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
                      "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
                      k, res, st0.residual_start, worst, dof_owner(s, p, worst));
     for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-    if ((st = kn_nl_linsolve_solve(s->ls, &s->T, p->potential, s->rt, s->p, err)))
-      return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
-    st0.factorizations++;
+    double sigma = 0; /* the forcing term of an inexact direction (digest §3.8) */
+    st = KN_ERR_NUMERIC;
+    if (iterative) {
+      sigma = k == 0 ? 0.01 : fmin(0.01, pow(res2 / res2_prev, 1.6180339887498949));
+      int its = 0;
+      kn_error e2 = {0};
+      st = kn_nl_linsolve_bicgstab(s->ls, &s->T, &s->S, s->rt, s->p, sigma, 100, &its, &e2);
+      st0.krylov_iterations += its, st0.factorizations++;
+      if (st == KN_ERR_NOMEM) return kn_fail(err, st, "%s", e2.msg);
+      if (st) st0.lu_fallbacks++, sigma = 0;
+    }
+    if (st) {
+      if ((st = kn_nl_linsolve_solve(s->ls, &s->T, p->potential, s->rt, s->p, err)))
+        return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+      st0.factorizations++;
+    }
     double slope = 0;
     for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
     double alpha = 1.0;
@@ -177,7 +207,7 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
     double rest = res, res2t = res2;
     for (ls = 0; ls < o.max_line_search && alpha > 0; ls++, alpha *= o.backtrack) {
       for (int i = 0; i < n; i++) s->vt[i] = s->v[i] + alpha * s->p[i];
-      if ((st = eval(s, p, s->vt, &Et, s->rt, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
+      if ((st = eval(s, p, s->vt, &Et, s->rt, NULL, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
       int wt = 0;
       rest = scaled(s, n, s->rt, &wt, &res2t);
       if (!isfinite(rest)) continue;
@@ -187,7 +217,7 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
         double slop = 1e-13 * fmax(1.0, fabs(E));
         if (slope < 0 && Et <= E + o.c1 * alpha * slope + slop) accepted = 1;
         else if (fabs(Et - E) <= slop && res2t < res2) accepted = 1;
-      } else if (res2t <= (1 - o.c1 * alpha) * res2) {
+      } else if (res2t <= (1 - o.c1 * alpha * (1 - sigma)) * res2) {
         accepted = 1;
       }
       if (accepted) break;
@@ -200,8 +230,10 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
                      k, ls, res, worst, dof_owner(s, p, worst));
     memcpy(s->v, s->vt, (size_t)n * sizeof(double));
     E = Et;
+    res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
-    if ((st = eval(s, p, s->v, &E, s->r, &s->T, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
+    kn_nl_triplets_reset(&s->S, n);
+    if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
     res = scaled(s, n, s->r, &worst, &res2);
   }
   memcpy(v, s->v, (size_t)n * sizeof(double));

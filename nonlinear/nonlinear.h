@@ -82,9 +82,12 @@ void kn_nl_pair_add_block(const kn_nl_points* P, int a, int b, const double K[9]
 /*---- the problem and its solver ----*/
 
 /* A backend's contact term: (v) => *E += its energy (when a potential; leave it otherwise), r +=
- * its residual (the energy's gradient), T += dr/dv (full: both triangles). */
+ * its residual (the energy's gradient), T += dr/dv (full: both triangles; may be NULL), S += a
+ * symmetric positive semi-definite approximation of dr/dv (may be NULL: the iterative solver's
+ * preconditioner; a potential's PSD-projected Hessian is its own). */
 typedef struct {
-  kn_status (*eval)(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err);
+  kn_status (*eval)(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                    kn_error* err);
   /* optional, potential problems: the largest alpha in (0, 1] such that v + alpha p stays
    * admissible (ipc's CCD); NULL: 1 */
   double (*max_step)(void* self, const double* v, const double* p);
@@ -100,17 +103,26 @@ typedef struct {
 } kn_nl_problem;
 
 /* Defaults (kn_nl_options_default): abs_tol 1e-8 m/s, rel_tol 1e-8, 100 iterations, Armijo c1 1e-4,
- * backtracking factor 0.5 (digest §3.8), at most 40 halvings. */
+ * backtracking factor 0.5 (digest §3.8), at most 40 halvings, iterative 1.
+ * iterative (root-finding problems): the Newton system by BiCGSTAB (van der Vorst) on the assembled
+ * Jacobian, preconditioned by the Cholesky factor (CHOLMOD) of its symmetric PSD part (the cliques',
+ * the robot-side terms' and the contact term's S), to the forcing term sigma_k = min(0.01,
+ * (|r_k| / |r_k-1|)^1.618) of the digest's Algorithm 2, with the line search's test relaxed to
+ * (1 - c1 alpha (1 - sigma_k)); when BiCGSTAB stalls, that iteration falls back to the LU.
+ * 0: UMFPACK's LU every iteration ("Direct", Algorithm 1). */
 typedef struct {
   double abs_tol, rel_tol;
   int max_iterations;
   double c1, backtrack;
   int max_line_search;
+  int iterative;
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 
 typedef struct {
   int iterations, line_search_iterations, factorizations;
+  int krylov_iterations; /* BiCGSTAB iterations (iterative) */
+  int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   double residual;       /* max |D r| at the end [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

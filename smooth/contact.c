@@ -28,7 +28,8 @@ static kn_smooth_friction law(const kn_smooth_term* t, const kn_smooth_contact* 
                               .mu_v = t->viscous, .eps = t->eps};
 }
 
-kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err) {
+kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                              kn_error* err) {
   (void)err;
   const kn_smooth_term* t = self;
   const double h = t->dt;
@@ -66,6 +67,15 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
                        h * L.vt[a] * drho_dl * dlambda_dd * h * c->n[b];
       }
     kn_nl_pair_add_block(t->points, c->a, c->b, K, T);
+    if (!S) continue;
+    /* the PSD part: the penalty's curvature (b'' >= 0) and the friction block without the
+     * normal-force coupling, its slope c' clipped at 0 (Stribeck's decaying branch) */
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) {
+        double P = (a == b) - c->n[a] * c->n[b];
+        K[3 * a + b] = h * h * L.d2b * c->n[a] * c->n[b] + h * (rho * (P - u[a] * u[b]) + fmax(dc, 0) * u[a] * u[b]);
+      }
+    kn_nl_pair_add_block(t->points, c->a, c->b, K, S);
   }
   if (E) *E += e;
   return KN_OK;

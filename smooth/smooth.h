@@ -79,8 +79,10 @@ typedef struct {
 /* kn_nl_term's eval (self: a kn_smooth_term): the penalty's energy b(d) and, lagged, the friction
  * potential dt lambda0 mu F0(|v_t|) into *E (implicit friction has none: E untouched); r +=
  * J_rel^T (dt b'(d) n + dt rho v_t); T += its Jacobian, with the normal-force coupling
- * dt v_t drho/dlambda lambda'(d) dt n^T of implicit friction (not symmetric; digest §3.4). */
-kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_error* err);
+ * dt v_t drho/dlambda lambda'(d) dt n^T of implicit friction (not symmetric; digest §3.4); S += its
+ * PSD part without that coupling (the iterative solver's preconditioner). */
+kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                              kn_error* err);
 /* contact i at v => the force on B [N] (world) and the gap d(v) (returned) */
 double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]);
 

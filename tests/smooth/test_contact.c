@@ -29,7 +29,7 @@ static void fd_case(int lagged, double static_ratio, const double v0[6]) {
   kn_nl_triplets_reset(&T, 6);
   double r[6] = {0}, E = 0, v[6];
   kn_error err = {0};
-  cr_assert_eq(kn_smooth_term_eval(&t, v0, &E, r, &T, &err), KN_OK);
+  cr_assert_eq(kn_smooth_term_eval(&t, v0, &E, r, &T, NULL, &err), KN_OK);
   double J[36] = {0};
   for (int k = 0; k < T.nnz; k++) J[T.i[k] * 6 + T.j[k]] += T.x[k];
   const double h = 1e-8;
@@ -38,9 +38,9 @@ static void fd_case(int lagged, double static_ratio, const double v0[6]) {
     double rp[6] = {0}, rm[6] = {0}, Ep = 0, Em = 0;
     memcpy(v, v0, sizeof v);
     v[j] += h;
-    kn_smooth_term_eval(&t, v, &Ep, rp, NULL, &err);
+    kn_smooth_term_eval(&t, v, &Ep, rp, NULL, NULL, &err);
     v[j] -= 2 * h;
-    kn_smooth_term_eval(&t, v, &Em, rm, NULL, &err);
+    kn_smooth_term_eval(&t, v, &Em, rm, NULL, NULL, &err);
     for (int i = 0; i < 6; i++) {
       double fd = (rp[i] - rm[i]) / (2 * h), scale = fmax(1e-3, fabs(J[i * 6 + j]));
       worst = fmax(worst, fabs(fd - J[i * 6 + j]) / scale);
