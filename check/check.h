@@ -29,8 +29,10 @@ typedef struct {
   double measured2, t2;
   double lo, hi;
   double value, reference;  /* follows_curve at its worst sample (t): the quantity and the reference */
-  double current, current_reference; /* the quantity observed at the last step (NaN when none) and,
-                               for follows_curve, its reference: what knead compare plots over time */
+  double current, current_reference; /* the quantity observed at the last step (NaN when none:
+                               outside the window, but for follows_curve, which observes the whole
+                               run and judges its window) and follows_curve's reference there:
+                               what knead compare plots over time */
   char message[320];        /* "min z = 0.1823 m at t = 3.41 s; needs > 0.15 m in [2.8, 3.6] s" */
 } kn_check_result;
 

@@ -287,6 +287,25 @@ static void curve_point(struct kn_checks* ks, const kn_world* w, const check_sta
   for (int k = 0; k < 3; k++) v[k] = V[3 + k];
 }
 
+// (follows_curve) => its quantity now
+static double curve_quantity(struct kn_checks* ks, const kn_world* w, const check_state* c) {
+  double p[3], v[3];
+  curve_point(ks, w, c, p, v);
+  const double* n = c->def->direction;
+  double dp[3] = {p[0] - c->p0[0], p[1] - c->p0[1], p[2] - c->p0[2]};
+  switch (c->def->quantity) {
+    case KN_QUANTITY_X: return p[0];
+    case KN_QUANTITY_Y: return p[1];
+    case KN_QUANTITY_Z: return p[2];
+    case KN_QUANTITY_VX: return v[0];
+    case KN_QUANTITY_VY: return v[1];
+    case KN_QUANTITY_VZ: return v[2];
+    case KN_QUANTITY_SPEED: return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    case KN_QUANTITY_ALONG: return dp[0] * n[0] + dp[1] * n[1] + dp[2] * n[2];
+    default: return sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]);
+  }
+}
+
 // keep the worst value: `worse` says whether v is worse than the current measured value
 static void keep(kn_check_result* r, double v, double t, int worse) {
   if (isnan(r->measured) || worse) r->measured = v, r->t = t;
@@ -422,21 +441,7 @@ static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_c
       }
       break;
     case KN_CHECK_FOLLOWS_CURVE: {
-      double p[3], v[3], q;
-      curve_point(ks, w, c, p, v);
-      const double* n = c->def->direction;
-      double dp[3] = {p[0] - c->p0[0], p[1] - c->p0[1], p[2] - c->p0[2]};
-      switch (c->def->quantity) {
-        case KN_QUANTITY_X: q = p[0]; break;
-        case KN_QUANTITY_Y: q = p[1]; break;
-        case KN_QUANTITY_Z: q = p[2]; break;
-        case KN_QUANTITY_VX: q = v[0]; break;
-        case KN_QUANTITY_VY: q = v[1]; break;
-        case KN_QUANTITY_VZ: q = v[2]; break;
-        case KN_QUANTITY_SPEED: q = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); break;
-        case KN_QUANTITY_ALONG: q = dp[0] * n[0] + dp[1] * n[1] + dp[2] * n[2]; break;
-        default: q = sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]); break;
-      }
+      double q = curve_quantity(ks, w, c);
       double ref_value = kn_scene_curve_eval(c->curve, t);
       double e = fabs(q - ref_value);
       double allowed = curve_allowed(c, ref_value);
@@ -464,7 +469,13 @@ static void checks_stepped(void* self, const kn_world* w) {
       curve_point(ks, w, c, c->p0, v);
       c->have_ref = 1;
     }
-    if (w->t < c->after - eps || w->t > c->before + eps) continue;
+    if (w->t < c->after - eps || w->t > c->before + eps) {
+      if (c->def->type == KN_CHECK_FOLLOWS_CURVE) { /* observed, not judged: for plots of the whole run */
+        ks->r[i].current = curve_quantity(ks, w, c);
+        ks->r[i].current_reference = kn_scene_curve_eval(c->curve, w->t);
+      }
+      continue;
+    }
     ks->r[i].samples++;
     sample(ks, w, c, &ks->r[i]);
   }
