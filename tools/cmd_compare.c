@@ -310,9 +310,10 @@ static int write_markdown(const char* path, const scene_row* rows, int nrow, con
   return fclose(f) != 0 || bad ? -1 : 0;
 }
 
-// (rows) => compare.json
-static int write_json(const char* path, const scene_row* rows, int nrow, const char* const* backends, int nb,
-                      const char* const* sets, int nsets) {
+// (rows) => compare.json (format knead-compare-1: per scene its runs, one per backend)
+static int write_json(const char* path, const char* out_dir, const scene_row* rows, int nrow,
+                      const char* const* backends, int nb, const char* const* sets, int nsets) {
+  size_t nout = strlen(out_dir);
   json_t* root = json_object();
   json_t* bl = json_array();
   json_t* ov = json_array();
@@ -344,7 +345,10 @@ static int write_json(const char* path, const scene_row* rows, int nrow, const c
       json_object_set_new(jc, "contacts_per_step", kn_json_real(c->contacts));
       json_object_set_new(jc, "deepest_phi", kn_json_real(c->worst));
       json_object_set_new(jc, "state_hash", c->hash[0] ? json_string(c->hash) : json_null());
-      json_object_set_new(jc, "series", rows[s].series[b][0] ? json_string(rows[s].series[b]) : json_null());
+      /* the CSV relative to DIR, so the folder can move */
+      const char* series = rows[s].series[b];
+      if (!strncmp(series, out_dir, nout) && series[nout] == '/') series += nout + 1;
+      json_object_set_new(jc, "series", series[0] ? json_string(series) : json_null());
       json_t* checks = json_array();
       json_object_set_new(jc, "checks", checks);
       for (int k = 0; k < c->nchecks; k++) {
@@ -635,7 +639,7 @@ int knead_cmd_compare(int argc, char** argv) {
       code = 1;
     }
     snprintf(path, sizeof path, "%s/compare.json", out_dir);
-    if (!code && write_json(path, rows, npath, backends, nb, o.sets, o.nsets) != 0) {
+    if (!code && write_json(path, out_dir, rows, npath, backends, nb, o.sets, o.nsets) != 0) {
       knead_error("compare: %s: cannot write", path);
       code = 1;
     }
