@@ -28,6 +28,7 @@ typedef struct {
   double measured, t;       /* NAN / -1 when nothing was measured */
   double measured2, t2;
   double lo, hi;
+  const char* unit;         /* of measured: "m", "mm", "N", "iterations", "m/s" (follows_curve's velocities) */
   double value, reference;  /* follows_curve at its worst sample (t): the quantity and the reference */
   double current, current_reference; /* the quantity observed at the last step (NaN when none:
                                outside the window, but for follows_curve, which observes the whole

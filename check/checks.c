@@ -199,6 +199,13 @@ static kn_status checks_create(const kn_world* w, struct kn_checks* ks, kn_error
     r->name = c->def->name;
     r->type = (kn_check_type)c->def->type;
     r->expect_fail = c->def->expect;
+    r->unit = r->type == KN_CHECK_GRASP_HELD       ? "mm"
+              : r->type == KN_CHECK_CONTACT_FORCE  ? "N"
+              : r->type == KN_CHECK_SOLVER_CONVERGED ? "iterations"
+              : r->type == KN_CHECK_FOLLOWS_CURVE && c->def->quantity >= KN_QUANTITY_VX &&
+                      c->def->quantity <= KN_QUANTITY_SPEED
+                  ? "m/s"
+                  : "m";
     r->measured = r->measured2 = NAN;
     r->value = r->reference = r->current = r->current_reference = NAN;
     r->t = r->t2 = -1;
@@ -561,7 +568,7 @@ static void finalize(const struct kn_checks* ks, const kn_world* w, const check_
       break;
     }
     case KN_CHECK_FOLLOWS_CURVE: {
-      const char* unit = c->def->quantity >= KN_QUANTITY_VX && c->def->quantity <= KN_QUANTITY_SPEED ? "m/s" : "m";
+      const char* unit = r->unit;
       double allowed = curve_allowed(c, r->reference);
       r->passed = !isnan(r->measured) && r->measured <= allowed;
       if (isnan(r->reference))

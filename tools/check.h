@@ -65,7 +65,10 @@ int check_mpi_finish(int code);
  *   N t-name...              the observed series' names: per check its quantity, and
  *                            "<check>/reference" for follows_curve
  *   D t value...             one row per step (NaN where a check observed nothing)
- *   END */
+ *   R path                   the run's replay.html relative to DIR (the scene has output.html)
+ *   END
+ * It writes the scene's outputs only when the scene asks for output.html, into
+ * o->keep_dir/job->keep_name/job->backend/ (keep_dir is compare's DIR). */
 void compare_run_scene(const struct scene_job* job, const struct check_opts* o, FILE* out);
 
 /* (folder) => its *.yaml files, recursively, sorted by path, appended to *list (cmd_check.c) */

@@ -7,7 +7,9 @@
  * check's measured value and verdict, wall time, solver iterations and contacts per step, the
  * deepest contact, the final state hash), DIR/<scene>/<backend>.csv (the checks' observed
  * quantities per step) and, with gnuplot, DIR/plots/<scene>-<check>.svg: a check's quantity over
- * time, one curve per backend and the reference curve of a follows_curve check.
+ * time, one curve per backend and the reference curve of a follows_curve check. A scene with
+ * output.html has its runs' outputs in DIR/<scene>/<backend>/ and DIR/<scene>/replay.html, their
+ * replays side by side in step.
  * Exit status: 0 when every scene was run (a check failing or a backend refusing is a result, not
  * an error), 1 when a scene could not be loaded or an output not written, 2 usage. */
 #include <errno.h>
@@ -35,7 +37,9 @@ static const char compare_usage[] =
     "  per step, the deepest contact and the final state hash: a table on stdout, DIR/compare.md,\n"
     "  DIR/compare.json, DIR/<scene>/<backend>.csv (the checks' quantities per step) and, with\n"
     "  gnuplot, DIR/plots/<scene>-<check>.svg (one curve per backend, and the reference curve of a\n"
-    "  follows_curve check). A backend that cannot run a scene says why in its cell.\n"
+    "  follows_curve check). A scene with output.html (or --set output.html=true) also gets\n"
+    "  DIR/<scene>/replay.html: its backends' replays side by side, in step. A backend that\n"
+    "  cannot run a scene says why in its cell.\n"
     "  --backends LIST        comma-separated [sap,penalty,ipc,smooth_friction]; also none\n"
     "  -j N, --jobs N         run N (scene, backend) pairs at once, each in its own process [1]\n"
     "  --out DIR              where the files go [out/compare]\n"
@@ -66,6 +70,7 @@ typedef struct {
   int nnames;
   double* data;           /* nrows x nnames */
   int nrows, caprows;
+  char* replay;           /* its replay.html relative to DIR (the scene has output.html), or NULL */
 } cell;
 
 static char* dup_or_empty(const char* s) { return strdup(s ? s : ""); }
@@ -106,6 +111,9 @@ static void read_cell(const scene_job* job, int status, cell* c) {
       k->unit = dup_or_empty(fld[5]);
       k->measured = number(fld[6]), k->t = number(fld[7]);
       k->message = dup_or_empty(fld[8]);
+    } else if (!strcmp(fld[0], "R") && n >= 2) {
+      free(c->replay);
+      c->replay = dup_or_empty(fld[1]);
     } else if (!strcmp(fld[0], "N") && !c->names) {
       c->nnames = n - 1;
       c->names = calloc((size_t)c->nnames, sizeof *c->names);
@@ -140,7 +148,7 @@ static void free_cell(cell* c) {
   for (int i = 0; i < c->nchecks; i++)
     free(c->checks[i].name), free(c->checks[i].type), free(c->checks[i].unit), free(c->checks[i].message);
   for (int i = 0; i < c->nnames; i++) free(c->names[i]);
-  free(c->checks), free(c->names), free(c->data), free(c->scene), free(c->message);
+  free(c->checks), free(c->names), free(c->data), free(c->scene), free(c->message), free(c->replay);
 }
 
 static int column_of(const cell* c, const char* name) {
@@ -451,6 +459,96 @@ static int write_plots(const char* out_dir, const scene_row* rows, int nrow, con
   return nplot;
 }
 
+// (text) => HTML-escaped on f
+static void html_text(FILE* f, const char* s) {
+  for (; s && *s; s++) {
+    if (*s == '<') fputs("&lt;", f);
+    else if (*s == '>') fputs("&gt;", f);
+    else if (*s == '&') fputs("&amp;", f);
+    else if (*s == '"') fputs("&quot;", f);
+    else fputc(*s, f);
+  }
+}
+
+// (scene whose runs wrote replay.html) => DIR/<scene>/replay.html: the backends' replays side by
+// side, driven in step by one clock and slider (each replay.js answers {knead: 'seek', t} messages)
+static int write_side_by_side(const char* path, const scene_row* r, const char* const* backends, int nb) {
+  FILE* f = fopen(path, "w");
+  if (!f) return -1;
+  double T = 0;
+  for (int b = 0; b < nb; b++) {
+    const cell* c = &r->cells[b];
+    if (c->nrows > 0) T = fmax(T, c->data[(size_t)(c->nrows - 1) * (size_t)c->nnames]);
+  }
+  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>knead compare: ", f);
+  html_text(f, r->name);
+  fputs("</title>\n<style>body{margin:0;font:14px sans-serif;background:#f4f4f4}#bar{padding:6px 10px}"
+        "#grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:6px;padding:6px}"
+        ".cell{background:#fff;border:1px solid #ccc}.cell h3{margin:4px 8px;font-size:14px}"
+        ".cell iframe{width:100%;height:420px;border:0}.cell p{margin:8px;color:#a00}</style></head>\n<body>\n"
+        "<div id=\"bar\"><b>", f);
+  html_text(f, r->name);
+  fprintf(f, "</b>: the backends in step &nbsp; <button id=\"play\">pause</button> <input id=\"slider\" "
+             "type=\"range\" min=\"0\" max=\"%.9g\" step=\"any\" value=\"0\" style=\"width:50%%\"> <span "
+             "id=\"time\">t = 0 s</span></div>\n<div id=\"grid\">\n", T);
+  for (int b = 0; b < nb; b++) {
+    const cell* c = &r->cells[b];
+    fputs("<div class=\"cell\"><h3>", f);
+    html_text(f, backends[b]);
+    fputs(": ", f);
+    html_text(f, c->status);
+    fputs("</h3>", f);
+    if (c->replay) {
+      /* the page sits in DIR/<scene>/, the replay in DIR/<scene>/<backend>/ */
+      const char* rel = strchr(c->replay, '/');
+      fputs("<iframe src=\"", f);
+      html_text(f, rel ? rel + 1 : c->replay);
+      fputs("\"></iframe>", f);
+    } else {
+      fputs("<p>", f);
+      html_text(f, c->message && c->message[0] ? c->message : "no replay");
+      fputs("</p>", f);
+    }
+    fputs("</div>\n", f);
+  }
+  fputs("</div>\n<script>\n"
+        "(function () {\n"
+        "  const frames = Array.prototype.slice.call(document.querySelectorAll('iframe'));\n"
+        "  const slider = document.getElementById('slider'), play = document.getElementById('play');\n"
+        "  const label = document.getElementById('time'), T = Number(slider.max);\n"
+        "  let t = 0, playing = true, last = null;\n"
+        "  function send() {\n"
+        "    label.textContent = 't = ' + t.toFixed(3) + ' s';\n"
+        "    for (const f of frames) if (f.contentWindow) f.contentWindow.postMessage({ knead: 'seek', t: t }, '*');\n"
+        "  }\n"
+        "  play.addEventListener('click', function () {\n"
+        "    playing = !playing;\n"
+        "    if (playing && t >= T) t = 0;\n"
+        "    play.textContent = playing ? 'pause' : 'play';\n"
+        "  });\n"
+        "  slider.addEventListener('input', function () {\n"
+        "    playing = false;\n"
+        "    play.textContent = 'play';\n"
+        "    t = Number(slider.value);\n"
+        "    send();\n"
+        "  });\n"
+        "  function tick(now) {\n"
+        "    if (last !== null && playing) {\n"
+        "      t += (now - last) / 1000;\n"
+        "      if (t > T) t = 0;\n"
+        "      slider.value = String(t);\n"
+        "      send();\n"
+        "    }\n"
+        "    last = now;\n"
+        "    requestAnimationFrame(tick);\n"
+        "  }\n"
+        "  requestAnimationFrame(tick);\n"
+        "})();\n"
+        "</script>\n</body></html>\n", f);
+  int bad = ferror(f);
+  return fclose(f) != 0 || bad ? -1 : 0;
+}
+
 int knead_cmd_compare(int argc, char** argv) {
   check_opts o = {.golden_rate = 20, .no_golden = 1, .run = compare_run_scene};
   const char* out_dir = "out/compare";
@@ -557,8 +655,32 @@ int knead_cmd_compare(int argc, char** argv) {
   int* status = calloc((size_t)njob, sizeof *status);
   scene_row* rows = calloc((size_t)npath, sizeof *rows);
   if (!job || !status || !rows) return 1;
-  for (int s = 0; s < npath; s++)
-    for (int b = 0; b < nb; b++) job[s * nb + b].path = paths[s], job[s * nb + b].backend = backends[b];
+  /* each scene's folder under DIR: its file's stem, "-2", "-3"... when an earlier scene has it */
+  for (int s = 0; s < npath; s++) {
+    scene_row* r = &rows[s];
+    const char* base = strrchr(paths[s], '/');
+    char stem_name[256];
+    snprintf(stem_name, sizeof stem_name, "%s", base ? base + 1 : paths[s]);
+    char* dot = strrchr(stem_name, '.');
+    if (dot && dot != stem_name) *dot = 0;
+    safe_name(stem_name, r->dir_name, sizeof r->dir_name);
+    size_t len = strlen(r->dir_name);
+    for (int k = 2, clash = 1; clash && len + 8 < sizeof r->dir_name; k++) {
+      clash = 0;
+      for (int j = 0; j < s && !clash; j++) clash = !strcmp(rows[j].dir_name, r->dir_name);
+      if (clash) snprintf(r->dir_name + len, sizeof r->dir_name - len, "-%d", k);
+    }
+    for (int b = 0; b < nb; b++) {
+      scene_job* jb = &job[s * nb + b];
+      jb->path = paths[s], jb->backend = backends[b];
+      snprintf(jb->keep_name, sizeof jb->keep_name, "%s", r->dir_name);
+    }
+  }
+  if (make_dirs(out_dir) != 0) {
+    knead_error("compare: %s: cannot create folder: %s", out_dir, strerror(errno));
+    return 1;
+  }
+  o.keep_dir = out_dir; /* a scene with output.html writes its runs' outputs under it */
 
   int rank = 0, size = 1;
   char* mine = NULL;
@@ -581,23 +703,11 @@ int knead_cmd_compare(int argc, char** argv) {
         unlink(job[s * nb + b].result);
         if (!r->name && r->cells[b].scene && r->cells[b].scene[0]) r->name = r->cells[b].scene;
       }
-      const char* base = strrchr(paths[s], '/');
-      if (!r->name) r->name = base ? base + 1 : paths[s];
-      safe_name(r->name, r->dir_name, sizeof r->dir_name);
-      size_t len = strlen(r->dir_name);
-      for (int k = 2, clash = 1; clash && len + 8 < sizeof r->dir_name; k++) {
-        clash = 0;
-        for (int j = 0; j < s && !clash; j++) clash = !strcmp(rows[j].dir_name, r->dir_name);
-        if (clash) snprintf(r->dir_name + len, sizeof r->dir_name - len, "-%d", k);
-      }
+      if (!r->name) r->name = r->dir_name;
       /* a scene no backend could load is an error of the input */
       int loaded = 0;
       for (int b = 0; b < nb; b++) loaded |= strcmp(r->cells[b].status, "error") != 0;
       if (!loaded) code = 1;
-    }
-    if (make_dirs(out_dir) != 0) {
-      knead_error("compare: %s: cannot create folder: %s", out_dir, strerror(errno));
-      code = 1;
     }
     for (int s = 0; s < npath && !code; s++) {
       char dir[4400];
@@ -647,6 +757,18 @@ int knead_cmd_compare(int argc, char** argv) {
     if (nplot < 0) {
       knead_error("compare: %s/plots: cannot write", out_dir);
       code = 1;
+    }
+    for (int s = 0; s < npath && !code; s++) {
+      int nreplay = 0;
+      for (int b = 0; b < nb; b++) nreplay += rows[s].cells[b].replay != NULL;
+      if (nreplay == 0) continue;
+      snprintf(path, sizeof path, "%s/%s/replay.html", out_dir, rows[s].dir_name);
+      if (write_side_by_side(path, &rows[s], backends, nb) != 0) {
+        knead_error("compare: %s: cannot write", path);
+        code = 1;
+      } else {
+        printf("open %s\n", path);
+      }
     }
     if (!code)
       printf("%d scene%s x %d backend%s: %s/compare.md, compare.json%s\n", npath, npath == 1 ? "" : "s", nb,

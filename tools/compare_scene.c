@@ -2,9 +2,10 @@
  * The scene is loaded with the user's --set overrides and then contact.backend=<backend>, so the
  * backend is the only difference between the cells of a row; a backend that cannot run the scene
  * (kn_world_create's KN_ERR_UNSUPPORTED) is a refusal, reported with its reason. The steps run
- * with no outputs written (the wall time per step is the step's alone), and after every step the
- * checks' observed quantities (kn_check_result.current, and follows_curve's reference) are kept
- * for the plots. Result lines: tools/check.h. */
+ * with no outputs written (the wall time per step is the step's alone) unless the scene asks for
+ * output.html: then as knead run would, into DIR/<scene>/<backend>/, for the side-by-side replay.
+ * After every step the checks' observed quantities (kn_check_result.current, and follows_curve's
+ * reference) are kept for the plots. Result lines: tools/check.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,16 +23,6 @@ static void put_field(FILE* f, const char* s) {
 static const char* stem(const char* path) {
   const char* s = strrchr(path, '/');
   return s ? s + 1 : path;
-}
-
-// (check type) => the unit of its measured value (kn_check_result)
-static const char* unit_of(kn_check_type t) {
-  switch (t) {
-    case KN_CHECK_GRASP_HELD: return "mm";
-    case KN_CHECK_CONTACT_FORCE: return "N";
-    case KN_CHECK_SOLVER_CONVERGED: return "iterations";
-    default: return "m";
-  }
 }
 
 // (world after a step) => the deepest contact of the step (rigid, FEM, MPM) [m]; +inf when none
@@ -53,6 +44,24 @@ static void series_row(const kn_world* w, FILE* out) {
     if (r[i].type == KN_CHECK_FOLLOWS_CURVE) fprintf(out, "\t%.9g", r[i].current_reference);
   }
   fputc('\n', out);
+}
+
+typedef struct {
+  FILE* out;
+  long steps;
+  double iterations, contacts, worst; /* sums over the steps; the deepest phi */
+} run_totals;
+
+// (after a step) => its numbers added up and its D line written
+static kn_status observe(void* user, const kn_world* w, kn_error* err) {
+  (void)err;
+  run_totals* a = user;
+  a->steps++;
+  a->iterations += w->last.iterations;
+  a->contacts += w->ncontact + w->nfem_contact + w->nmpm_contact;
+  a->worst = fmin(a->worst, deepest(w));
+  series_row(w, a->out);
+  return KN_OK;
 }
 
 void compare_run_scene(const scene_job* job, const check_opts* o, FILE* out) {
@@ -89,23 +98,34 @@ void compare_run_scene(const scene_job* job, const check_opts* o, FILE* out) {
   }
   fputc('\n', out);
   series_row(w, out);
-  long total = kn_world_total_steps(w), steps = 0;
-  double wall = 0, iterations = 0, contacts = 0, worst = INFINITY;
+  run_totals acc = {.out = out, .worst = INFINITY};
   char failure[KN_ERROR_MSG] = "";
-  for (long n = 1; n <= total; n++) {
+  double wall = 0;
+  if (scene->output && scene->output->html && o->keep_dir) {
+    /* the scene asks for output.html: its outputs (replay.html, trajectory.csv, ...) in
+     * DIR/<scene>/<backend>/, for the side-by-side page; the times then include writing them */
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s/%s/%s", o->keep_dir, job->keep_name, job->backend);
     double t0 = kn_wall_time();
-    st = kn_world_step(w, &err);
-    wall += kn_wall_time() - t0;
-    if (st) {
-      snprintf(failure, sizeof failure, "%s", err.msg);
-      break;
+    st = kn_world_run_observed(w, dir, NULL, observe, &acc, NULL, &err);
+    wall = kn_wall_time() - t0;
+    if (st) snprintf(failure, sizeof failure, "%s", err.msg);
+    else fprintf(out, "R\t%s/%s/replay.html\n", job->keep_name, job->backend);
+  } else {
+    long total = kn_world_total_steps(w);
+    for (long n = 1; n <= total; n++) {
+      double t0 = kn_wall_time();
+      st = kn_world_step(w, &err);
+      wall += kn_wall_time() - t0;
+      if (st) {
+        snprintf(failure, sizeof failure, "%s", err.msg);
+        break;
+      }
+      observe(&acc, w, &err);
     }
-    steps++;
-    iterations += w->last.iterations;
-    contacts += w->ncontact + w->nfem_contact + w->nmpm_contact;
-    worst = fmin(worst, deepest(w));
-    series_row(w, out);
   }
+  long steps = acc.steps;
+  double iterations = acc.iterations, contacts = acc.contacts, worst = acc.worst;
   fprintf(out, "S\t%s", failure[0] ? "failed" : "ok");
   put_field(out, scene->name);
   put_field(out, failure);
@@ -119,7 +139,7 @@ void compare_run_scene(const scene_job* job, const check_opts* o, FILE* out) {
     put_field(out, r[i].name);
     put_field(out, kn_check_type_name(r[i].type));
     fprintf(out, "\t%d\t%d", r[i].passed, r[i].expect_fail);
-    put_field(out, unit_of(r[i].type));
+    put_field(out, r[i].unit);
     fprintf(out, "\t%.9g\t%.9g", r[i].measured, r[i].t);
     put_field(out, r[i].message);
     fputc('\n', out);

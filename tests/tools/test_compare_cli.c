@@ -146,3 +146,32 @@ Test(compare_cli, usage_errors_and_a_scene_that_does_not_load) {
   cr_assert(strstr(out, "  sap              error: bad.yaml:5: checks[0].formula") && strstr(out, "at column 4"), "%s",
             out);
 }
+
+/* with output.html, each run writes its replay and DIR/<scene>/replay.html shows them side by side
+ * (iframes driven by one clock through {knead: 'seek', t} messages), the refusal in its cell */
+Test(compare_cli, output_html_gives_the_side_by_side_replay) {
+  write_file("ball.yaml", BALL);
+  int rc = knead_run("compare ball.yaml --backends sap,penalty,none --set output.html=true --out cmp");
+  if (rc != 0 && strstr(tmp_text("out.txt"), "three.js")) {
+    cr_log_warn("three.js is not installed: no replay to compare (%s)", tmp_text("out.txt"));
+    return;
+  }
+  cr_assert_eq(rc, 0, "%s%s", tmp_text("out.txt"), tmp_text("err.txt"));
+  cr_assert(strstr(tmp_text("out.txt"), "open cmp/ball/replay.html"), "%s", tmp_text("out.txt"));
+  cr_assert(exists("cmp/ball/sap/replay.html") && exists("cmp/ball/none/replay.html"));
+  cr_assert(exists("cmp/ball/sap/trajectory.csv") && !exists("cmp/ball/penalty"));
+  const char* page = tmp_text("cmp/ball/replay.html");
+  cr_assert(strstr(page, "<h3>sap: ok</h3><iframe src=\"sap/replay.html\"></iframe>"), "%s", page);
+  cr_assert(strstr(page, "<h3>none: ok</h3><iframe src=\"none/replay.html\"></iframe>"), "%s", page);
+  cr_assert(strstr(page, "<h3>penalty: refused</h3><p>ball.yaml:") && strstr(page, "not implemented"), "%s", page);
+  cr_assert(strstr(page, "max=\"0.2\"") && strstr(page, "postMessage({ knead: 'seek', t: t }, '*')"), "%s", page);
+  /* the runs' replays answer the seek messages */
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "grep -q \"m.knead !== 'seek'\" '%s/cmp/ball/sap/replay.html'", tmpdir);
+  cr_assert_eq(system(cmd), 0, "the replay does not answer seek messages");
+  /* the series are still there, the same 21 rows */
+  const char* csv = tmp_text("cmp/ball/none.csv");
+  int rows = 0;
+  for (const char* p = csv; *p; p++) rows += *p == '\n';
+  cr_assert_eq(rows, 22, "%s", csv);
+}
