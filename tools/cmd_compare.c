@@ -10,8 +10,10 @@
  * time, one curve per backend and the reference curve of a follows_curve check. A scene with
  * output.html has its runs' outputs in DIR/<scene>/<backend>/ and DIR/<scene>/replay.html, their
  * replays side by side in step.
+ * With --baseline (an earlier compare.json) a check that passed there and fails now is a regression.
  * Exit status: 0 when every scene was run (a check failing or a backend refusing is a result, not
- * an error), 1 when a scene could not be loaded or an output not written, 2 usage. */
+ * an error), 1 when a scene could not be loaded, an output not written or a baseline check
+ * regressed, 2 usage. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -45,9 +47,12 @@ static const char compare_usage[] =
     "  --out DIR              where the files go [out/compare]\n"
     "  --set KEY=VALUE        override one scalar of every scene as if its file said it (repeatable)\n"
     "  --package-path DIR     search DIR for package:// files (repeatable)\n"
+    "  --baseline FILE        an earlier compare.json: every check that passed there and does not\n"
+    "                         now (same scene name, backend and check) is a REGRESSION (exit 1);\n"
+    "                         cells it lacks (a new backend) are not compared\n"
     "Under mpirun (or srun) the runs are spread over the ranks; rank 0 writes the outputs.\n"
     "Exit status: 0 every scene ran (failing checks and refusals are results), 1 a scene could not\n"
-    "be loaded or an output not written, 2 usage.\n";
+    "be loaded, an output not written or a baseline check regressed, 2 usage.\n";
 
 //---- one cell: a scene run with one backend, read back from its child's result file ----
 
@@ -549,9 +554,72 @@ static int write_side_by_side(const char* path, const scene_row* r, const char* 
   return fclose(f) != 0 || bad ? -1 : 0;
 }
 
+// (baseline compare.json, this run) => every check that passed in the baseline and does not now
+// (failing, or no longer measured: the scene or backend refused or failed), printed; the number of
+// such regressions, or -1 when the baseline cannot be read. Scenes match by name, runs by backend,
+// checks by name; cells the baseline lacks (a new backend, a new scene) are new, not compared.
+static int against_baseline(const char* file, const scene_row* rows, int nrow, const char* const* backends, int nb) {
+  json_error_t e;
+  json_t* j = json_load_file(file, 0, &e);
+  if (!j) {
+    knead_error("compare: --baseline %s:%d:%d: %s", file, e.line, e.column, e.text);
+    return -1;
+  }
+  const char* format = json_string_value(json_object_get(j, "format"));
+  if (!format || strcmp(format, "knead-compare-1") != 0) {
+    knead_error("compare: --baseline %s: format: expected \"knead-compare-1\" (a compare.json), got %s", file,
+                format ? format : "none");
+    json_decref(j);
+    return -1;
+  }
+  int regressions = 0, compared = 0, improved = 0;
+  size_t is;
+  json_t* js;
+  json_array_foreach(json_object_get(j, "scenes"), is, js) {
+    const char* name = json_string_value(json_object_get(js, "name"));
+    const scene_row* r = NULL;
+    for (int s = 0; s < nrow && !r && name; s++)
+      if (!strcmp(rows[s].name, name)) r = &rows[s];
+    if (!r) continue;
+    size_t ir;
+    json_t* jr;
+    json_array_foreach(json_object_get(js, "runs"), ir, jr) {
+      const char* backend = json_string_value(json_object_get(jr, "backend"));
+      int b = -1;
+      for (int k = 0; k < nb && backend; k++)
+        if (!strcmp(backends[k], backend)) b = k;
+      if (b < 0) continue;
+      const cell* c = &r->cells[b];
+      size_t ik;
+      json_t* jk;
+      json_array_foreach(json_object_get(jr, "checks"), ik, jk) {
+        const char* check = json_string_value(json_object_get(jk, "name"));
+        int was = json_is_true(json_object_get(jk, "passed"));
+        const cell_check* now = NULL;
+        for (int k = 0; k < c->nchecks && check && !now; k++)
+          if (!strcmp(c->checks[k].name, check)) now = &c->checks[k];
+        compared++;
+        if (was && (!now || !now->passed)) {
+          regressions++;
+          printf("REGRESSION %s / %s / %s: passed in the baseline; now %s\n", name, backend, check ? check : "?",
+                 now ? now->message : c->message && c->message[0] ? c->message : c->status);
+        } else if (!was && now && now->passed) {
+          improved++;
+          printf("NOW PASSES %s / %s / %s: %s\n", name, backend, check ? check : "?", now->message);
+        }
+      }
+    }
+  }
+  printf("baseline %s: %d check%s compared, %d regression%s, %d now pass%s\n", file, compared, compared == 1 ? "" : "s",
+         regressions, regressions == 1 ? "" : "s", improved, improved == 1 ? "es" : "");
+  json_decref(j);
+  return regressions;
+}
+
 int knead_cmd_compare(int argc, char** argv) {
   check_opts o = {.golden_rate = 20, .no_golden = 1, .run = compare_run_scene};
   const char* out_dir = "out/compare";
+  const char* baseline = NULL;
   int jobs = 1;
   char** paths = NULL;
   int npath = 0, cap = 0;
@@ -570,7 +638,7 @@ int knead_cmd_compare(int argc, char** argv) {
     const char* a = argv[i];
     const char* val = NULL;
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--out") || !strcmp(a, "--backends") ||
-        !strcmp(a, "--package-path") || !strcmp(a, "--set")) {
+        !strcmp(a, "--package-path") || !strcmp(a, "--set") || !strcmp(a, "--baseline")) {
       if (i + 1 >= argc) {
         knead_error("compare: %s needs a value (see knead compare --help)", a);
         return 2;
@@ -592,6 +660,8 @@ int knead_cmd_compare(int argc, char** argv) {
       jobs = (int)j;
     } else if (!strcmp(a, "--out") || !strncmp(a, "--out=", 6)) {
       out_dir = val;
+    } else if (!strcmp(a, "--baseline")) {
+      baseline = val;
     } else if (!strcmp(a, "--backends") || !strncmp(a, "--backends=", 11)) {
       free(backend_text);
       backend_text = strdup(val);
@@ -773,6 +843,7 @@ int knead_cmd_compare(int argc, char** argv) {
     if (!code)
       printf("%d scene%s x %d backend%s: %s/compare.md, compare.json%s\n", npath, npath == 1 ? "" : "s", nb,
              nb == 1 ? "" : "s", out_dir, nplot > 0 ? ", plots/*.svg" : missing ? " (no plots: gnuplot missing)" : "");
+    if (baseline && against_baseline(baseline, rows, npath, backends, nb) != 0) code = 1;
     for (int s = 0; s < npath; s++) {
       for (int b = 0; rows[s].cells && b < nb; b++) free_cell(&rows[s].cells[b]);
       free(rows[s].cells);
