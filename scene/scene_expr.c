@@ -46,6 +46,7 @@ typedef struct {
   void* ctx;
   expr_op* ops;
   int n, depth, max_depth;
+  int nest;       /* recursion depth of parse_unary (every nesting passes through it) */
   kn_error* err;
   int failed;
 } parser;
@@ -169,13 +170,19 @@ static int parse_power(parser* ps) {
 
 static int parse_unary(parser* ps) {
   skip_space(ps);
+  /* parentheses, arguments, exponents and signs all nest through here: bound the C stack */
+  if (++ps->nest > EXPR_MAX_DEPTH) return fail_at(ps, ps->p, "%s", "formula nested too deeply");
+  int rc;
   if (*ps->p == '-' || *ps->p == '+') {
     int neg = *ps->p == '-';
     ps->p++;
-    if (parse_unary(ps)) return -1;
-    return neg ? emit(ps, OP_NEG, 0, 0, 0) : 0;
+    rc = parse_unary(ps);
+    if (!rc && neg) rc = emit(ps, OP_NEG, 0, 0, 0);
+  } else {
+    rc = parse_power(ps);
   }
-  return parse_power(ps);
+  ps->nest--;
+  return rc;
 }
 
 static int parse_term(parser* ps) {

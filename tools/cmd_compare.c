@@ -621,8 +621,14 @@ int knead_cmd_compare(int argc, char** argv) {
   const char* out_dir = "out/compare";
   const char* baseline = NULL;
   int jobs = 1;
-  char** paths = NULL;
-  int npath = 0, cap = 0;
+  /* the scene files and --set values; held by statics so that every early return (a usage error)
+   * leaves them reachable, freed at the next call or the end */
+  static char** paths;
+  static int npath;
+  for (int i = 0; i < npath; i++) free(paths[i]);
+  free(paths);
+  paths = NULL, npath = 0;
+  int cap = 0;
   static const char** sets;
   static char* backend_text;
   free(sets);
@@ -748,6 +754,7 @@ int knead_cmd_compare(int argc, char** argv) {
   }
   if (make_dirs(out_dir) != 0) {
     knead_error("compare: %s: cannot create folder: %s", out_dir, strerror(errno));
+    free(job), free(status), free(rows);
     return 1;
   }
   o.keep_dir = out_dir; /* a scene with output.html writes its runs' outputs under it */
@@ -852,6 +859,7 @@ int knead_cmd_compare(int argc, char** argv) {
   }
   for (int i = 0; i < npath; i++) free(paths[i]);
   free(paths);
+  paths = NULL, npath = 0;
   free(job);
   free(status);
   free(rows);

@@ -104,6 +104,16 @@ Test(expr, errors_give_the_column_and_what_was_expected) {
   for (int i = 0; i < 70; i++) strcat(deep, ")");
   m = error_of(deep);
   cr_assert(strstr(m, "nested too deeply"), "%s", m);
+  /* 100000 signs or parentheses: an error, not a stack overflow */
+  static char signs[100002], parens[100002];
+  memset(signs, '-', 100000);
+  signs[100000] = 't';
+  memset(parens, '(', 100001);
+  m = error_of(signs);
+  cr_assert(strstr(m, "at column 65: formula nested too deeply"), "%s", m);
+  m = error_of(parens);
+  cr_assert(strstr(m, "nested too deeply"), "%s", m);
+  cr_assert_eq(eval("-(-(-(-t)))", 2), 2.0);
 }
 
 Test(expr, curve_of_samples_interpolates_linearly) {
