@@ -318,6 +318,19 @@ static int write_markdown(const char* path, const scene_row* rows, int nrow, con
         if (k < r->cells[b].nchecks) fprintf(f, " %s: %s;", backends[b], r->cells[b].checks[k].message);
     }
     if (named) fputc('\n', f);
+    /* the plots write_plots draws (a check with a series) */
+    const cell* series = NULL;
+    for (int b = 0; b < nb && !series; b++)
+      if (r->cells[b].nnames > 1) series = &r->cells[b];
+    for (int k = 1; series && k < series->nnames; k++) {
+      const char* q = series->names[k];
+      size_t ql = strlen(q);
+      if (ql > 10 && !strcmp(q + ql - 10, "/reference")) continue;
+      char safe[256];
+      safe_name(q, safe, sizeof safe);
+      fprintf(f, "%s[%s](plots/%s-%s.svg)", k == 1 ? "\nPlots: " : ", ", q, r->dir_name, safe);
+    }
+    if (series) fputc('\n', f);
   }
   int bad = ferror(f);
   return fclose(f) != 0 || bad ? -1 : 0;

@@ -96,6 +96,7 @@ Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
   cr_assert(strstr(md, "| backend | status | down (follows_curve) | ms/step |"), "%s", md);
   cr_assert(strstr(md, "| penalty | refused: ball.yaml:") && strstr(md, "| – | – | – | – | – | – |"), "%s", md);
   cr_assert(strstr(md, "| none | ok | PASS "), "%s", md);
+  cr_assert(strstr(md, "\nPlots: [down](plots/ball-down.svg)\n"), "%s", md);
 
   /* per step series: t, the quantity, the reference; 21 rows (t = 0 and 20 steps) */
   const char* csv = tmp_text("cmp/ball/none.csv");
