@@ -81,7 +81,11 @@ void compare_run_scene(const scene_job* job, const check_opts* o, FILE* out) {
   if (!st) st = kn_checks_attach(w, &err);
   if (st) {
     fprintf(out, "S\t%s", st == KN_ERR_UNSUPPORTED ? "refused" : "error");
-    put_field(out, scene ? scene->name : stem(job->path));
+    char base[1024]; /* the file's stem, as a scene without name: is named */
+    snprintf(base, sizeof base, "%s", stem(job->path));
+    char* dot = strrchr(base, '.');
+    if (dot && dot != base && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml"))) *dot = 0;
+    put_field(out, scene ? scene->name : base);
     put_field(out, err.msg);
     fputs("\nEND\n", out);
     kn_world_free(w);
