@@ -16,7 +16,8 @@ extern "C" {
 /*---- checks (checks.c) and golden baselines (golden.c) ----*/
 
 /* One check's outcome so far. measured is the worst value (unit by type: m, mm for grasp_held,
- * N, iterations; no_penetration: the smallest phi [m]) at time t; measured2 is grasp_held's worst
+ * N, iterations; no_penetration: the smallest phi [m]; follows_curve: |quantity - reference| in the
+ * quantity's unit, m or m/s, where it used most of its tolerance) at time t; measured2 is grasp_held's worst
  * rotation drift [deg] (at t2), contact_force's observed range is [lo, hi]. */
 typedef struct {
   const char* name;
@@ -27,6 +28,12 @@ typedef struct {
   double measured, t;       /* NAN / -1 when nothing was measured */
   double measured2, t2;
   double lo, hi;
+  const char* unit;         /* of measured: "m", "mm", "N", "iterations", "m/s" (follows_curve's velocities) */
+  double value, reference;  /* follows_curve at its worst sample (t): the quantity and the reference */
+  double current, current_reference; /* the quantity observed at the last step (NaN when none:
+                               outside the window, but for follows_curve, which observes the whole
+                               run and judges its window) and follows_curve's reference there:
+                               what knead compare plots over time */
   char message[320];        /* "min z = 0.1823 m at t = 3.41 s; needs > 0.15 m in [2.8, 3.6] s" */
 } kn_check_result;
 

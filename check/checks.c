@@ -29,6 +29,10 @@ typedef struct {
   double after, before, limit;
   int have_ref;
   kn_pose X_ref; /* grasp_held: X_LO at the window's first sample */
+  const kn_scene_curve* curve; /* follows_curve: the reference */
+  int vertex;     /* follows_curve on an FEM body with point: the vertex nearest to it at rest, -1 */
+  double p0[3];   /* follows_curve along / distance: the point when the checks were attached (t = 0) */
+  double worst_share; /* follows_curve: the largest |error| / allowed so far */
 } check_state;
 
 struct kn_checks {
@@ -100,6 +104,23 @@ static kn_status resolve_check(const kn_world* w, check_state* c, unsigned i, kn
       snprintf(k, sizeof k, "checks[%u].rotation", i);
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': an FEM body has no orientation; give value "
                            "only (its centroid's drift)", d->name);
+    }
+  }
+  if (d->type == KN_CHECK_FOLLOWS_CURVE) {
+    c->curve = &s->curves[i];
+    c->vertex = -1;
+    snprintf(k, sizeof k, "checks[%u].point", i);
+    if (d->point && c->a.mpm >= 0)
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': an MPM body is followed by its centroid; "
+                           "remove point", d->name);
+    if (d->point && c->a.fem >= 0) { /* the vertex nearest to the point in the rest mesh */
+      const kn_tet_mesh* m = &w->fems[c->a.fem].body->mesh;
+      double best = INFINITY;
+      for (int v = 0; v < m->nvert; v++) {
+        double dx = m->X[3 * v] - d->point[0], dy = m->X[3 * v + 1] - d->point[1], dz = m->X[3 * v + 2] - d->point[2];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        if (d2 < best) best = d2, c->vertex = v;
+      }
     }
   }
   if (!d->bodies) return KN_OK;
@@ -178,7 +199,15 @@ static kn_status checks_create(const kn_world* w, struct kn_checks* ks, kn_error
     r->name = c->def->name;
     r->type = (kn_check_type)c->def->type;
     r->expect_fail = c->def->expect;
+    r->unit = r->type == KN_CHECK_GRASP_HELD       ? "mm"
+              : r->type == KN_CHECK_CONTACT_FORCE  ? "N"
+              : r->type == KN_CHECK_SOLVER_CONVERGED ? "iterations"
+              : r->type == KN_CHECK_FOLLOWS_CURVE && c->def->quantity >= KN_QUANTITY_VX &&
+                      c->def->quantity <= KN_QUANTITY_SPEED
+                  ? "m/s"
+                  : "m";
     r->measured = r->measured2 = NAN;
+    r->value = r->reference = r->current = r->current_reference = NAN;
     r->t = r->t2 = -1;
     r->lo = INFINITY;
     r->hi = -INFINITY;
@@ -223,6 +252,67 @@ static void ref_pose(struct kn_checks* ks, const kn_world* w, const ref* r, kn_p
   *X = ks->data[r->tree]->X_wb[r->body];
 }
 
+// (follows_curve) => the check's point in the world and its velocity
+static void curve_point(struct kn_checks* ks, const kn_world* w, const check_state* c, double p[3], double v[3]) {
+  const ref* r = &c->a;
+  const double* pb = c->def->point;
+  v[0] = v[1] = v[2] = 0;
+  if (r->fem >= 0) {
+    const kn_fem_body* b = w->fems[r->fem].body;
+    if (c->vertex >= 0) {
+      for (int k = 0; k < 3; k++) p[k] = b->x[3 * c->vertex + k], v[k] = b->v[3 * c->vertex + k];
+      return;
+    }
+    kn_sim_deformable_centroid(&w->fems[r->fem], p);
+    double m = 0;
+    for (int j = 0; j < b->mesh.nvert; j++) {
+      for (int k = 0; k < 3; k++) v[k] += b->mass[j] * b->v[3 * j + k];
+      m += b->mass[j];
+    }
+    for (int k = 0; k < 3; k++) v[k] /= m;
+    return;
+  }
+  if (r->mpm >= 0) {
+    const kn_mpm_body* b = w->mpms[r->mpm].body;
+    kn_sim_mpm_centroid(&w->mpms[r->mpm], p);
+    double m = 0;
+    for (int j = 0; j < b->np; j++) {
+      for (int k = 0; k < 3; k++) v[k] += b->mass[j] * b->v[3 * j + k];
+      m += b->mass[j];
+    }
+    for (int k = 0; k < 3; k++) v[k] /= m;
+    return;
+  }
+  kn_pose X;
+  ref_pose(ks, w, r, &X); /* also computes the tree's kinematics at this step */
+  const double zero[3] = {0, 0, 0};
+  if (!pb) pb = zero;
+  for (int k = 0; k < 3; k++) p[k] = X.p[k] + X.R[3 * k] * pb[0] + X.R[3 * k + 1] * pb[1] + X.R[3 * k + 2] * pb[2];
+  if (r->tree < 0) return;
+  double V[6];
+  kn_mb_point_velocity(w->trees[r->tree].robot->model, ks->data[r->tree], r->body, pb, V);
+  for (int k = 0; k < 3; k++) v[k] = V[3 + k];
+}
+
+// (follows_curve) => its quantity now
+static double curve_quantity(struct kn_checks* ks, const kn_world* w, const check_state* c) {
+  double p[3], v[3];
+  curve_point(ks, w, c, p, v);
+  const double* n = c->def->direction;
+  double dp[3] = {p[0] - c->p0[0], p[1] - c->p0[1], p[2] - c->p0[2]};
+  switch (c->def->quantity) {
+    case KN_QUANTITY_X: return p[0];
+    case KN_QUANTITY_Y: return p[1];
+    case KN_QUANTITY_Z: return p[2];
+    case KN_QUANTITY_VX: return v[0];
+    case KN_QUANTITY_VY: return v[1];
+    case KN_QUANTITY_VZ: return v[2];
+    case KN_QUANTITY_SPEED: return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    case KN_QUANTITY_ALONG: return dp[0] * n[0] + dp[1] * n[1] + dp[2] * n[2];
+    default: return sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]);
+  }
+}
+
 // keep the worst value: `worse` says whether v is worse than the current measured value
 static void keep(kn_check_result* r, double v, double t, int worse) {
   if (isnan(r->measured) || worse) r->measured = v, r->t = t;
@@ -255,16 +345,24 @@ static int mpm_contact_in_pair(const check_state* c, const kn_world_mpm_contact*
          (c->mpm_side[1] == p->mpm && c->mpm_side[0] < 0 && c->fem_side[0] < 0 && c->in_a[p->collider]);
 }
 
+// follows_curve's allowed |error| at a reference value (a zero tolerance allows nothing: 1e-300)
+static double curve_allowed(const check_state* c, double ref_value) {
+  double atol = c->def->tolerance ? *c->def->tolerance : 0, rtol = c->def->rel_tolerance ? *c->def->rel_tolerance : 0;
+  return fmax(atol + rtol * fabs(ref_value), 1e-300);
+}
+
 static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_check_result* r) {
   const double t = w->t;
   kn_pose Xa, Xb;
   switch (c->def->type) {
     case KN_CHECK_HEIGHT_ABOVE:
       ref_pose(ks, w, &c->a, &Xa);
+      r->current = Xa.p[2];
       keep(r, Xa.p[2], t, Xa.p[2] < r->measured);
       break;
     case KN_CHECK_HEIGHT_BELOW:
       ref_pose(ks, w, &c->a, &Xa);
+      r->current = Xa.p[2];
       keep(r, Xa.p[2], t, Xa.p[2] > r->measured);
       break;
     case KN_CHECK_DISTANCE_BELOW: {
@@ -272,6 +370,7 @@ static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_c
       ref_pose(ks, w, &c->b, &Xb);
       double d = sqrt((Xa.p[0] - Xb.p[0]) * (Xa.p[0] - Xb.p[0]) + (Xa.p[1] - Xb.p[1]) * (Xa.p[1] - Xb.p[1]) +
                       (Xa.p[2] - Xb.p[2]) * (Xa.p[2] - Xb.p[2]));
+      r->current = d;
       keep(r, d, t, d > r->measured);
       break;
     }
@@ -288,6 +387,7 @@ static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_c
       }
       double dp[3] = {X_LO.p[0] - c->X_ref.p[0], X_LO.p[1] - c->X_ref.p[1], X_LO.p[2] - c->X_ref.p[2]};
       double drift_mm = 1e3 * sqrt(dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2]);
+      r->current = drift_mm;
       keep(r, drift_mm, t, drift_mm > r->measured);
       if (c->a.fem < 0) {
         double dR[9];
@@ -297,19 +397,23 @@ static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_c
       }
       break;
     }
-    case KN_CHECK_NO_PENETRATION:
+    case KN_CHECK_NO_PENETRATION: {
+      double phi = INFINITY; /* the deepest contact of this step */
       for (int k = 0; k < w->ncontact; k++) {
         const kn_world_contact* p = &w->contacts[k];
         if (c->in_a && !((c->in_a[p->a] && c->in_b[p->b]) || (c->in_a[p->b] && c->in_b[p->a]))) continue;
-        keep(r, p->phi, t, p->phi < r->measured);
+        phi = fmin(phi, p->phi);
       }
       for (int k = 0; k < w->nfem_contact; k++)
-        if (fem_contact_in_pair(c, &w->fem_contacts[k]))
-          keep(r, w->fem_contacts[k].phi, t, w->fem_contacts[k].phi < r->measured);
+        if (fem_contact_in_pair(c, &w->fem_contacts[k])) phi = fmin(phi, w->fem_contacts[k].phi);
       for (int k = 0; k < w->nmpm_contact; k++)
-        if (mpm_contact_in_pair(c, &w->mpm_contacts[k]))
-          keep(r, w->mpm_contacts[k].phi, t, w->mpm_contacts[k].phi < r->measured);
+        if (mpm_contact_in_pair(c, &w->mpm_contacts[k])) phi = fmin(phi, w->mpm_contacts[k].phi);
+      if (phi < INFINITY) {
+        r->current = phi;
+        keep(r, phi, t, phi < r->measured);
+      }
       break;
+    }
     case KN_CHECK_CONTACT_FORCE: {
       /* f is the force on b and n points from a into b: f . n is the normal (pushing) force */
       double F = 0;
@@ -331,14 +435,33 @@ static void sample(struct kn_checks* ks, const kn_world* w, check_state* c, kn_c
       /* worst = smallest margin to the band (negative outside it) */
       double margin = fmin(F - lo, hi - F);
       double cur = isnan(r->measured) ? INFINITY : fmin(r->measured - lo, hi - r->measured);
+      r->current = F;
       keep(r, F, t, margin < cur);
       if (F < r->lo) r->lo = F;
       if (F > r->hi) r->hi = F;
       break;
     }
     case KN_CHECK_SOLVER_CONVERGED:
-      if (w->step > 0) keep(r, (double)w->last.iterations, t, w->last.iterations > r->measured);
+      if (w->step > 0) {
+        r->current = (double)w->last.iterations;
+        keep(r, (double)w->last.iterations, t, w->last.iterations > r->measured);
+      }
       break;
+    case KN_CHECK_FOLLOWS_CURVE: {
+      double q = curve_quantity(ks, w, c);
+      double ref_value = kn_scene_curve_eval(c->curve, t);
+      double e = fabs(q - ref_value);
+      double allowed = curve_allowed(c, ref_value);
+      r->current = q, r->current_reference = ref_value;
+      /* worst = the largest share of the tolerance used (a NaN reference, outside a CSV's samples,
+       * is worst of all); ties keep the first */
+      double share = isnan(e) ? INFINITY : e / allowed;
+      if (r->t < 0 || share > c->worst_share) {
+        r->measured = e, r->t = t, r->value = q, r->reference = ref_value;
+        c->worst_share = share;
+      }
+      break;
+    }
   }
 }
 
@@ -347,7 +470,19 @@ static void checks_stepped(void* self, const kn_world* w) {
   const double eps = 1e-9 + 1e-6 * w->scene->time_step;
   for (int i = 0; i < ks->n; i++) {
     check_state* c = &ks->c[i];
-    if (w->t < c->after - eps || w->t > c->before + eps) continue;
+    ks->r[i].current = ks->r[i].current_reference = NAN;
+    if (c->def->type == KN_CHECK_FOLLOWS_CURVE && !c->have_ref) { /* along / distance: from the start */
+      double v[3];
+      curve_point(ks, w, c, c->p0, v);
+      c->have_ref = 1;
+    }
+    if (w->t < c->after - eps || w->t > c->before + eps) {
+      if (c->def->type == KN_CHECK_FOLLOWS_CURVE) { /* observed, not judged: for plots of the whole run */
+        ks->r[i].current = curve_quantity(ks, w, c);
+        ks->r[i].current_reference = kn_scene_curve_eval(c->curve, w->t);
+      }
+      continue;
+    }
     ks->r[i].samples++;
     sample(ks, w, c, &ks->r[i]);
   }
@@ -432,6 +567,21 @@ static void finalize(const struct kn_checks* ks, const kn_world* w, const check_
                "N in %s", r->measured, r->t, r->lo, r->hi, lo, hi, win);
       break;
     }
+    case KN_CHECK_FOLLOWS_CURVE: {
+      const char* unit = r->unit;
+      double allowed = curve_allowed(c, r->reference);
+      r->passed = !isnan(r->measured) && r->measured <= allowed;
+      if (isnan(r->reference))
+        snprintf(r->message, sizeof r->message, "%s = %.6g %s at t = %g s has no reference there (outside the CSV's "
+                 "samples) in %s", kn_check_quantity_name((kn_check_quantity)c->def->quantity), r->value, unit, r->t,
+                 win);
+      else
+        snprintf(r->message, sizeof r->message, "max |error| = %.6g %s at t = %g s (%s = %.6g, reference %.6g); "
+                 "needs <= %.4g %s in %s", r->measured, unit, r->t,
+                 kn_check_quantity_name((kn_check_quantity)c->def->quantity), r->value, r->reference, allowed, unit,
+                 win);
+      break;
+    }
     case KN_CHECK_SOLVER_CONVERGED:
       if (isnan(r->measured)) {
         r->passed = 1;
@@ -477,6 +627,10 @@ static json_t* checks_summary(void* self, const kn_world* w) {
     if (r[i].type == KN_CHECK_GRASP_HELD) {
       bad |= json_object_set_new(c, "rotation_deg", kn_json_real(r[i].measured2));
       bad |= json_object_set_new(c, "rotation_t", kn_json_real(r[i].t2 >= 0 ? r[i].t2 : NAN));
+    }
+    if (r[i].type == KN_CHECK_FOLLOWS_CURVE) {
+      bad |= json_object_set_new(c, "value", kn_json_real(r[i].value));
+      bad |= json_object_set_new(c, "reference", kn_json_real(r[i].reference));
     }
     if (r[i].type == KN_CHECK_CONTACT_FORCE)
       bad |= json_object_set_new(c, "range", json_pack("[oo]", kn_json_real(r[i].lo), kn_json_real(r[i].hi)));

@@ -169,6 +169,12 @@ kn_status kn_scene_load_default(kn_scene** out, kn_error* err) {
 
 void kn_scene_free(kn_scene* s) {
   if (!s) return;
+  for (unsigned i = 0; s->curves && s->doc && i < s->doc->nchecks; i++) {
+    kn_expr_free(s->curves[i].formula);
+    free(s->curves[i].t);
+    free(s->curves[i].value);
+  }
+  free(s->curves);
   kn_scene_doc_free(s->doc);
   for (int i = 0; i < s->npackage_paths; i++) free(s->package_paths[i]);
   free(s->package_paths);

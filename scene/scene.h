@@ -143,9 +143,10 @@
  *                                  results in kn_world_checks and summary.json "checks"
  *     - name: text                 (required, unique among checks)
  *       type: height_above | height_below | distance_below | grasp_held | no_penetration |
- *             contact_force | solver_converged                            (required)
+ *             contact_force | solver_converged | follows_curve              (required)
  *       body: name                 height_*: an object, "robot/link", "object/link" or an FEM
- *                                  body (its centroid); grasp_held: the held object
+ *                                  body (its centroid); grasp_held: the held object;
+ *                                  follows_curve: an object, "robot/link", FEM or MPM body
  *       link: "robot/link"         grasp_held: the gripper link the object is held by
  *       bodies: [a, b]             distance_below: two bodies (origins / FEM centroids);
  *                                  contact_force: two collider names ("box", "gripper" matches
@@ -159,6 +160,22 @@
  *                                  solver_converged: iterations < value [the solver's limit]
  *       rotation: deg              grasp_held: also the rotation drift < rotation [deg]
  *       min, max: N                contact_force: total normal force within [min, max]
+ *       quantity: x | y | z | vx | vy | vz | speed | along | distance
+ *                                  follows_curve (required): the body's point in the world [m],
+ *                                  its velocity [m/s], its displacement from t = 0 along
+ *                                  direction [m] or in distance [m]
+ *       direction: [x, y, z]       follows_curve along: the direction (normalized)
+ *       point: [x, y, z]           follows_curve: the point in the body's frame [origin]; on an
+ *                                  FEM body the vertex nearest to it at rest [the centroid]
+ *       formula: text              follows_curve: the reference, a formula of t: + - * / ^ ( ),
+ *                                  sin cos tan sqrt exp log abs min max, numbers, t, pi, g
+ *                                  (|gravity|), dt, duration and the file's scalar keys by path
+ *                                  ("0.5*g*(sin(pi/4) - objects[1].friction*cos(pi/4))*t^2";
+ *                                  read after --set overrides); or
+ *       csv: file                  samples "t,value" (header optional), linearly interpolated;
+ *                                  no reference outside them (the check fails there)
+ *       tolerance, rel_tolerance   follows_curve: every sample needs |quantity - reference| <=
+ *                                  tolerance + rel_tolerance |reference| (one or both) [0]
  *       after, before: s           the time window [0, duration]; grasp_held measures drift
  *                                  from the pose at the window's first sample
  *       expect: pass | fail        [pass]; fail marks an expected failure (knead check)
@@ -460,8 +477,23 @@ typedef enum {
   KN_CHECK_GRASP_HELD,
   KN_CHECK_NO_PENETRATION,
   KN_CHECK_CONTACT_FORCE,
-  KN_CHECK_SOLVER_CONVERGED
+  KN_CHECK_SOLVER_CONVERGED,
+  KN_CHECK_FOLLOWS_CURVE
 } kn_check_type;
+
+/* follows_curve's quantity: a coordinate of the body's point (world frame), its velocity, its
+ * displacement from the window's first sample along a direction or in distance */
+typedef enum {
+  KN_QUANTITY_X = 0,
+  KN_QUANTITY_Y,
+  KN_QUANTITY_Z,
+  KN_QUANTITY_VX,
+  KN_QUANTITY_VY,
+  KN_QUANTITY_VZ,
+  KN_QUANTITY_SPEED,
+  KN_QUANTITY_ALONG,
+  KN_QUANTITY_DISTANCE
+} kn_check_quantity;
 
 /* checks[i] (check/checks.c): keys by type as documented at the top of this file. */
 typedef struct {
@@ -478,6 +510,13 @@ typedef struct {
   double* after;            /* window [s] [0, duration] */
   double* before;
   int expect;               /* 0 pass, 1 fail [pass] */
+  int quantity;             /* follows_curve: kn_check_quantity (required) */
+  double* direction;        /* follows_curve along: 3 values (normalized when read) */
+  double* point;            /* follows_curve: body-frame point (rigid) or rest point (FEM: its nearest vertex) */
+  char* formula;            /* follows_curve: reference of t (kn_expr_compile), or */
+  char* csv;                /* a CSV of samples "t,value" (linear interpolation), relative to the scene */
+  double* tolerance;        /* follows_curve: |value - reference| <= tolerance + rel_tolerance |reference| */
+  double* rel_tolerance;
 } kn_scene_check;
 
 /* The document as libcyaml loads it; pointers are NULL (counts 0) for absent optional keys. */
@@ -520,6 +559,8 @@ typedef struct {
   kn_scene_lines* lines;
   char** overrides;         /* the --set overrides applied, "key.path=value", in order (summary.json) */
   int noverrides;
+  struct kn_scene_curve* curves; /* per check: follows_curve's reference (compiled formula or CSV
+                                    samples), empty for the other types (scene_validate.c) */
 } kn_scene;
 
 /* Parse and validate the YAML text `yaml` (len bytes); `path` names it in messages and its folder
@@ -570,6 +611,33 @@ char* kn_scene_resolve_path(const kn_scene* s, const char* uri, kn_error* err);
 
 /* "height_above", ... (the checks[i].type names) */
 const char* kn_check_type_name(kn_check_type t);
+/* "x", "along", ... (the checks[i].quantity names) */
+const char* kn_check_quantity_name(kn_check_quantity q);
+
+/*---- formulas of t (scene_expr.c): follows_curve's analytic reference ----*/
+
+/* A compiled formula: + - * / ^ (right associative, above unary minus: -2^2 = -4), parentheses,
+ * sin cos tan sqrt exp log abs (1 argument), min max (2), numbers, t and pi; any other name is
+ * asked of `names` once, at compile time (KN_OK and its value; otherwise an error whose message,
+ * if any, says why). */
+typedef struct kn_expr kn_expr;
+typedef kn_status (*kn_expr_name_fn)(void* ctx, const char* name, double* value, kn_error* err);
+/* (text, resolver) => *out; KN_ERR_PARSE "at column N: what was expected" (the caller names the
+ * file, line and key). names may be NULL. */
+kn_status kn_expr_compile(const char* text, kn_expr_name_fn names, void* ctx, kn_expr** out, kn_error* err);
+/* (formula, t) => its value (IEEE rules: sqrt(-1) is NaN, 1/0 inf) */
+double kn_expr_eval(const kn_expr* e, double t);
+void kn_expr_free(kn_expr* e);
+
+/* checks[i]'s reference curve (follows_curve): a formula, or CSV samples (t ascending) */
+typedef struct kn_scene_curve {
+  kn_expr* formula;
+  double *t, *value;
+  int n;
+} kn_scene_curve;
+/* (curve, t) => the reference: the formula, or the samples linearly interpolated (NaN outside
+ * [t_0, t_n-1]: a CSV says nothing there); NaN for an empty curve */
+double kn_scene_curve_eval(const kn_scene_curve* c, double t);
 
 #ifdef __cplusplus
 }

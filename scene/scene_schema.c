@@ -296,11 +296,15 @@ static const cyaml_strval_t check_type_strings[] = {
     {"height_above", KN_CHECK_HEIGHT_ABOVE},       {"height_below", KN_CHECK_HEIGHT_BELOW},
     {"distance_below", KN_CHECK_DISTANCE_BELOW},   {"grasp_held", KN_CHECK_GRASP_HELD},
     {"no_penetration", KN_CHECK_NO_PENETRATION},   {"contact_force", KN_CHECK_CONTACT_FORCE},
-    {"solver_converged", KN_CHECK_SOLVER_CONVERGED}};
+    {"solver_converged", KN_CHECK_SOLVER_CONVERGED}, {"follows_curve", KN_CHECK_FOLLOWS_CURVE}};
+static const cyaml_strval_t quantity_strings[] = {
+    {"x", KN_QUANTITY_X},   {"y", KN_QUANTITY_Y},         {"z", KN_QUANTITY_Z},
+    {"vx", KN_QUANTITY_VX}, {"vy", KN_QUANTITY_VY},       {"vz", KN_QUANTITY_VZ},
+    {"speed", KN_QUANTITY_SPEED}, {"along", KN_QUANTITY_ALONG}, {"distance", KN_QUANTITY_DISTANCE}};
 static const cyaml_strval_t expect_strings[] = {{"pass", 0}, {"fail", 1}};
 static const cyaml_schema_field_t check_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_check, name, 1, CYAML_UNLIMITED),
-    CYAML_FIELD_ENUM("type", CYAML_FLAG_STRICT, kn_scene_check, type, check_type_strings, 7),
+    CYAML_FIELD_ENUM("type", CYAML_FLAG_STRICT, kn_scene_check, type, check_type_strings, 8),
     CYAML_FIELD_STRING_PTR("body", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, body, 1, CYAML_UNLIMITED),
     CYAML_FIELD_STRING_PTR("link", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, link, 1, CYAML_UNLIMITED),
     SEQ_OPT("bodies", kn_scene_check, bodies, nbodies, &schema_string),
@@ -311,6 +315,15 @@ static const cyaml_schema_field_t check_fields[] = {
     DBL_OPT("after", kn_scene_check, after),
     DBL_OPT("before", kn_scene_check, before),
     CYAML_FIELD_ENUM("expect", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_check, expect, expect_strings, 2),
+    CYAML_FIELD_ENUM("quantity", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_check, quantity, quantity_strings,
+                     9),
+    FIXED_OPT("direction", kn_scene_check, direction, 3),
+    FIXED_OPT("point", kn_scene_check, point, 3),
+    CYAML_FIELD_STRING_PTR("formula", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, formula, 1,
+                           CYAML_UNLIMITED),
+    CYAML_FIELD_STRING_PTR("csv", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_check, csv, 1, CYAML_UNLIMITED),
+    DBL_OPT("tolerance", kn_scene_check, tolerance),
+    DBL_OPT("rel_tolerance", kn_scene_check, rel_tolerance),
     CYAML_FIELD_END};
 static const cyaml_schema_value_t schema_check = {CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, kn_scene_check, check_fields)};
 
@@ -618,10 +631,16 @@ const char* kn_contact_backend_name(kn_contact_backend b) {
 }
 
 static const char* const type_names[] = {"height_above",  "height_below",   "distance_below",  "grasp_held",
-                                         "no_penetration", "contact_force", "solver_converged"};
+                                         "no_penetration", "contact_force", "solver_converged", "follows_curve"};
 
 const char* kn_check_type_name(kn_check_type t) {
   return (unsigned)t < sizeof type_names / sizeof type_names[0] ? type_names[t] : "unknown";
+}
+
+const char* kn_check_quantity_name(kn_check_quantity q) {
+  for (size_t i = 0; i < sizeof quantity_strings / sizeof quantity_strings[0]; i++)
+    if (quantity_strings[i].val == (int64_t)q) return quantity_strings[i].str;
+  return "unknown";
 }
 
 //---- what the schema has at a key path (for --set overrides, scene_override.c) ----

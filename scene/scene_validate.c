@@ -345,10 +345,126 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
 
 //---- the checks: section (keys by type; the names they give are resolved on the built world) ----
 
+typedef struct {
+  const char* key_path;
+  const char* value;
+} scalar_find;
+
+static int find_scalar(void* ctx, const char* key_path, const char* value, int line) {
+  (void)line;
+  scalar_find* f = ctx;
+  if (strcmp(key_path, f->key_path) != 0) return 0;
+  f->value = value;
+  return 1;
+}
+
+// a formula's names beyond t and pi: g = |gravity|, dt, duration, and scalar key paths of the file
+static kn_status formula_name(void* ctx, const char* name, double* value, kn_error* err) {
+  const kn_scene* s = ctx;
+  if (!strcmp(name, "g")) {
+    *value = sqrt(s->gravity[0] * s->gravity[0] + s->gravity[1] * s->gravity[1] + s->gravity[2] * s->gravity[2]);
+    return KN_OK;
+  }
+  if (!strcmp(name, "dt")) return (*value = s->time_step), KN_OK;
+  if (!strcmp(name, "duration")) return (*value = s->duration), KN_OK;
+  scalar_find f = {name, NULL};
+  if (!strchr(name, '.') && !strchr(name, '['))
+    return kn_fail(err, KN_ERR_PARSE, "unknown name '%s' (known: t, pi, g, dt, duration, and the scene's keys by "
+                   "path, e.g. objects[1].friction)", name);
+  kn_scene_lines_each_scalar(s->lines, find_scalar, &f);
+  if (!f.value)
+    return kn_fail(err, KN_ERR_PARSE, "'%s' is not a scalar key of this scene file (a default is not read: write "
+                   "the key in the file)", name);
+  char* end;
+  *value = strtod(f.value, &end);
+  if (end == f.value || *end || !isfinite(*value))
+    return kn_fail(err, KN_ERR_PARSE, "'%s' is '%s', not a number", name, f.value);
+  return KN_OK;
+}
+
+// (follows_curve checks[i]) => its keys checked and its reference compiled or read into s->curves[i]
+static kn_status curve_validate(kn_scene* s, unsigned i, kn_error* err) {
+  const kn_scene_check* c = &s->doc->checks[i];
+  char k[128];
+  snprintf(k, sizeof k, "checks[%u].quantity", i);
+  if (kn_scene_line(s, k) == 0) {
+    snprintf(k, sizeof k, "checks[%u]", i);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (follows_curve) needs quantity: x, y, z, vx, vy, "
+                         "vz, speed, along or distance", c->name);
+  }
+  snprintf(k, sizeof k, "checks[%u]", i);
+  if (!c->formula == !c->csv)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (follows_curve) needs one reference: formula (of "
+                         "t) or csv (samples t,value)", c->name);
+  if (!c->tolerance && !c->rel_tolerance)
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (follows_curve) needs tolerance [unit of the "
+                         "quantity] and/or rel_tolerance [fraction of the reference]", c->name);
+  const double* tols[] = {c->tolerance, c->rel_tolerance};
+  for (int m = 0; m < 2; m++)
+    if (tols[m] && !(*tols[m] >= 0 && isfinite(*tols[m]))) {
+      snprintf(k, sizeof k, "checks[%u].%s", i, m ? "rel_tolerance" : "tolerance");
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': must be a finite number >= 0 (got %g)", c->name,
+                           *tols[m]);
+    }
+  if ((c->quantity == KN_QUANTITY_ALONG) != (c->direction != NULL)) {
+    snprintf(k, sizeof k, "checks[%u].%s", i, c->direction ? "direction" : "quantity");
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, c->direction ? "check '%s': direction applies to quantity: "
+                         "along only" : "check '%s': quantity along needs direction: [x, y, z]", c->name);
+  }
+  if (c->direction) {
+    double* n = c->direction;
+    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (!(len > 1e-12) || !isfinite(len)) {
+      snprintf(k, sizeof k, "checks[%u].direction", i);
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': direction must be a finite non-zero vector",
+                           c->name);
+    }
+    for (int j = 0; j < 3; j++) n[j] /= len;
+  }
+  if (c->point && !(isfinite(c->point[0]) && isfinite(c->point[1]) && isfinite(c->point[2]))) {
+    snprintf(k, sizeof k, "checks[%u].point", i);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': point must be finite", c->name);
+  }
+  kn_scene_curve* curve = &s->curves[i];
+  if (c->formula) {
+    snprintf(k, sizeof k, "checks[%u].formula", i);
+    kn_error why = {0};
+    if (kn_expr_compile(c->formula, formula_name, s, &curve->formula, &why))
+      return kn_scene_fail(s, err, why.status, k, "check '%s': formula \"%s\" %s", c->name, c->formula, why.msg);
+    return KN_OK;
+  }
+  snprintf(k, sizeof k, "checks[%u].csv", i);
+  kn_error why = {0};
+  char* path = kn_scene_resolve_path(s, c->csv, &why);
+  if (!path) return kn_scene_fail(s, err, KN_ERR_IO, k, "check '%s': %s", c->name, why.msg);
+  kn_trajectory* tr = NULL;
+  kn_status st = kn_traj_load_csv(path, KN_TRAJ_LINEAR, &tr, &why);
+  free(path);
+  if (st) return kn_scene_fail(s, err, st, k, "check '%s': %s", c->name, why.msg);
+  if (tr->n != 1) {
+    int n = tr->n;
+    kn_traj_free(tr);
+    return kn_scene_fail(s, err, KN_ERR_PARSE, k, "check '%s': the CSV has %d value columns; a reference is "
+                         "t,value (one)", c->name, n);
+  }
+  curve->n = tr->nknot;
+  curve->t = malloc((size_t)tr->nknot * sizeof *curve->t);
+  curve->value = malloc((size_t)tr->nknot * sizeof *curve->value);
+  if (curve->t && curve->value) {
+    memcpy(curve->t, tr->t, (size_t)tr->nknot * sizeof *curve->t);
+    memcpy(curve->value, tr->q, (size_t)tr->nknot * sizeof *curve->value);
+  }
+  kn_traj_free(tr);
+  if (!curve->t || !curve->value) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  return KN_OK;
+}
+
 // (scene with defaults) => KN_OK, or the first checks[i].key that is missing or out of range
-static kn_status checks_validate(const kn_scene* s, kn_error* err) {
+static kn_status checks_validate(kn_scene* s, kn_error* err) {
   const kn_scene_doc* d = s->doc;
   char k[128];
+  if (d->nchecks && !(s->curves = calloc(d->nchecks, sizeof *s->curves)))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   for (unsigned i = 0; i < d->nchecks; i++) {
     const kn_scene_check* c = &d->checks[i];
     const char* tn = kn_check_type_name((kn_check_type)c->type);
@@ -370,8 +486,9 @@ static kn_status checks_validate(const kn_scene* s, kn_error* err) {
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s': the window [after, before] = [%g, %g] s must "
                            "satisfy 0 <= after <= before", c->name, after, before);
     int t = c->type;
-    int need_body = t == KN_CHECK_HEIGHT_ABOVE || t == KN_CHECK_HEIGHT_BELOW || t == KN_CHECK_GRASP_HELD;
-    int need_value = t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_SOLVER_CONVERGED;
+    int need_body = t == KN_CHECK_HEIGHT_ABOVE || t == KN_CHECK_HEIGHT_BELOW || t == KN_CHECK_GRASP_HELD ||
+                    t == KN_CHECK_FOLLOWS_CURVE;
+    int need_value = t != KN_CHECK_CONTACT_FORCE && t != KN_CHECK_SOLVER_CONVERGED && t != KN_CHECK_FOLLOWS_CURVE;
     snprintf(k, sizeof k, "checks[%u]", i);
     if (need_body && !c->body)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "check '%s' (%s) needs body: the object or \"robot/link\"",
@@ -408,11 +525,21 @@ static kn_status checks_validate(const kn_scene* s, kn_error* err) {
       stray = "bodies";
     if (c->rotation && t != KN_CHECK_GRASP_HELD) stray = "rotation";
     if ((c->min || c->max) && t != KN_CHECK_CONTACT_FORCE) stray = c->min ? "min" : "max";
-    if (c->value && t == KN_CHECK_CONTACT_FORCE) stray = "value";
+    if (c->value && (t == KN_CHECK_CONTACT_FORCE || t == KN_CHECK_FOLLOWS_CURVE)) stray = "value";
+    if (t != KN_CHECK_FOLLOWS_CURVE) {
+      const void* curve_keys[] = {c->direction, c->point, c->formula, c->csv, c->tolerance, c->rel_tolerance};
+      static const char* const curve_names[] = {"direction", "point", "formula", "csv", "tolerance", "rel_tolerance"};
+      for (int m = 0; m < 6; m++)
+        if (curve_keys[m]) stray = curve_names[m];
+      char q[128];
+      snprintf(q, sizeof q, "checks[%u].quantity", i);
+      if (kn_scene_line(s, q)) stray = "quantity";
+    }
     if (stray) {
       snprintf(k, sizeof k, "checks[%u].%s", i, stray);
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "does not apply to a %s check ('%s')", tn, c->name);
     }
+    if (t == KN_CHECK_FOLLOWS_CURVE && curve_validate(s, i, err)) return err->status;
   }
   return KN_OK;
 }

@@ -12,16 +12,21 @@
 
 #include <stdio.h>
 
-typedef struct {
+struct scene_job;
+typedef struct check_opts {
   int update_golden, no_golden, strict;
   double golden_rate;
   const char* keep_dir; /* where a failing scene's outputs are kept */
   const char* const* sets; /* --set key=value overrides, applied to every scene */
   int nsets;
+  /* the child's work: check_run_scene when NULL (knead check, sweep); compare_run_scene (knead
+   * compare) writes its own result lines (compare.h) */
+  void (*run)(const struct scene_job* job, const struct check_opts* o, FILE* out);
 } check_opts;
 
-typedef struct {
+typedef struct scene_job {
   char* path;
+  const char* backend;   /* knead compare: the contact backend this job runs the scene with */
   const char* const* sets; /* when not NULL: this job's --set overrides instead of check_opts.sets */
   int nsets;
   char result[4200];    /* result file of its child */
@@ -50,6 +55,26 @@ void check_run_jobs(scene_job* job, int n, const check_opts* o, int parallel, co
 int check_mpi_start(int* rank, int* size);
 void check_mpi_gather(scene_job* job, int n, int* status, int rank, int size);
 int check_mpi_finish(int code);
+/* `knead compare` (compare_scene.c): one scene with one backend (job->backend, set as
+ * contact.backend after the --set overrides), in the child; its result lines:
+ *   S status(ok|failed|refused|error) scene-name message     refused: the backend cannot run this
+ *                                                            scene (KN_ERR_UNSUPPORTED from
+ *                                                            kn_world_create); failed: a step failed
+ *   T steps wall-per-step(s) iterations-per-step contacts-per-step worst-phi(m, NaN: no contact) hash
+ *   C name type passed expect_fail unit measured t message
+ *   N t-name...              the observed series' names: per check its quantity, and
+ *                            "<check>/reference" for follows_curve
+ *   D t value...             one row per step (NaN where a check observed nothing)
+ *   R path                   the run's replay.html relative to DIR (the scene has output.html)
+ *   END
+ * It writes the scene's outputs only when the scene asks for output.html, into
+ * o->keep_dir/job->keep_name/job->backend/ (keep_dir is compare's DIR). */
+void compare_run_scene(const struct scene_job* job, const struct check_opts* o, FILE* out);
+
+/* (folder) => its *.yaml files, recursively, sorted by path, appended to *list (cmd_check.c) */
+int check_collect_dir(const char* dir, char*** list, int* n, int* cap);
+/* (path) => a copy appended to *list; -1 when out of memory (cmd_check.c) */
+int check_push_path(char*** list, int* n, int* cap, const char* p);
 /* a child's result line split at tabs, in place (check_jobs.c) => at most max fields in f; their count */
 int check_split_fields(char* line, char** f, int max);
 /* (path) => its folder and everything in it removed; 0 on success */

@@ -25,7 +25,10 @@ static pid_t start_job(scene_job* job, const check_opts* o) {
     if (!out) _exit(3);
     check_opts jo = *o;
     if (job->sets) jo.sets = job->sets, jo.nsets = job->nsets;
-    check_run_scene(job->path, job->keep_name, &jo, out);
+    if (o->run)
+      o->run(job, &jo, out);
+    else
+      check_run_scene(job->path, job->keep_name, &jo, out);
     _exit(fclose(out) == 0 ? 0 : 3);
   }
   close(fd);

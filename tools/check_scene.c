@@ -51,16 +51,6 @@ static const char* stem(const char* path) {
   return s ? s + 1 : path;
 }
 
-// (check type) => the unit of kn_check_result.measured (sim.h)
-static const char* check_unit(kn_check_type t) {
-  switch (t) {
-    case KN_CHECK_GRASP_HELD: return "mm";
-    case KN_CHECK_CONTACT_FORCE: return "N";
-    case KN_CHECK_SOLVER_CONVERGED: return "iterations";
-    default: return "m";
-  }
-}
-
 static kn_status record(void* user, const kn_world* w, kn_error* err) {
   kn_golden* g = user;
   return g ? kn_golden_record(g, w, err) : KN_OK;
@@ -177,7 +167,7 @@ void check_run_scene(const char* path, const char* keep_name, const check_opts* 
     put_field(out, kn_check_type_name(r[i].type));
     fprintf(out, "\t%d\t%d", r[i].passed, r[i].expect_fail);
     put_field(out, r[i].message);
-    put_field(out, check_unit(r[i].type));
+    put_field(out, r[i].unit);
     put_number(out, r[i].measured), put_number(out, r[i].t), put_number(out, r[i].measured2);
     put_number(out, r[i].t2), put_number(out, r[i].lo), put_number(out, r[i].hi);
     fputc('\n', out);

@@ -12,6 +12,8 @@ int knead_cmd_bench(int argc, char** argv);
 int knead_cmd_check(int argc, char** argv);
 /* knead sweep SCENE --set KEY=A:B:N...: a scene over a grid or random samples of overrides (cmd_sweep.c) */
 int knead_cmd_sweep(int argc, char** argv);
+/* knead compare PATH... [--backends LIST]: every scene once per contact backend, side by side (cmd_compare.c) */
+int knead_cmd_compare(int argc, char** argv);
 
 /* Progress on stderr: a bar redrawn in place on a terminal, a line every 25 % otherwise. */
 typedef struct {

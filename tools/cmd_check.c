@@ -46,7 +46,7 @@ static const char check_usage[] =
 
 //---- collecting scene files ----
 
-static int push_path(char*** list, int* n, int* cap, const char* p) {
+int check_push_path(char*** list, int* n, int* cap, const char* p) {
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 16;
     char** l = realloc(*list, (size_t)c * sizeof *l);
@@ -65,14 +65,14 @@ static int is_yaml(const char* name) {
 }
 
 // (folder) => its *.yaml files, recursively, sorted by path so the order never depends on readdir
-static int collect_dir(const char* dir, char*** list, int* n, int* cap) {
+int check_collect_dir(const char* dir, char*** list, int* n, int* cap) {
   DIR* d = opendir(dir);
   if (!d) return -1;
   char** names = NULL;
   int nn = 0, nc = 0;
   struct dirent* e;
   while ((e = readdir(d)))
-    if (e->d_name[0] != '.') push_path(&names, &nn, &nc, e->d_name);
+    if (e->d_name[0] != '.') check_push_path(&names, &nn, &nc, e->d_name);
   closedir(d);
   if (nn) qsort(names, (size_t)nn, sizeof *names, cmp_str);
   for (int i = 0; i < nn; i++) {
@@ -80,9 +80,9 @@ static int collect_dir(const char* dir, char*** list, int* n, int* cap) {
     snprintf(p, sizeof p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
     struct stat st;
     if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-      collect_dir(p, list, n, cap);
+      check_collect_dir(p, list, n, cap);
     else if (is_yaml(names[i]))
-      push_path(list, n, cap, p);
+      check_push_path(list, n, cap, p);
     free(names[i]);
   }
   free(names);
@@ -161,10 +161,10 @@ int knead_cmd_check(int argc, char** argv) {
       }
       if (S_ISDIR(st.st_mode)) {
         int before = npath;
-        collect_dir(a, &paths, &npath, &cap);
+        check_collect_dir(a, &paths, &npath, &cap);
         if (npath == before) knead_error("check: warning: no *.yaml scene under %s", a);
       } else {
-        push_path(&paths, &npath, &cap, a);
+        check_push_path(&paths, &npath, &cap, a);
       }
     }
   }

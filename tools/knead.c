@@ -3,6 +3,7 @@
  *   knead run SCENE.yaml [--out DIR] [--set KEY=VALUE]... [--package-path DIR]... [--resume FILE]
  *                        [--save-state FILE]
  *   knead info [--json] [--package-path DIR]... ROBOT.urdf
+ *   knead check / sweep / compare  (cmd_check.c, cmd_sweep.c, cmd_compare.c)
  *   knead bench [ARGS...]          exec knead-bench from the folder of this program */
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +39,9 @@ static const char usage[] =
     "                              --set KEY=VALUE applies to every scene\n"
     "  knead sweep SCENE.yaml --set KEY=A:B:N...  run a scene over a grid (or --random N samples)\n"
     "                              of overrides: DIR/sweep.csv and sweep.json (see knead sweep --help)\n"
+    "  knead compare PATH...       run scenes once per contact backend (--backends sap,penalty,ipc,\n"
+    "                              smooth_friction), side by side: a table, DIR/compare.md,\n"
+    "                              compare.json and plots (see knead compare --help)\n"
     "  knead bench [ARGS]          run the benchmarks (knead-bench, installed next to knead)\n"
     "  knead --help | --version\n"
     "\n"
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "info")) return knead_cmd_info(argc - 1, argv + 1);
   if (!strcmp(cmd, "check")) return knead_cmd_check(argc - 1, argv + 1);
   if (!strcmp(cmd, "sweep")) return knead_cmd_sweep(argc - 1, argv + 1);
+  if (!strcmp(cmd, "compare")) return knead_cmd_compare(argc - 1, argv + 1);
   if (!strcmp(cmd, "bench")) return knead_cmd_bench(argc - 1, argv + 1);
   knead_error("unknown command '%s'", cmd);
   fputs(usage, stderr);

@@ -3,7 +3,8 @@
 # examples/regression` against `knead check -j 1`: the same report on stdout (every scene's
 # PASS/FAIL lines and the summary), the same JUnit file but for times (so the same final state
 # hashes, which the golden testcases list), the same exit status. Then `knead sweep` the same way:
-# the same sweep.csv and sweep.json but for wall times.
+# the same sweep.csv and sweep.json but for wall times. And `knead compare` (two fidelity scenes,
+# sap / penalty (refused) / none): the same compare.json but for wall times, the same CSVs.
 #   bash tests/tools/mpi_check.sh KNEAD MPIRUN SOURCE_DIR
 set -euo pipefail
 knead=$1 mpirun=$2 src=$3
@@ -33,5 +34,12 @@ nowall() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_time_s")
 diff <(nowall s1/sweep.csv) <(nowall sm/sweep.csv) || { echo "sweep.csv differs"; fail=1; }
 diff <(grep -v wall_time_s s1/sweep.json) <(grep -v wall_time_s sm/sweep.json) || { echo "sweep.json differs"; fail=1; }
 [ "$(wc -l < sm/sweep.csv)" = 7 ] || { echo "sweep.csv under mpirun: not 6 rows"; cat sm/sweep.csv; fail=1; }
-[ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal"
+cmp=("$src/examples/fidelity/ball_slope_45_mu_0_2.yaml" "$src/examples/fidelity/five_box_stack.yaml"
+     --backends sap,penalty,none)
+"$knead" compare "${cmp[@]}" --out c1 > /dev/null || { echo "compare -j 1 failed"; fail=1; }
+"$mpirun" --oversubscribe -n 3 "$knead" compare "${cmp[@]}" --out cm > /dev/null || { echo "compare under mpirun failed"; fail=1; }
+diff <(grep -v wall_per_step c1/compare.json) <(grep -v wall_per_step cm/compare.json) || { echo "compare.json differs"; fail=1; }
+diff -r -x plots -x compare.json -x compare.md c1 cm || { echo "compare's CSVs differ"; fail=1; }
+grep -q '"status": "refused"' cm/compare.json || { echo "compare under mpirun: no refused cell"; fail=1; }
+[ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal; compare.json and its CSVs equal"
 exit $fail

@@ -189,6 +189,18 @@
     clock = D.frames[frame][0] - t0;
     setFrame(frame);
   });
+  // a page showing several replays side by side (knead compare's DIR/<scene>/replay.html) drives
+  // them in step: a message {knead: 'seek', t} shows the frame at simulated time t and pauses
+  window.addEventListener('message', function (e) {
+    const m = e.data;
+    if (!m || m.knead !== 'seek' || typeof m.t !== 'number') return;
+    playing = false;
+    playButton.textContent = 'play';
+    clock = Math.max(0, Math.min(t1 - t0, m.t - t0));
+    while (frame + 1 < nframe && D.frames[frame + 1][0] - t0 <= clock) frame++;
+    while (frame > 0 && D.frames[frame][0] - t0 > clock) frame--;
+    setFrame(frame);
+  });
   info.textContent = D.name + ': ' + D.bodies.length + ' bodies, ' + D.fems.length + ' FEM bodies, ' +
     (mpmBodies.length ? mpmBodies.length + ' MPM bodies, ' : '') + nframe +
     ' frames, ' + (t1 - t0).toFixed(2) + ' s';
