@@ -436,8 +436,8 @@ typedef struct {
 /* contact.smooth_friction: the smooth_friction backend's keys (sim/backend_nonlinear.c; digest
  * implicit-smooth-friction.md §3.3-3.11), each optional */
 typedef struct {
-  double* thickness;        /* delta: the cubic penalty acts below this gap [m] [1e-3] */
-  double* stiffness;        /* kappa at the start [N/m] [1e4], raised after a step that ends
+  double* thickness;        /* delta: the cubic penalty acts below this gap [m] [1e-4] */
+  double* stiffness;        /* kappa at the start [N/m] [1e5], raised after a step that ends
                                penetrating (adaptive: true) */
   double* epsilon;          /* friction smoothing speed [m/s] [1e-4] */
   double* static_ratio;     /* Stribeck: mu_s / mu_d [1: none] */

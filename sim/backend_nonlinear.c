@@ -48,8 +48,8 @@ static void nl_free(void* p) {
 static kn_status smooth_params(const kn_scene* sc, nl_state* s, kn_error* err) {
   const kn_scene_smooth* k = sc->doc->contact ? sc->doc->contact->smooth_friction : NULL;
   kn_smooth_term* t = &s->term;
-  t->delta = k && k->thickness ? *k->thickness : 1e-3;
-  t->kappa = k && k->stiffness ? *k->stiffness : 1e4;
+  t->delta = k && k->thickness ? *k->thickness : 1e-4;
+  t->kappa = k && k->stiffness ? *k->stiffness : 1e5;
   t->eps = k && k->epsilon ? *k->epsilon : 1e-4;
   t->static_ratio = k && k->static_ratio ? *k->static_ratio : 1.0;
   t->stribeck_speed = k && k->stribeck_speed ? *k->stribeck_speed : 10 * t->eps;
@@ -183,8 +183,9 @@ static kn_status stage_solve(kn_world* w, nl_state* s, int n, kn_nl_stats* stats
                                    s->term.n, s->term.kappa);
     stats->iterations += st1.iterations, stats->line_search_iterations += st1.line_search_iterations;
     stats->residual = st1.residual;
-    double d_min = INFINITY;
+    double d_min = INFINITY, d_start = 0;
     int active = 0;
+    for (int i = 0; i < s->term.n; i++) d_start = fmin(d_start, s->term.c[i].phi0);
     for (int i = 0; i < s->term.n; i++) {
       double f[3], d = kn_smooth_term_force(&s->term, i, s->v, f);
       d_min = fmin(d_min, d);
@@ -192,7 +193,9 @@ static kn_status stage_solve(kn_world* w, nl_state* s, int n, kn_nl_stats* stats
     }
     if (!s->adaptive) break;
     if (!active && s->term.kappa > s->kappa0) s->term.kappa = fmax(s->kappa0, 0.5 * s->term.kappa);
-    if (!(d_min < 0) || attempt == 5) break;
+    /* raise kappa when the step ends deeper than zero and than it began: a body placed overlapping
+     * (a wedge pressed in at t = 0) keeps its overlap's force instead of stiffening without end */
+    if (!(d_min < d_start) || attempt == 5) break;
     s->term.kappa *= kn_smooth_kappa_factor(d_min, s->term.delta);
     (*redo)++;
     memcpy(s->v0, s->v, (size_t)n * sizeof(double));
