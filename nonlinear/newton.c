@@ -19,7 +19,7 @@ struct kn_nl_solver {
 
 kn_nl_options kn_nl_options_default(void) {
   return (kn_nl_options){.abs_tol = 1e-8, .rel_tol = 1e-8, .max_iterations = 100, .c1 = 1e-4, .backtrack = 0.5,
-                         .max_line_search = 40, .iterative = 1};
+                         .max_line_search = 40, .iterative = 1, .max_passes = 10};
 }
 
 kn_nl_solver* kn_nl_solver_create(void) {
@@ -153,6 +153,125 @@ static const char* dof_owner(const kn_nl_solver* s, const kn_nl_problem* p, int 
   return "?";
 }
 
+/* Backtracking from alpha along s->p: on the energy (Armijo; merit 1) or on ||D r|| (relaxed by the
+ * forcing term sigma; merit 0), at most `halvings` times. On acceptance s->vt, s->rt, *Et hold the
+ * trial; returns 1, and the evaluations in *count. */
+static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* o, int n, int energy,
+                             double E, double res2, double sigma, double alpha, int halvings, double* Et, int* count,
+                             int* accepted, kn_error* err) {
+  double slope = 0;
+  for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
+  *accepted = 0;
+  int ls;
+  for (ls = 0; ls <= halvings && alpha > 0; ls++, alpha *= o->backtrack) {
+    for (int i = 0; i < n; i++) s->vt[i] = s->v[i] + alpha * s->p[i];
+    kn_status st = eval(s, p, s->vt, Et, s->rt, NULL, NULL, err);
+    if (st) return st;
+    int wt = 0;
+    double res2t;
+    if (!isfinite(scaled(s, n, s->rt, &wt, &res2t)) || !isfinite(*Et)) continue;
+    if (energy) {
+      /* Armijo with a relative slop for the round-off of E near the minimum; a step that lowers
+       * the scaled residual is taken when E cannot tell */
+      double slop = 1e-13 * fmax(1.0, fabs(E));
+      if (slope < 0 && *Et <= E + o->c1 * alpha * slope + slop) *accepted = 1;
+      else if (fabs(*Et - E) <= slop && res2t < res2) *accepted = 1;
+    } else if (res2t <= (1 - o->c1 * alpha * (1 - sigma)) * res2) {
+      *accepted = 1;
+    }
+    if (*accepted) break;
+  }
+  *count += ls + (*accepted ? 1 : 0);
+  return KN_OK;
+}
+
+/* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
+ * potential, else root finding; statistics added to *st0 */
+static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, int potential, int n,
+                        kn_nl_stats* st0, kn_error* err) {
+  kn_nl_options o = *opt;
+  kn_status st;
+  double E = 0, Et = 0, res2 = 0, res2_prev = 1;
+  int worst = 0;
+  /* root finding keeps the Jacobian's symmetric PSD part too: BiCGSTAB's preconditioner and the
+   * fallback's Hessian */
+  kn_nl_triplets* S = potential ? NULL : &s->S;
+  kn_nl_triplets_reset(&s->T, n);
+  kn_nl_triplets_reset(&s->S, n);
+  if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
+  double res = scaled(s, n, s->r, &worst, &res2);
+  if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
+  int k = 0;
+  for (;; k++) {
+    if (!isfinite(res) || (potential && !isfinite(E)))
+      return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
+                     dof_owner(s, p, worst));
+    double tol = o.abs_tol + o.rel_tol * max_abs(s->v, n);
+    if (res <= tol) break;
+    if (k >= o.max_iterations)
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
+                     k, res, st0->residual_start, worst, dof_owner(s, p, worst));
+    int accepted = 0;
+    if (potential) {
+      /* minimization: the Newton direction of the (PSD-projected) Hessian, Armijo on the energy */
+      for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+      if ((st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err)))
+        return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+      st0->factorizations++;
+      double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
+      if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, &Et, &st0->line_search_iterations,
+                            &accepted, err)))
+        return kn_error_prefix(err, "Newton iteration %d: ", k);
+    } else {
+      /* root finding: the Newton direction of the whole Jacobian (BiCGSTAB's inexact one, or the
+       * LU's) with backtracking on ||D r|| */
+      for (int exact = !o.iterative; exact <= 1 && !accepted; exact++) {
+        for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+        double sigma = 0;
+        if (!exact) {
+          sigma = k == 0 ? 0.01 : fmin(0.01, pow(res2 / res2_prev, 1.6180339887498949));
+          int its = 0;
+          kn_error e2 = {0};
+          st = kn_nl_linsolve_bicgstab(s->ls, &s->T, &s->S, s->rt, s->p, sigma, 100, &its, &e2);
+          st0->krylov_iterations += its, st0->factorizations++;
+          if (st == KN_ERR_NOMEM) return kn_fail(err, st, "%s", e2.msg);
+          if (st) {
+            st0->lu_fallbacks++;
+            continue;
+          }
+        } else {
+          if ((st = kn_nl_linsolve_solve(s->ls, &s->T, 0, s->rt, s->p, err)))
+            return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+          st0->factorizations++;
+        }
+        if ((st = line_search(s, p, &o, n, 0, E, res2, sigma, 1.0, o.max_line_search, &Et,
+                              &st0->line_search_iterations, &accepted, err)))
+          return kn_error_prefix(err, "Newton iteration %d: ", k);
+        if (!accepted && !exact) st0->lu_fallbacks++;
+      }
+    }
+    /* no decrease left: converged to round-off when the residual is within 100 times the tolerance
+     * (a stiff penalty's r = 1e4 N/m x 1e-16 m) */
+    if (!accepted && res <= 100 * tol) break;
+    if (!accepted)
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "Newton iteration %d: the line search found no decrease (velocity residual %.3g m/s at DoF %d of "
+                     "'%s')",
+                     k, res, worst, dof_owner(s, p, worst));
+    memcpy(s->v, s->vt, (size_t)n * sizeof(double));
+    res2_prev = res2;
+    kn_nl_triplets_reset(&s->T, n);
+    kn_nl_triplets_reset(&s->S, n);
+    if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
+    res = scaled(s, n, s->r, &worst, &res2);
+  }
+  st0->iterations += k;
+  st0->residual = res;
+  st0->energy = E;
+  return KN_OK;
+}
+
 kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, const double* v0, double* v,
                       kn_nl_stats* stats, kn_error* err) {
   kn_nl_options o = opt ? *opt : kn_nl_options_default();
@@ -163,86 +282,27 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   for (int c = 0; c < p->ncliques; c++) p->cliques[c].ops->diagonal(p->cliques[c].self, s->dinv + s->offset[c]);
   for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
   memcpy(s->v, v0, (size_t)n * sizeof(double));
-  double E = 0, Et = 0, res2 = 0, res2_prev = 1;
-  int worst = 0;
-  int iterative = !p->potential && o.iterative;
-  kn_nl_triplets* S = iterative ? &s->S : NULL;
-  kn_nl_triplets_reset(&s->T, n);
-  kn_nl_triplets_reset(&s->S, n);
-  if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
-  double res = scaled(s, n, s->r, &worst, &res2);
-  st0.residual_start = res;
-  int k = 0;
-  for (;; k++) {
-    if (!isfinite(res) || (p->potential && !isfinite(E)))
-      return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
-                     dof_owner(s, p, worst));
-    if (res <= o.abs_tol + o.rel_tol * max_abs(s->v, n)) break;
-    if (k >= o.max_iterations)
-      return kn_fail(err, KN_ERR_NUMERIC,
-                     "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
-                     k, res, st0.residual_start, worst, dof_owner(s, p, worst));
-    for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-    double sigma = 0; /* the forcing term of an inexact direction (digest §3.8) */
-    st = KN_ERR_NUMERIC;
-    if (iterative) {
-      sigma = k == 0 ? 0.01 : fmin(0.01, pow(res2 / res2_prev, 1.6180339887498949));
-      int its = 0;
-      kn_error e2 = {0};
-      st = kn_nl_linsolve_bicgstab(s->ls, &s->T, &s->S, s->rt, s->p, sigma, 100, &its, &e2);
-      st0.krylov_iterations += its, st0.factorizations++;
-      if (st == KN_ERR_NOMEM) return kn_fail(err, st, "%s", e2.msg);
-      if (st) st0.lu_fallbacks++, sigma = 0;
-    }
-    if (st) {
-      if ((st = kn_nl_linsolve_solve(s->ls, &s->T, p->potential, s->rt, s->p, err)))
-        return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
-      st0.factorizations++;
-    }
-    double slope = 0;
-    for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
-    double alpha = 1.0;
-    if (p->potential && p->contact.max_step) alpha = fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p));
-    int accepted = 0, ls;
-    double rest = res, res2t = res2;
-    for (ls = 0; ls < o.max_line_search && alpha > 0; ls++, alpha *= o.backtrack) {
-      for (int i = 0; i < n; i++) s->vt[i] = s->v[i] + alpha * s->p[i];
-      if ((st = eval(s, p, s->vt, &Et, s->rt, NULL, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
-      int wt = 0;
-      rest = scaled(s, n, s->rt, &wt, &res2t);
-      if (!isfinite(rest)) continue;
-      if (p->potential) {
-        /* Armijo on the energy, with a relative slop for the round-off of E near the minimum;
-         * a step that lowers the scaled residual is taken when E cannot tell */
-        double slop = 1e-13 * fmax(1.0, fabs(E));
-        if (slope < 0 && Et <= E + o.c1 * alpha * slope + slop) accepted = 1;
-        else if (fabs(Et - E) <= slop && res2t < res2) accepted = 1;
-      } else if (res2t <= (1 - o.c1 * alpha * (1 - sigma)) * res2) {
-        accepted = 1;
-      }
-      if (accepted) break;
-    }
-    st0.line_search_iterations += ls + 1;
-    /* no decrease left: converged to round-off when the residual is within 100 times the tolerance
-     * (a stiff penalty's r = 1e4 N/m x 1e-16 m) */
-    if (!accepted && res <= 100 * (o.abs_tol + o.rel_tol * max_abs(s->v, n))) break;
-    if (!accepted)
-      return kn_fail(err, KN_ERR_NUMERIC,
-                     "Newton iteration %d: the line search found no decrease in %d steps (velocity residual %.3g m/s "
-                     "at DoF %d of '%s')",
-                     k, ls, res, worst, dof_owner(s, p, worst));
-    memcpy(s->v, s->vt, (size_t)n * sizeof(double));
-    E = Et;
-    res2_prev = res2;
-    kn_nl_triplets_reset(&s->T, n);
-    kn_nl_triplets_reset(&s->S, n);
-    if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
-    res = scaled(s, n, s->r, &worst, &res2);
+  int lag = !p->potential && p->contact.lag;
+  kn_error e2 = {0};
+  /* root finding with a term that can lag: Newton on the whole residual; where it stalls (a kink
+   * of a PD's effort clamp, the friction transition far from the root), one pass of the lagged
+   * problem — the term frozen at the current iterate, a convex minimization — and Newton again
+   * from its answer. A fixed point of the passes is a root of r; Newton converges fast near it. */
+  for (int pass = 0;; pass++) {
+    st = newton(s, p, &o, p->potential, n, &st0, lag ? &e2 : err);
+    if (st == KN_OK || !lag || st == KN_ERR_NOMEM || pass == o.max_passes) break;
+    p->contact.lag(p->contact.self, s->v, 1);
+    kn_status sl = newton(s, p, &o, 1, n, &st0, &e2);
+    p->contact.lag(p->contact.self, s->v, 0);
+    st0.passes++;
+    if (sl) break;
   }
+  if (st && lag) {
+    kn_fail(err, st, "%s%s", e2.msg, st0.passes ? " (after lagged passes)" : "");
+    if (st0.passes) kn_error_prefix(err, "%d lagged passes: ", st0.passes);
+  }
+  if (st) return st;
   memcpy(v, s->v, (size_t)n * sizeof(double));
-  st0.iterations = k;
-  st0.residual = res;
-  st0.energy = E;
   if (stats) *stats = st0;
   return KN_OK;
 }

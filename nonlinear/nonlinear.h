@@ -91,6 +91,10 @@ typedef struct {
   /* optional, potential problems: the largest alpha in (0, 1] such that v + alpha p stays
    * admissible (ipc's CCD); NULL: 1 */
   double (*max_step)(void* self, const double* v, const double* p);
+  /* optional, root-finding terms: on = 1 freezes the term at v into a potential (smooth friction:
+   * friction lagged at v, the normal force lambda(d(v))) until lag(.., 0); the solver's passes
+   * where Newton on the whole residual stalls. NULL: no passes */
+  void (*lag)(void* self, const double* v, int on);
   void* self;
 } kn_nl_term;
 
@@ -103,7 +107,7 @@ typedef struct {
 } kn_nl_problem;
 
 /* Defaults (kn_nl_options_default): abs_tol 1e-8 m/s, rel_tol 1e-8, 100 iterations, Armijo c1 1e-4,
- * backtracking factor 0.5 (digest §3.8), at most 40 halvings, iterative 1.
+ * backtracking factor 0.5 (digest §3.8), at most 40 halvings, iterative 1, 10 lagged passes.
  * iterative (root-finding problems): the Newton system by BiCGSTAB (van der Vorst) on the assembled
  * Jacobian, preconditioned by the Cholesky factor (CHOLMOD) of its symmetric PSD part (the cliques',
  * the robot-side terms' and the contact term's S), to the forcing term sigma_k = min(0.01,
@@ -116,6 +120,7 @@ typedef struct {
   double c1, backtrack;
   int max_line_search;
   int iterative;
+  int max_passes;        /* lagged passes when Newton stalls [10] */
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 
@@ -123,6 +128,7 @@ typedef struct {
   int iterations, line_search_iterations, factorizations;
   int krylov_iterations; /* BiCGSTAB iterations (iterative) */
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
+  int passes;            /* lagged passes (kn_nl_term.lag) */
   double residual;       /* max |D r| at the end [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

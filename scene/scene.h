@@ -17,7 +17,7 @@
  *                                  contact; penalty and ipc are rejected by kn_world_create as "not
  *                                  implemented" (KN_ERR_UNSUPPORTED)
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
- *                       lagged, adaptive}   kn_scene_smooth
+ *                       lagged, adaptive, solver: iterative|direct}   kn_scene_smooth
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -445,7 +445,11 @@ typedef struct {
   double* viscous;          /* mu_v [N s/m] [0] */
   bool* lagged;             /* friction's lambda and basis at the step start (IPC's) [false] */
   bool* adaptive;           /* raise kappa and redo a step that ends penetrating (§3.9) [true] */
+  int solver;               /* kn_scene_nl_solver: the Newton systems [iterative] */
 } kn_scene_smooth;
+/* contact.smooth_friction.solver: iterative = BiCGSTAB preconditioned by the Cholesky factor of the
+ * Jacobian's symmetric part (Algorithm 2's inexact Newton); direct = UMFPACK's LU (Algorithm 1) */
+typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solver;
 
 typedef struct {
   kn_contact_backend backend;

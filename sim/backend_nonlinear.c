@@ -26,6 +26,7 @@ typedef struct {
   kn_nl_options opt;
   kn_nl_points points;
   kn_smooth_contact* sc;
+  double* lambda_ref;
   int sccap;
   kn_smooth_term term;
   double kappa0;            /* stiffness at the start; term.kappa is the current one (saved) */
@@ -40,7 +41,7 @@ static void nl_free(void* p) {
   kn_sap_adapter_free_state(s->sap);
   kn_nl_solver_free(s->solver);
   kn_nl_points_free(&s->points);
-  free(s->sc), free(s->v0), free(s->v), free(s->force);
+  free(s->sc), free(s->lambda_ref), free(s->v0), free(s->v), free(s->force);
   free(s);
 }
 
@@ -94,6 +95,8 @@ static kn_status nl_create(kn_world* w, void** out, kn_error* err) {
   s->opt = kn_nl_options_default();
   const kn_scene_solver* so = sc->doc->contact ? sc->doc->contact->solver : NULL;
   if (so && so->max_iterations) s->opt.max_iterations = *so->max_iterations;
+  const kn_scene_smooth* k = sc->doc->contact ? sc->doc->contact->smooth_friction : NULL;
+  s->opt.iterative = !(k && k->solver == KN_SCENE_NL_DIRECT);
   s->sap->cand.extra_margin = s->term.delta;
   *out = s;
   return KN_OK;
@@ -137,10 +140,11 @@ static kn_status stage_contacts(kn_world* w, nl_state* s, const int* offset, kn_
   const kn_sim_candidates* c = &s->sap->cand;
   kn_nl_points_reset(&s->points);
   if (c->n > s->sccap) {
-    free(s->sc);
+    free(s->sc), free(s->lambda_ref);
     s->sc = malloc((size_t)c->n * sizeof *s->sc);
-    s->sccap = s->sc ? c->n : 0;
-    if (!s->sc) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
+    s->lambda_ref = malloc((size_t)c->n * sizeof *s->lambda_ref);
+    s->sccap = s->sc && s->lambda_ref ? c->n : 0;
+    if (!s->sccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   for (int i = 0; i < c->n; i++) {
     const kn_contact_candidate* cc = &c->c[i];
@@ -158,6 +162,7 @@ static kn_status stage_contacts(kn_world* w, nl_state* s, const int* offset, kn_
   s->term.points = &s->points;
   s->term.c = s->sc;
   s->term.n = c->n;
+  s->term.lambda_ref = s->lambda_ref;
   s->term.dt = w->scene->time_step;
   return KN_OK;
 }
@@ -167,7 +172,7 @@ static kn_status grow(double** p, size_t* cap, size_t n, kn_error* err) { return
 /* 6. Newton with the stiffness adaptation: the deepest end-of-step gap in *d_min */
 static kn_status stage_solve(kn_world* w, nl_state* s, int n, kn_nl_stats* stats, int* redo, kn_error* err) {
   kn_nl_problem prob = {.ncliques = w->nclique, .cliques = w->cliques, .robot = s->sap->prob,
-                        .contact = {.eval = kn_smooth_term_eval, .self = &s->term},
+                        .contact = {.eval = kn_smooth_term_eval, .lag = kn_smooth_term_lag, .self = &s->term},
                         .potential = s->term.lagged};
   int o = 0;
   for (int c = 0; c < w->nclique; c++) {

@@ -22,9 +22,9 @@ static void local_eval(const kn_smooth_term* t, const kn_smooth_contact* c, cons
   L->s = sqrt(L->vt[0] * L->vt[0] + L->vt[1] * L->vt[1] + L->vt[2] * L->vt[2]);
 }
 
-// the friction law of contact c
+// the friction law of contact c (a pass lagged at a reference drops Stribeck: its potential is F0's)
 static kn_smooth_friction law(const kn_smooth_term* t, const kn_smooth_contact* c) {
-  return (kn_smooth_friction){.mu_s = c->mu * t->static_ratio, .mu_d = c->mu, .v_s = t->stribeck_speed,
+  return (kn_smooth_friction){.mu_s = c->mu * (t->use_ref ? 1.0 : t->static_ratio), .mu_d = c->mu, .v_s = t->stribeck_speed,
                               .mu_v = t->viscous, .eps = t->eps};
 }
 
@@ -40,7 +40,8 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
     kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
     local L;
     local_eval(t, c, w, &L);
-    double lambda = t->lagged ? c->lambda0 : -L.db;
+    int lag = t->lagged || t->use_ref; /* friction is then the gradient of a potential */
+    double lambda = t->lagged ? c->lambda0 : t->use_ref ? t->lambda_ref[i] : -L.db;
     if (L.db == 0.0 && lambda == 0.0) continue; /* beyond the thickness, no lagged force */
     kn_smooth_friction f = law(t, c);
     double dc, dcdl, rho;
@@ -50,7 +51,7 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
     for (int k = 0; k < 3; k++) g[k] = h * (L.db * c->n[k] + rho * L.vt[k]);
     kn_nl_pair_add_force(t->points, c->a, c->b, 1.0, g, r);
     e += L.b;
-    if (t->lagged) e += h * (c->mu * lambda * f0(L.s, t->eps) + 0.5 * t->viscous * L.s * L.s);
+    if (lag) e += h * (c->mu * lambda * f0(L.s, t->eps) + 0.5 * t->viscous * L.s * L.s);
     if (!T) continue;
     double K[9], u[3] = {0, 0, 0};
     if (L.s > 0)
@@ -58,8 +59,8 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
     /* d rho / d lambda (implicit friction): mu_eff(|v_t|) s(|v_t|) / |v_t| */
     double sv = 0, dg = 0;
     kn_smooth_transition(L.s, t->eps, NULL, &sv);
-    double mu_eff = c->mu + (f.mu_s - f.mu_d) * (t->static_ratio != 1.0 ? kn_smooth_stribeck(L.s / f.v_s, &dg) : 0.0);
-    double drho_dl = t->lagged ? 0.0 : mu_eff * sv, dlambda_dd = -L.d2b;
+    double mu_eff = c->mu + (f.mu_s - f.mu_d) * (f.mu_s != f.mu_d ? kn_smooth_stribeck(L.s / f.v_s, &dg) : 0.0);
+    double drho_dl = lag ? 0.0 : mu_eff * sv, dlambda_dd = -L.d2b;
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++) {
         double P = (a == b) - c->n[a] * c->n[b];
@@ -81,13 +82,26 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
   return KN_OK;
 }
 
+void kn_smooth_term_lag(void* self, const double* v, int on) {
+  kn_smooth_term* t = self;
+  t->use_ref = on && t->lambda_ref;
+  if (!t->use_ref) return;
+  for (int i = 0; i < t->n; i++) {
+    double w[3];
+    kn_nl_pair_velocity(t->points, t->c[i].a, t->c[i].b, v, w);
+    local L;
+    local_eval(t, &t->c[i], w, &L);
+    t->lambda_ref[i] = -L.db;
+  }
+}
+
 double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]) {
   const kn_smooth_contact* c = &t->c[i];
   double w[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
   local L;
   local_eval(t, c, w, &L);
-  double lambda = t->lagged ? c->lambda0 : -L.db, rho = 0, dc, dcdl;
+  double lambda = t->lagged ? c->lambda0 : t->use_ref ? t->lambda_ref[i] : -L.db, rho = 0, dc, dcdl;
   kn_smooth_friction fl = law(t, c);
   if (L.db != 0.0 || lambda != 0.0) kn_smooth_friction_magnitude(&fl, L.s, lambda, &dc, &dcdl, &rho);
   for (int k = 0; k < 3; k++) f[k] = -(L.db * c->n[k] + rho * L.vt[k]);

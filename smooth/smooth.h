@@ -74,6 +74,8 @@ typedef struct {
   const kn_nl_points* points;
   const kn_smooth_contact* c;
   int n;
+  double* lambda_ref;    /* n, or NULL (no lagged passes): the normal forces of kn_smooth_term_lag */
+  int use_ref;           /* set by kn_smooth_term_lag: friction lagged at lambda_ref, a potential */
 } kn_smooth_term;
 
 /* kn_nl_term's eval (self: a kn_smooth_term): the penalty's energy b(d) and, lagged, the friction
@@ -83,6 +85,9 @@ typedef struct {
  * PSD part without that coupling (the iterative solver's preconditioner). */
 kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                               kn_error* err);
+/* kn_nl_term's lag: on, lambda_ref = lambda(d(v)) and the term becomes the potential of friction
+ * lagged there (the dynamic coefficient alone), for the solver's lagged passes; off, implicit again */
+void kn_smooth_term_lag(void* self, const double* v, int on);
 /* contact i at v => the force on B [N] (world) and the gap d(v) (returned) */
 double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]);
 

@@ -74,9 +74,10 @@ static double t2_drift(double h, int lagged) {
   kn_clique q = {&point_mass_ops, &pm};
   kn_nl_points P = {0};
   kn_smooth_contact c = {.a = -1, .n = {0, 0, 1}, .mu = mu};
+  double lambda_ref = 0;
   kn_smooth_term t = {.dt = h, .delta = delta, .kappa = N0 / (0.75 * delta), .eps = 1e-3, .static_ratio = 1,
-                      .stribeck_speed = 1e-2, .lagged = lagged, .points = &P, .c = &c, .n = 1};
-  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .contact = {kn_smooth_term_eval, NULL, &t}, .potential = lagged};
+                      .stribeck_speed = 1e-2, .lagged = lagged, .points = &P, .c = &c, .n = 1, .lambda_ref = &lambda_ref};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .contact = {.eval = kn_smooth_term_eval, .lag = kn_smooth_term_lag, .self = &t}, .potential = lagged};
   kn_nl_solver* s = kn_nl_solver_create();
   kn_error err = {0};
   int steps = (int)lround(1.0 / h);
