@@ -11,7 +11,7 @@
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
   kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
-  double *r, *p, *vt, *rt, *dinv, *v;
+  double *r, *p, *vt, *rt, *dinv, *v, *vpass;
   int cap;
   int* offset;
   int capq;
@@ -38,7 +38,7 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_linsolve_free(s->ls);
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
-  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->offset);
+  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->offset);
   free(s);
 }
 
@@ -58,7 +58,7 @@ static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_erro
   s->offset[0] = 0;
   for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
   if (n + 1 <= s->cap) return KN_OK;
-  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v};
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass};
   s->cap = 0;
   for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
     free(*a[k]);
@@ -158,7 +158,7 @@ static const char* dof_owner(const kn_nl_solver* s, const kn_nl_problem* p, int 
  * trial; returns 1, and the evaluations in *count. */
 static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* o, int n, int energy,
                              double E, double res2, double sigma, double alpha, int halvings, double* Et, int* count,
-                             int* accepted, kn_error* err) {
+                             int* accepted, double* alpha_out, kn_error* err) {
   double slope = 0;
   for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
   *accepted = 0;
@@ -181,6 +181,7 @@ static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_n
     }
     if (*accepted) break;
   }
+  *alpha_out = alpha;
   *count += ls + (*accepted ? 1 : 0);
   return KN_OK;
 }
@@ -188,8 +189,9 @@ static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_n
 /* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
  * potential, else root finding; statistics added to *st0 */
 static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, int potential, int n,
-                        kn_nl_stats* st0, kn_error* err) {
+                        int max_iterations, kn_nl_stats* st0, kn_error* err) {
   kn_nl_options o = *opt;
+  o.max_iterations = max_iterations;
   kn_status st;
   double E = 0, Et = 0, res2 = 0, res2_prev = 1;
   int worst = 0;
@@ -201,7 +203,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
   if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
   double res = scaled(s, n, s->r, &worst, &res2);
   if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
-  int k = 0;
+  int k = 0, stalls = 0;
   for (;; k++) {
     if (!isfinite(res) || (potential && !isfinite(E)))
       return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
@@ -213,6 +215,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
                      "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
                      k, res, st0->residual_start, worst, dof_owner(s, p, worst));
     int accepted = 0;
+    double alpha_taken = 0;
+    st0->iterations++;
     if (potential) {
       /* minimization: the Newton direction of the (PSD-projected) Hessian, Armijo on the energy */
       for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
@@ -221,7 +225,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
       st0->factorizations++;
       double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
       if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, &Et, &st0->line_search_iterations,
-                            &accepted, err)))
+                            &accepted, &alpha_taken, err)))
         return kn_error_prefix(err, "Newton iteration %d: ", k);
     } else {
       /* root finding: the Newton direction of the whole Jacobian (BiCGSTAB's inexact one, or the
@@ -246,7 +250,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
           st0->factorizations++;
         }
         if ((st = line_search(s, p, &o, n, 0, E, res2, sigma, 1.0, o.max_line_search, &Et,
-                              &st0->line_search_iterations, &accepted, err)))
+                              &st0->line_search_iterations, &accepted, &alpha_taken, err)))
           return kn_error_prefix(err, "Newton iteration %d: ", k);
         if (!accepted && !exact) st0->lu_fallbacks++;
       }
@@ -259,6 +263,11 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
                      "Newton iteration %d: the line search found no decrease (velocity residual %.3g m/s at DoF %d of "
                      "'%s')",
                      k, res, worst, dof_owner(s, p, worst));
+    /* root finding that can fall back on lagged passes: five short steps in a row are a stall */
+    stalls = alpha_taken < 1.0 / 32 ? stalls + 1 : 0;
+    if (!potential && p->contact.lag && stalls >= 5)
+      return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: stalled (five steps below 1/32; velocity residual %.3g m/s "
+                     "at DoF %d of '%s')", k, res, worst, dof_owner(s, p, worst));
     memcpy(s->v, s->vt, (size_t)n * sizeof(double));
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
@@ -266,7 +275,6 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
     res = scaled(s, n, s->r, &worst, &res2);
   }
-  st0->iterations += k;
   st0->residual = res;
   st0->energy = E;
   return KN_OK;
@@ -284,22 +292,30 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   memcpy(s->v, v0, (size_t)n * sizeof(double));
   int lag = !p->potential && p->contact.lag;
   kn_error e2 = {0};
-  /* root finding with a term that can lag: Newton on the whole residual; where it stalls (a kink
-   * of a PD's effort clamp, the friction transition far from the root), one pass of the lagged
-   * problem — the term frozen at the current iterate, a convex minimization — and Newton again
-   * from its answer. A fixed point of the passes is a root of r; Newton converges fast near it. */
+  /* root finding with a term that can lag: Newton on the whole residual (at most 30 iterations,
+   * stopped at a stall); where it fails (a kink of a PD's effort clamp, the friction transition far
+   * from the root), a pass of the lagged problem from the last pass's answer — the term frozen
+   * there, a convex minimization — and Newton again from the new answer. The passes are the
+   * fixed-point iteration of lagging; a root of r is their fixed point, and Newton converges fast
+   * near it. */
+  memcpy(s->vpass, s->v, (size_t)n * sizeof(double));
   for (int pass = 0;; pass++) {
-    st = newton(s, p, &o, p->potential, n, &st0, lag ? &e2 : err);
+    st = newton(s, p, &o, p->potential, n, lag && pass < o.max_passes ? 30 : o.max_iterations, &st0, lag ? &e2 : err);
     if (st == KN_OK || !lag || st == KN_ERR_NOMEM || pass == o.max_passes) break;
+    memcpy(s->v, s->vpass, (size_t)n * sizeof(double));
     p->contact.lag(p->contact.self, s->v, 1);
-    kn_status sl = newton(s, p, &o, 1, n, &st0, &e2);
+    kn_status sl = newton(s, p, &o, 1, n, o.max_iterations, &st0, &e2);
     p->contact.lag(p->contact.self, s->v, 0);
     st0.passes++;
-    if (sl) break;
+    if (sl) {
+      st = sl;
+      break;
+    }
+    memcpy(s->vpass, s->v, (size_t)n * sizeof(double));
   }
   if (st && lag) {
-    kn_fail(err, st, "%s%s", e2.msg, st0.passes ? " (after lagged passes)" : "");
-    if (st0.passes) kn_error_prefix(err, "%d lagged passes: ", st0.passes);
+    kn_fail(err, st, "%s", e2.msg);
+    if (st0.passes) kn_error_prefix(err, "after %d lagged passes: ", st0.passes);
   }
   if (st) return st;
   memcpy(v, s->v, (size_t)n * sizeof(double));

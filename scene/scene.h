@@ -439,7 +439,9 @@ typedef struct {
   double* thickness;        /* delta: the cubic penalty acts below this gap [m] [1e-4] */
   double* stiffness;        /* kappa at the start [N/m] [1e5], raised after a step that ends
                                penetrating (adaptive: true) */
-  double* epsilon;          /* friction smoothing speed [m/s] [1e-4] */
+  double* epsilon;          /* friction smoothing speed [m/s] [1e-3]: a held object creeps below
+                               it (the digest's tests and the reference scenes' value; 1e-4 made
+                               Newton stall on grasps at the stick-slip transition) */
   double* static_ratio;     /* Stribeck: mu_s / mu_d [1: none] */
   double* stribeck_speed;   /* v_s [m/s] [10 epsilon] */
   double* viscous;          /* mu_v [N s/m] [0] */

@@ -51,7 +51,7 @@ static kn_status smooth_params(const kn_scene* sc, nl_state* s, kn_error* err) {
   kn_smooth_term* t = &s->term;
   t->delta = k && k->thickness ? *k->thickness : 1e-4;
   t->kappa = k && k->stiffness ? *k->stiffness : 1e5;
-  t->eps = k && k->epsilon ? *k->epsilon : 1e-4;
+  t->eps = k && k->epsilon ? *k->epsilon : 1e-3;
   t->static_ratio = k && k->static_ratio ? *k->static_ratio : 1.0;
   t->stribeck_speed = k && k->stribeck_speed ? *k->stribeck_speed : 10 * t->eps;
   t->viscous = k && k->viscous ? *k->viscous : 0.0;
