@@ -158,7 +158,7 @@ static kn_status build_normals(kn_mesh_data* m) {
 
 void kn_mesh_free(kn_mesh_data* m) {
   if (!m) return;
-  free(m->v), free(m->tri), free(m->fn), free(m->vn), free(m->en), free(m->nodes);
+  free(m->v), free(m->tri), free(m->fn), free(m->vn), free(m->en), free(m->tbox), free(m->nodes);
   kn_hull_free(&m->hull);
   memset(m, 0, sizeof *m);
 }
@@ -279,7 +279,9 @@ kn_status kn_mesh_load(const kn_shape* shape, kn_mesh_data* m, kn_error* err) {
   free(m->tri);
   m->tri = tri2;
   free(perm), free(cent);
-  if (build_normals(m) != KN_OK) {
+  m->tbox = kn_calloc((size_t)kept * 6, sizeof(double));
+  for (int t = 0; m->tbox && t < kept; ++t) tri_bounds(m, &m->tri[3 * t], &m->tbox[6 * t], &m->tbox[6 * t + 3]);
+  if (!m->tbox || build_normals(m) != KN_OK) {
     kn_mesh_free(m);
     return kn_fail(err, KN_ERR_NOMEM, "mesh '%s': out of memory", name);
   }
@@ -345,17 +347,25 @@ static double box_dist2(const double p[3], const double lo[3], const double hi[3
 }
 
 /* nearest-triangle search of the BVH (nearer child first) among triangles closer than
- * sqrt(best2); 0 when there is none, else the squared distance, triangle, feature and point */
+ * sqrt(best2); 0 when there is none, else the squared distance, triangle, feature and point.
+ * A stack entry carries its box's squared distance, computed once when its parent is opened. A
+ * triangle is measured only when its own box is nearer than the best so far; the box test skips a
+ * triangle only when it is beyond best by a relative 1e-12, far more than the round-off of either
+ * squared distance, so a skipped triangle is one whose distance would not have replaced the best
+ * (the same result, bit for bit, as measuring every triangle of the leaf). */
 static int nearest_triangle(const kn_mesh_data* m, const double x[3], double best2, double* out2, int* bt,
                             int* bf, double bq[3]) {
   int stack[128], top = 0, found = 0;
-  stack[top++] = 0;
+  double sdist[128];
   double best = best2;
+  stack[top] = 0, sdist[top++] = box_dist2(x, m->nodes[0].lo, m->nodes[0].hi);
   while (top > 0) {
-    const kn_bvh_node* nd = &m->nodes[stack[--top]];
-    if (box_dist2(x, nd->lo, nd->hi) >= best) continue;
+    --top;
+    if (sdist[top] >= best) continue;
+    const kn_bvh_node* nd = &m->nodes[stack[top]];
     if (nd->count > 0) {
       for (int t = nd->first; t < nd->first + nd->count; ++t) {
+        if (box_dist2(x, &m->tbox[6 * t], &m->tbox[6 * t + 3]) > best * (1 + 1e-12)) continue;
         const int* T = &m->tri[3 * t];
         double q[3], d[3];
         int f = closest_on_triangle(x, &m->v[3 * T[0]], &m->v[3 * T[1]], &m->v[3 * T[2]], q);
@@ -367,8 +377,13 @@ static int nearest_triangle(const kn_mesh_data* m, const double x[3], double bes
       /* visit the nearer child first: push it last */
       double dl = box_dist2(x, m->nodes[nd->left].lo, m->nodes[nd->left].hi);
       double dr = box_dist2(x, m->nodes[nd->right].lo, m->nodes[nd->right].hi);
-      if (dl <= dr) stack[top++] = nd->right, stack[top++] = nd->left;
-      else stack[top++] = nd->left, stack[top++] = nd->right;
+      if (dl <= dr) {
+        stack[top] = nd->right, sdist[top++] = dr;
+        stack[top] = nd->left, sdist[top++] = dl;
+      } else {
+        stack[top] = nd->left, sdist[top++] = dl;
+        stack[top] = nd->right, sdist[top++] = dr;
+      }
     }
   }
   *out2 = best;

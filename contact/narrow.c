@@ -401,16 +401,24 @@ static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3]
    * F, the acceptance test below; the tests are conservative by a relative 1e-9 of F's size, so
    * a culled probe is one the exhaustive loop would have rejected (bit-identical points) */
   double reach = em->margin + 1e-9, sphere_P[3], sphere_r = INFINITY, slack = 0;
+  kn_probe_slab slab = {.cut = INFINITY};
   if (em->cull) {
     kn_probe_cull_sphere(F, P, sphere_P, &sphere_r);
     slack = 1e-9 * (1 + sphere_r);
+    /* F lies below its support plane along the normal towards P (F's hull is, and F is inside
+     * its hull): a probe more than the reach above that plane is more than the reach from F */
+    double nF[3];
+    for (int k = 0; k < 3; ++k) nF[k] = p_is_s2 ? n[k] : -n[k];
+    kn_probe_slab_init(F, P, nF, reach + slack, &slab);
   }
   for (int i = 0; i < np; ++i) {
     double c[3], g[3], d;
     if (em->cull && P->shape->type == KN_SHAPE_MESH &&
-        kn_probe_cull_vertex(&P->mesh->v[3 * i], sphere_P, sphere_r + reach + slack))
-      continue; /* mesh vertex outside F's bounding sphere grown by the reach */
+        (kn_probe_slab_cull(&slab, &P->mesh->v[3 * i], 0) ||
+         kn_probe_cull_vertex(&P->mesh->v[3 * i], sphere_P, sphere_r + reach + slack)))
+      continue; /* mesh vertex above F's support plane or outside F's bounding sphere, by the reach */
     double r = probe_get(P, i, c);
+    if (em->cull && P->shape->type != KN_SHAPE_MESH && kn_probe_slab_cull(&slab, c, r)) continue;
     if (em->cull && F->shape->type == KN_SHAPE_MESH) {
       /* F's box in its frame, then a nearest-triangle search that stops at the reach: a probe
        * outside by more is rejected, one found nearer has the exhaustive search's distance */
