@@ -76,8 +76,9 @@ static double half_area(const double lo[3], const double hi[3]) {
  * area(right) x count(right) (the expected number of triangle tests of a query that enters the
  * node); the cheapest boundary of the three axes is taken (ties: the lower axis, then the lower
  * boundary), or the median of the longest centroid axis when no boundary separates the
- * centroids, or below depth 40 (which bounds the depth: the search's stack holds 128). Leaves hold
- * at most 4 triangles. */
+ * centroids, below depth 40 (which bounds the depth: the search's stack holds 128), and in meshes
+ * of at most 16 triangles (nothing to gain there; such a mesh keeps the triangle order of the
+ * median tree, which the load's error messages name). Leaves hold at most 4 triangles. */
 #define SAH_BINS 32
 static int build_node(kn_mesh_data* m, int* perm, double* cent, int first, int count, int depth) {
   int id = m->nnodes++;
@@ -101,7 +102,7 @@ static int build_node(kn_mesh_data* m, int* perm, double* cent, int first, int c
     if (chi[k] - clo[k] > chi[axis] - clo[axis]) axis = k;
   int split = count / 2; /* median of the longest axis unless a bin boundary is found below */
   double best_cost = DBL_MAX;
-  for (int a = 0; a < 3 && depth < 40; ++a) {
+  for (int a = 0; a < 3 && depth < 40 && m->nt > 16; ++a) {
     double ext = chi[a] - clo[a];
     if (!(ext > 0)) continue;
     int n[SAH_BINS] = {0};
