@@ -110,10 +110,17 @@ kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib,
  * path is tested against, tests/contact/test_probe_culling.c). */
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out);
-/* Without culling and with libccd's mesh support by a scan of every vertex instead of the hull
- * climb: the reference tests/contact/test_convex_mesh.c compares the climb against. */
+/* Without culling and with libccd's mesh support by a scan of the hull's vertices (every vertex
+ * without a hull) instead of the hull climb: the reference tests/contact/test_convex_mesh.c compares the climb against. */
 kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                               kn_point_buf* out);
+
+/* (S1, S2 at their poses, margin, polytopes) => the pair's deepest point as convex_pair finds it
+ * (normal n from S1 into S2, witness points, phi), 1 when there is one within the margin;
+ * polytopes 0 forces libccd's EPA on S1 inflated by the margin (the reference for the small-polytope
+ * path) */
+int kn_narrow_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int polytopes, double n[3], double p1[3],
+                      double p2[3], double* phi);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */
