@@ -274,8 +274,9 @@ static void usage(FILE* f) {
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
           "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"
-          "  %s/bench/iiwa_drop.yaml (mesh collision geometry from ../shared/models, when present)\n",
-          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
+          "  %s/bench/iiwa_drop.yaml, %s/bench/grasp_mesh_cube.yaml (mesh collision geometry from\n"
+          "  ../shared/models, when present)\n",
+          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
 }
 
 /*---- the contact benchmark ----*/
@@ -409,6 +410,12 @@ int main(int argc, char** argv) {
     else
       fprintf(stderr, "knead-bench: scene iiwa_drop skipped: %s not found (the public models folder "
               "../shared/models next to the checkout)\n", iiwa_urdf);
+    static const char cube[] = KNEAD_BENCH_EXAMPLES "/bench/grasp_mesh_cube.yaml";
+    static const char cube_obj[] = KNEAD_BENCH_EXAMPLES "/../../shared/models/bullet3/data/cube.obj";
+    if (file_exists(cube_obj)) scenes[nscene++] = cube;
+    else
+      fprintf(stderr, "knead-bench: scene grasp_mesh_cube skipped: %s not found (the public models folder "
+              "../shared/models next to the checkout)\n", cube_obj);
   }
   if (!do_multibody) {
     int ok = 1;

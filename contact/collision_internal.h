@@ -42,6 +42,7 @@ typedef struct {
   double* fn;       /* nt x 3 face normals */
   double* vn;       /* nv x 3 vertex pseudo-normals (angle weighted) */
   double* en;       /* nt x 3 x 3: pseudo-normal of edge (k, k+1) of each triangle */
+  double* tbox;     /* nt x 6: each triangle's bounding box lo, hi (the search's pretest) */
   kn_bvh_node* nodes;
   int nnodes;
   double centroid[3];
@@ -109,10 +110,17 @@ kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib,
  * path is tested against, tests/contact/test_probe_culling.c). */
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out);
-/* Without culling and with libccd's mesh support by a scan of every vertex instead of the hull
- * climb: the reference tests/contact/test_convex_mesh.c compares the climb against. */
+/* Without culling and with libccd's mesh support by a scan of the hull's vertices (every vertex
+ * without a hull) instead of the hull climb: the reference tests/contact/test_convex_mesh.c compares the climb against. */
 kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                               kn_point_buf* out);
+
+/* (S1, S2 at their poses, margin, polytopes) => the pair's deepest point as convex_pair finds it
+ * (normal n from S1 into S2, witness points, phi), 1 when there is one within the margin;
+ * polytopes 0 forces libccd's EPA on S1 inflated by the margin (the reference for the small-polytope
+ * path) */
+int kn_narrow_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int polytopes, double n[3], double p1[3],
+                      double p2[3], double* phi);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */
@@ -122,6 +130,26 @@ void kn_probe_cull_sphere(const kn_nshape* F, const kn_nshape* P, double centre_
 int kn_probe_cull_vertex(const double x[3], const double c[3], double distance);
 /* (point x, box lo..hi in the same frame, distance) => 1 when x is farther than distance from the box */
 int kn_probe_cull_box(const double x[3], const double lo[3], const double hi[3], double distance);
+
+/* A support-plane cull: F lies in {x : dir_W . x <= h_F} for its support height h_F along a unit
+ * dir_W (F is inside its hull), so a probe of radius r with dir_W . x - r - h_F > distance is farther
+ * than distance from F. Kept in P's frame when P is a mesh (its vertices are tested untransformed),
+ * else in the world. */
+typedef struct {
+  double dir[3]; /* dir_W in the probes' frame */
+  double cut;    /* h_F + distance - dir_W . p_P (mesh P) or h_F + distance, plus round-off slack */
+} kn_probe_slab;
+/* (shape F, shape P, unit direction dir_W from F towards P, distance) => the slab; cut = INFINITY
+ * (nothing culled) for a half-space F or a non-finite support */
+void kn_probe_slab_init(const kn_nshape* F, const kn_nshape* P, const double dir_W[3], double distance,
+                        kn_probe_slab* s);
+/* (slab, probe centre x in the slab's frame, probe radius r) => 1 when the probe is culled */
+static inline int kn_probe_slab_cull(const kn_probe_slab* s, const double x[3], double r) {
+  return s->dir[0] * x[0] + s->dir[1] * x[1] + s->dir[2] * x[2] - r > s->cut;
+}
+/* (shape, its mesh or NULL, direction d in the shape frame) => max over the shape of d . x (a mesh:
+ * its hull's vertices by hill climbing, or every vertex without a hull); INFINITY for a half-space */
+double kn_shape_support_height_local(const kn_shape* s, const kn_mesh_data* m, const double d[3]);
 
 struct kn_collision_scene {
   int n;
