@@ -413,6 +413,10 @@ typedef struct {
   double* particle_jitter;  /* MPM: random offset of each lattice point, fraction of its spacing [0, 1) [0] */
   kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
   char* grid;               /* MPM: name of the grid it shares [""] (see above) */
+  double* volume_compressibility; /* FEM, smooth_friction: isothermal compressibility kappa_v of the
+                               body's enclosed volume [1/atm], a soft volume constraint
+                               W = P_atm (V - V0)^2 / (2 V0 kappa_v) on its closed surface (digest
+                               implicit-smooth-friction §3.5: 1 air-like, 4.6e-5 water) [none] */
 } kn_scene_deformable;
 
 /* contact.filter_groups[i] (Drake's CollisionFilterDeclaration): members never touch members of

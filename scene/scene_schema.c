@@ -259,6 +259,7 @@ static const cyaml_schema_field_t deformable_fields[] = {
                      deformable_model_strings, 2),
     CYAML_FIELD_MAPPING_PTR("shape", CYAML_FLAG_POINTER, kn_scene_deformable, shape, fem_shape_fields),
     DBL_OPT("resolution", kn_scene_deformable, resolution),
+    DBL_OPT("volume_compressibility", kn_scene_deformable, volume_compressibility),
     CYAML_FIELD_MAPPING_PTR("material", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, material,
                             fem_material_fields),
     CYAML_FIELD_MAPPING("pose", CYAML_FLAG_OPTIONAL, kn_scene_deformable, pose, pose_fields),

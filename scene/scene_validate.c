@@ -288,6 +288,15 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
   if (s->backend != KN_BACKEND_SAP && s->backend != KN_BACKEND_SMOOTH_FRICTION)
     return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key, "deformable '%s': %s bodies need contact.backend sap or smooth_friction",
                          o->name, o->model == KN_DEFORMABLE_MPM ? "MPM" : "FEM");
+  if (o->volume_compressibility) {
+    snprintf(k, sizeof k, "%s.volume_compressibility", key);
+    if (o->model == KN_DEFORMABLE_MPM || s->backend != KN_BACKEND_SMOOTH_FRICTION)
+      return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, k, "a volume constraint needs an FEM body and contact.backend "
+                           "smooth_friction (the other backends do not have it)");
+    if (!(*o->volume_compressibility > 0) || !isfinite(*o->volume_compressibility))
+      return kn_scene_fail(s, err, KN_ERR_INVALID, k, "%g: expected a compressibility > 0 [1/atm]",
+                           *o->volume_compressibility);
+  }
   if (o->model == KN_DEFORMABLE_MPM && check_mpm(s, o, key, err)) return err->status;
   if (o->model != KN_DEFORMABLE_MPM) {
     const char* mpm_only = o->particles_per_cell ? "particles_per_cell"

@@ -33,6 +33,9 @@ typedef struct {
   int adaptive;
   double *v0, *v, *force;
   size_t vcap, vcap2, fcap;
+  kn_smooth_volume* vol;    /* FEM bodies with a volume constraint (deformables[i].volume_compressibility) */
+  int* vol_fem;             /* per zone: the FEM body */
+  int nvol;
 } nl_state;
 
 static void nl_free(void* p) {
@@ -42,6 +45,10 @@ static void nl_free(void* p) {
   kn_nl_solver_free(s->solver);
   kn_nl_points_free(&s->points);
   free(s->sc), free(s->lambda_ref), free(s->v0), free(s->v), free(s->force);
+  for (int z = 0; z < s->nvol; z++) {
+    free((int*)s->vol[z].point), free((int*)s->vol[z].tri), free(s->vol[z].x), free(s->vol[z].dV);
+  }
+  free(s->vol), free(s->vol_fem);
   free(s);
 }
 
@@ -79,6 +86,49 @@ static kn_status smooth_params(const kn_scene* sc, nl_state* s, kn_error* err) {
   return KN_OK;
 }
 
+/* the volume zones: each FEM body with volume_compressibility, its surface vertices and triangles
+ * in local numbering, V0 from its rest shape (errors name the key) */
+static kn_status volumes_create(kn_world* w, nl_state* s, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  s->vol = kn_calloc((size_t)w->nfem + 1, sizeof *s->vol);
+  s->vol_fem = kn_calloc((size_t)w->nfem + 1, sizeof *s->vol_fem);
+  if (!s->vol || !s->vol_fem) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  for (int fi = 0; fi < w->nfem; fi++) {
+    const kn_world_fem* F = &w->fems[fi];
+    unsigned j = 0;
+    while (j < sc->doc->ndeformables && strcmp(sc->doc->deformables[j].name, F->name) != 0) j++;
+    if (j == sc->doc->ndeformables || !sc->doc->deformables[j].volume_compressibility) continue;
+    const kn_tet_mesh* mesh = &F->body->mesh;
+    kn_smooth_volume* z = &s->vol[s->nvol];
+    s->vol_fem[s->nvol++] = fi;
+    int* loc = malloc((size_t)mesh->nvert * sizeof *loc);
+    int* tri = malloc(3 * (size_t)mesh->nsurf * sizeof *tri + 1);
+    z->point = malloc((size_t)F->nsurf_vert * sizeof *z->point + 1);
+    z->x = malloc(3 * (size_t)F->nsurf_vert * sizeof *z->x + 1);
+    z->dV = malloc(3 * (size_t)F->nsurf_vert * sizeof *z->dV + 1);
+    z->tri = tri;
+    if (!loc || !tri || !z->point || !z->x || !z->dV) {
+      free(loc);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
+    for (int a = 0; a < mesh->nvert; a++) loc[a] = -1;
+    for (int k = 0; k < F->nsurf_vert; k++) loc[F->surf_vert[k]] = k;
+    for (int k = 0; k < 3 * mesh->nsurf; k++) tri[k] = loc[mesh->surf[k]];
+    for (int k = 0; k < F->nsurf_vert; k++) memcpy(z->x + 3 * k, mesh->X + 3 * F->surf_vert[k], 3 * sizeof(double));
+    free(loc);
+    z->nvert = F->nsurf_vert, z->ntri = mesh->nsurf;
+    z->V0 = kn_smooth_surface_volume(z->x, z->nvert, tri, z->ntri, NULL);
+    char key[96];
+    snprintf(key, sizeof key, "deformables[%u].volume_compressibility", j);
+    if (!(z->V0 > 0))
+      return kn_scene_fail(sc, err, KN_ERR_INVALID, key, "the surface of '%s' encloses no volume (%g m^3)", F->name,
+                           z->V0);
+    z->coef = 101325.0 / (z->V0 * *sc->doc->deformables[j].volume_compressibility);
+  }
+  s->term.volumes = s->vol, s->term.nvolumes = s->nvol;
+  return KN_OK;
+}
+
 static kn_status nl_create(kn_world* w, void** out, kn_error* err) {
   const kn_scene* sc = w->scene;
   nl_state* s = kn_calloc(1, sizeof *s);
@@ -88,6 +138,7 @@ static kn_status nl_create(kn_world* w, void** out, kn_error* err) {
   s->sap = sap;
   if (!st && !(s->solver = kn_nl_solver_create())) st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   if (!st) st = smooth_params(sc, s, err);
+  if (!st) st = volumes_create(w, s, err);
   if (st) {
     nl_free(s);
     return st;
@@ -157,6 +208,17 @@ static kn_status stage_contacts(kn_world* w, nl_state* s, const int* offset, kn_
     double db;
     kn_smooth_penalty(cc->phi, s->term.delta, s->term.kappa, &db, NULL);
     k->lambda0 = -db;
+  }
+  for (int z = 0; z < s->nvol; z++) { /* the volume zones' surface vertices */
+    const kn_world_fem* F = &w->fems[s->vol_fem[z]];
+    int cq = w->first_fem_clique + s->vol_fem[z];
+    kn_clique* q = &w->cliques[cq];
+    int* pt = (int*)s->vol[z].point;
+    for (int k = 0; k < F->nsurf_vert; k++) {
+      kn_point_map m;
+      q->ops->point_map(q->self, F->surf_vert[k], NULL, w->scene->time_step, &m);
+      pt[k] = kn_nl_points_add(&s->points, &m, offset[cq], q->ops->ndof(q->self), NULL);
+    }
   }
   if (s->points.nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contact points", c->n);
   s->term.points = &s->points;

@@ -28,12 +28,55 @@ static kn_smooth_friction law(const kn_smooth_term* t, const kn_smooth_contact* 
                               .mu_v = t->viscous, .eps = t->eps};
 }
 
+// [u]x, the cross-product matrix, scaled by s, into K (row-major)
+static void cross_matrix(const double* u, double s, double K[9]) {
+  K[0] = 0, K[1] = -s * u[2], K[2] = s * u[1];
+  K[3] = s * u[2], K[4] = 0, K[5] = -s * u[0];
+  K[6] = -s * u[1], K[7] = s * u[0], K[8] = 0;
+}
+
+/* one volume zone: W, its gradient through the points, its Hessian (§3.5) */
+static double volume_eval(const kn_smooth_term* t, const kn_smooth_volume* z, const double* v, double* r,
+                          kn_nl_triplets* T) {
+  const double h = t->dt;
+  for (int a = 0; a < z->nvert; a++) {
+    const kn_nl_point* pt = &t->points->p[z->point[a]];
+    double u[3];
+    kn_nl_point_velocity(t->points, z->point[a], v, u);
+    for (int k = 0; k < 3; k++) z->x[3 * a + k] = pt->x0[k] + h * u[k];
+  }
+  double V = kn_smooth_surface_volume(z->x, z->nvert, z->tri, z->ntri, z->dV), dW = z->coef * (V - z->V0);
+  for (int a = 0; a < z->nvert; a++) kn_nl_point_add_force(t->points, z->point[a], h * dW, z->dV + 3 * a, r);
+  if (T) {
+    double K[9];
+    /* (V - V0) hess V: d2V/dxa dxb = -[x_c]x / 6, cyclic; indefinite, so left out where the term is
+     * a potential whose Hessian must be PSD (lagged: its passes minimize) */
+    for (int f = 0; f < (t->lagged || t->use_ref ? 0 : z->ntri); f++)
+      for (int k = 0; k < 3; k++) {
+        int a = z->tri[3 * f + k], b = z->tri[3 * f + (k + 1) % 3], c = z->tri[3 * f + (k + 2) % 3];
+        cross_matrix(z->x + 3 * c, -h * h * dW / 6, K);
+        kn_nl_points_add_block(t->points, z->point[a], 1, z->point[b], 1, K, T);
+        cross_matrix(z->x + 3 * c, h * h * dW / 6, K); /* d2V/dxb dxa = +[x_c]x / 6 */
+        kn_nl_points_add_block(t->points, z->point[b], 1, z->point[a], 1, K, T);
+      }
+    if (z->nvert <= KN_SMOOTH_RANK_ONE_MAX)
+      for (int a = 0; a < z->nvert; a++)
+        for (int b = 0; b < z->nvert; b++) {
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) K[3 * i + j] = h * h * z->coef * z->dV[3 * a + i] * z->dV[3 * b + j];
+          kn_nl_points_add_block(t->points, z->point[a], 1, z->point[b], 1, K, T);
+        }
+  }
+  return 0.5 * z->coef * (V - z->V0) * (V - z->V0);
+}
+
 kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                               kn_error* err) {
   (void)err;
   const kn_smooth_term* t = self;
   const double h = t->dt;
   double e = 0;
+  for (int z = 0; z < t->nvolumes; z++) e += volume_eval(t, &t->volumes[z], v, r, T);
   for (int i = 0; i < t->n; i++) {
     const kn_smooth_contact* c = &t->c[i];
     double w[3];

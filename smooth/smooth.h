@@ -63,6 +63,21 @@ typedef struct {
   double n[3], phi0, mu, lambda0;
 } kn_smooth_contact;
 
+/* A closed FEM surface's soft volume constraint (§3.5): W = coef / 2 (V - V0)^2 with coef =
+ * P_atm / (V0 kappa_v) [Pa / m^3], V the volume its outward triangles enclose at the vertices'
+ * end-of-step positions x(v) = x0 + dt J v. Its Hessian dt^2 coef (grad V grad V^T + (V - V0)
+ * hess V) keeps the dense rank-one part only for surfaces of at most KN_SMOOTH_RANK_ONE_MAX vertices
+ * (the paper's "exact J"; above, its "inexact J"), and the indefinite (V - V0) hess V only where the
+ * term is not a potential (lagged, the Hessian must be PSD). */
+typedef struct {
+  int nvert, ntri;
+  const int* point;      /* nvert: each vertex's material point (kn_nl_points) */
+  const int* tri;        /* 3 ntri local vertex indices, outward */
+  double V0, coef;
+  double *x, *dV;        /* 3 nvert scratch each */
+} kn_smooth_volume;
+#define KN_SMOOTH_RANK_ONE_MAX 200
+
 typedef struct {
   double dt;
   double delta, kappa;   /* thickness [m], stiffness [N/m] of the cubic penalty */
@@ -76,9 +91,12 @@ typedef struct {
   int n;
   double* lambda_ref;    /* n, or NULL (no lagged passes): the normal forces of kn_smooth_term_lag */
   int use_ref;           /* set by kn_smooth_term_lag: friction lagged at lambda_ref, a potential */
+  kn_smooth_volume* volumes;
+  int nvolumes;
 } kn_smooth_term;
 
-/* kn_nl_term's eval (self: a kn_smooth_term): the penalty's energy b(d) and, lagged, the friction
+/* kn_nl_term's eval (self: a kn_smooth_term): the volume constraints' energy, gradient and Hessian,
+ * the penalty's energy b(d) and, lagged, the friction
  * potential dt lambda0 mu F0(|v_t|) into *E (implicit friction has none: E untouched); r +=
  * J_rel^T (dt b'(d) n + dt rho v_t); T += its Jacobian, with the normal-force coupling
  * dt v_t drho/dlambda lambda'(d) dt n^T of implicit friction (not symmetric; digest §3.4); S += its

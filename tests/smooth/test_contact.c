@@ -116,3 +116,55 @@ Test(smooth_contact, t2_lagged_friction_slips) {
   cr_log_info("T2 lagged h 0.01: drift %.4e m (digest 1.42e-1)", d);
   cr_expect(d > 0.05, "lagged drift %.4e m at h = 0.01, expected > 0.05 (digest 1.42e-1)", d);
 }
+
+/* The volume constraint (§3.5) of a closed octahedron (six vertices as nodal points of one clique):
+ * r is the gradient of its energy and the assembled Jacobian (with the rank-one part) its
+ * derivative, against central differences; at the rest shape and velocity 0 both vanish. */
+Test(smooth_contact, volume_constraint_gradient_and_hessian) {
+  const double X[18] = {1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1};
+  const int tri[24] = {0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5};
+  kn_nl_points P = {0};
+  int pts[6];
+  for (int a = 0; a < 6; a++) {
+    kn_point_map m = {.x0 = {X[3 * a], X[3 * a + 1], X[3 * a + 2]}, .n = 1, .col = {3 * a}, .w = {1}};
+    pts[a] = kn_nl_points_add(&P, &m, 0, 18, NULL);
+  }
+  double x[18], dV[18];
+  double V0 = kn_smooth_surface_volume(X, 6, tri, 8, NULL);
+  cr_assert(fabs(V0 - 4.0 / 3.0) < 1e-14, "octahedron volume %.17g", V0);
+  kn_smooth_volume z = {.nvert = 6, .ntri = 8, .point = pts, .tri = tri, .V0 = V0, .coef = 101325 / (V0 * 0.01),
+                        .x = x, .dV = dV};
+  kn_smooth_term t = {.dt = 0.01, .delta = 1e-3, .kappa = 1e4, .eps = 1e-3, .static_ratio = 1, .stribeck_speed = 1e-2,
+                      .points = &P, .volumes = &z, .nvolumes = 1};
+  double v0[18], r[18] = {0}, E = 0;
+  kn_error err = {0};
+  cr_assert_eq(kn_smooth_term_eval(&t, (double[18]){0}, &E, r, NULL, NULL, &err), KN_OK);
+  for (int i = 0; i < 18; i++) cr_expect(fabs(r[i]) < 1e-9, "r%d = %g at rest", i, r[i]);
+  cr_expect(fabs(E) < 1e-20, "E at rest %g", E);
+  for (int i = 0; i < 18; i++) v0[i] = 3 * sin(0.9 * i + 0.3); /* squeezes and stretches it by a few % */
+  kn_nl_triplets T = {0};
+  kn_nl_triplets_reset(&T, 18);
+  memset(r, 0, sizeof r);
+  E = 0;
+  cr_assert_eq(kn_smooth_term_eval(&t, v0, &E, r, &T, NULL, &err), KN_OK);
+  double J[18 * 18] = {0};
+  for (int k = 0; k < T.nnz; k++) J[T.i[k] * 18 + T.j[k]] += T.x[k];
+  const double h = 1e-6;
+  for (int j = 0; j < 18; j++) {
+    double v[18], rp[18] = {0}, rm[18] = {0}, Ep = 0, Em = 0;
+    memcpy(v, v0, sizeof v);
+    v[j] += h;
+    kn_smooth_term_eval(&t, v, &Ep, rp, NULL, NULL, &err);
+    v[j] -= 2 * h;
+    kn_smooth_term_eval(&t, v, &Em, rm, NULL, NULL, &err);
+    double fd = (Ep - Em) / (2 * h);
+    cr_expect(fabs(fd - r[j]) <= 1e-6 * fmax(1, fabs(r[j])), "dE/dv%d: r %.10g, FD %.10g", j, r[j], fd);
+    for (int i = 0; i < 18; i++) {
+      double fdj = (rp[i] - rm[i]) / (2 * h);
+      cr_expect(fabs(fdj - J[i * 18 + j]) <= 1e-6 * fmax(1, fabs(J[i * 18 + j])), "dr%d/dv%d: %.10g, FD %.10g", i, j,
+                J[i * 18 + j], fdj);
+    }
+  }
+  kn_nl_triplets_free(&T);
+  kn_nl_points_free(&P);
+}
