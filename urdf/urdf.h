@@ -18,7 +18,8 @@
  * link or joint): every number knead uses (origin xyz/rpy, axis, limit, dynamics, mimic, mass,
  * inertia, box/sphere/cylinder sizes, mesh scale) is one whole finite number ("nan", "0.O5" are
  * errors); a <limit> with lower > upper is an error (lower == upper still means no position
- * limits); <mimic> joints that mimic each other in a cycle are an error; a file urdfdom rejects
+ * limits); a '%' in a <material name> or <color rgba> is an error (urdfdom 3.0 logs those as printf
+ * format strings); <mimic> joints that mimic each other in a cycle are an error; a file urdfdom rejects
  * carries all of urdfdom's own messages, in order. Files are read through kn_file_read (at most
  * 256 MiB, regular files only).
  * Massless moving links, as Drake: a link moved by a joint with no mass at or below it makes the

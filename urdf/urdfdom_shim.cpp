@@ -533,6 +533,24 @@ void check_numbers(const TiXmlElement* e, const std::string& where) {
   for (const TiXmlElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) check_numbers(c, where);
 }
 
+// urdfdom 3.0.1 (link.cpp, parseMaterial) logs a bad material as
+//   CONSOLE_BRIDGE_logError(("Material [" + name + "] has malformed color rgba values: " + ...).c_str())
+// so the material's name and its <color rgba> text become console_bridge's printf format: a '%s' in
+// them reads through a garbage pointer and a '%n' writes to one (found by tests/fuzz/fuzz_urdf.c:
+// SEGV, bad-free and heap-use-after-free in vsnprintf). The other text urdfdom puts in a format
+// (sizes, radii, mass, origins) is checked to be numbers above. (element and its subtree) => throws
+// XmlError on a '%' in a <material name> or a <color rgba> anywhere
+void check_format_text(const TiXmlElement* e, const std::string& where) {
+  const std::string tag = e->Value();
+  const char* a = tag == "material" ? "name" : tag == "color" ? "rgba" : nullptr;
+  const char* v = a ? e->Attribute(a) : nullptr;
+  if (v && std::strchr(v, '%'))
+    throw XmlError((where.empty() ? "" : where + ": ") + "<" + tag + " " + a + "=\"" + v +
+                       "\">: '%' is refused here (urdfdom 3.0 logs this text as a printf format string)",
+                   e->Row());
+  for (const TiXmlElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) check_format_text(c, where);
+}
+
 void check_all_numbers(const std::string& xml) {
   TiXmlDocument doc;
   doc.Parse(xml.c_str());
@@ -541,6 +559,8 @@ void check_all_numbers(const std::string& xml) {
   for (const TiXmlElement* c = robot->FirstChildElement(); c; c = c->NextSiblingElement()) {
     const std::string t = c->Value();
     if (t == "link" || t == "joint") check_numbers(c, t + " '" + attr(c, "name") + "'");
+    if (t == "link") check_format_text(c, "link '" + attr(c, "name") + "'");
+    if (t == "material") check_format_text(c, "");
   }
 }
 

@@ -91,7 +91,8 @@ typedef struct {
 /* (URDF text) => model, or NULL with a message in msg (urdfdom's own messages, in order, when it
  * rejected the text) and *line (may be NULL) the line of the element at fault, 0 when unknown.
  * Before urdfdom runs, every number knead uses (origins, axes, limits, dynamics, mimic, mass,
- * inertia, geometry sizes) must be whole and finite, and a <limit> must have lower <= upper.
+ * inertia, geometry sizes) must be whole and finite, a <limit> must have lower <= upper, and a
+ * <material name> or <color rgba> must hold no '%' (urdfdom 3.0 logs them as printf formats).
  * Never throws, never prints: urdfdom's console output is captured while it runs. */
 kn_ushim_model* kn_ushim_parse(const char* xml, char* msg, size_t msg_size, int* line);
 void kn_ushim_free(kn_ushim_model* m);
