@@ -85,6 +85,11 @@ kn_status kn_json_built(int failures, const char* what, kn_error* err);
  * file (summary.json, golden baselines); returns the failures OR-ed as kn_json_built takes them */
 int kn_json_set_build(struct json_t* doc);
 
+/* (gnuplot script, log file) => gnuplot's exit status, or -1 with errno when it cannot be started;
+ * KNEAD_GNUPLOT names the program (no shell; stdin /dev/null, stdout and stderr to the log). The
+ * plots of output.plots and of knead compare. */
+int kn_output_run_gnuplot(const char* script, const char* log);
+
 #ifdef __cplusplus
 }
 #endif

@@ -270,8 +270,7 @@ static int write_plot(FILE* gp, const char* dir, const char* name, const char* t
   return 1;
 }
 
-// (script) => gnuplot's exit status, or -1 with errno when it cannot be started
-static int run_gnuplot(const char* script, const char* log) {
+int kn_output_run_gnuplot(const char* script, const char* log) {
   const char* prog = getenv("KNEAD_GNUPLOT");
   if (!prog || !*prog) prog = "gnuplot";
   posix_spawn_file_actions_t fa;
@@ -344,7 +343,7 @@ kn_status kn_plot_end(kn_plot_recorder* p, const kn_world* w, const char* out_di
   if (fclose(gp) != 0 || bad) st = st ? st : kn_fail(err, KN_ERR_IO, "%s: write error", script);
   free_recorder(p, w->nfem + w->nmpm);
   if (st || nplot == 0) return st;
-  int rc = run_gnuplot(script, log);
+  int rc = kn_output_run_gnuplot(script, log);
   if (rc < 0)
     kn_diag_add(warnings, "output.plots: skipped: cannot run gnuplot (%s; Debian package gnuplot-nox, or set "
                 "KNEAD_GNUPLOT); the data are in %s/*.dat", strerror(errno), dir);

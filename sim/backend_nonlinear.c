@@ -153,18 +153,11 @@ static kn_status nl_create(kn_world* w, void** out, kn_error* err) {
   return KN_OK;
 }
 
-// (candidate side) => its world clique, -1 for a world-fixed collider
-static int side_clique(const kn_world* w, const kn_contact_side* sd) {
-  if (sd->kind == KN_SIDE_SURFACE) return w->first_fem_clique + sd->body;
-  if (sd->kind == KN_SIDE_PARTICLE) return w->first_mpm_clique + sd->body;
-  int tree = w->colliders[sd->body].c.clique;
-  return tree >= 0 ? w->clique_of_tree[tree] : -1;
-}
 
 /* a candidate's side => its material point in s->points (-1: fixed in the world) */
 static int side_point(kn_world* w, nl_state* s, const kn_contact_candidate* cc, const kn_contact_side* sd,
                       const int* offset) {
-  int c = side_clique(w, sd);
+  int c = kn_sim_side_clique(w, sd);
   if (c < 0) return -1;
   kn_clique* cq = &w->cliques[c];
   int ndof = cq->ops->ndof(cq->self);

@@ -157,3 +157,10 @@ void kn_sim_candidate_describe(const kn_world* w, const kn_sim_candidates* c, in
              cc->a.kind == KN_SIDE_COLLIDER ? w->colliders[cc->a.body].name : w->fems[cc->a.body].name);
   }
 }
+
+int kn_sim_side_clique(const kn_world* w, const kn_contact_side* sd) {
+  if (sd->kind == KN_SIDE_SURFACE) return w->first_fem_clique + sd->body;
+  if (sd->kind == KN_SIDE_PARTICLE) return w->first_mpm_clique + sd->body;
+  int tree = w->colliders[sd->body].c.clique;
+  return tree >= 0 ? w->clique_of_tree[tree] : -1;
+}

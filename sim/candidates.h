@@ -39,6 +39,8 @@ kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_s
  * w->fem_contacts, w->mpm_contacts with their counts, each deformable's total contact force
  * (contact_record.c) */
 kn_status kn_sim_contacts_record(kn_world* w, const kn_sim_candidates* c, const double* force, kn_error* err);
+/* (candidate side) => its world clique, -1 for a world-fixed collider */
+int kn_sim_side_clique(const kn_world* w, const kn_contact_side* sd);
 /* candidate i => "contact between 'a' and 'b'", "contact of deformable 'd' vertex 7 with 'c'", ... */
 void kn_sim_candidate_describe(const kn_world* w, const kn_sim_candidates* c, int i, char* buf, size_t cap);
 

@@ -55,18 +55,11 @@ static kn_status reserve_dofs(sap_clique* q, size_t n, kn_error* err) {
   return KN_OK;
 }
 
-// (candidate side) => its world clique, -1 for a world-fixed collider
-static int side_clique(const kn_world* w, const kn_contact_side* sd) {
-  if (sd->kind == KN_SIDE_SURFACE) return w->first_fem_clique + sd->body;
-  if (sd->kind == KN_SIDE_PARTICLE) return w->first_mpm_clique + sd->body;
-  int tree = w->colliders[sd->body].c.clique;
-  return tree >= 0 ? w->clique_of_tree[tree] : -1;
-}
 
 // (deformable side) => the DoFs of its points' nodal terms marked in their clique
 static void mark_side(kn_world* w, sap_state* s, const kn_contact_side* sd) {
   if (sd->kind == KN_SIDE_COLLIDER) return;
-  int c = side_clique(w, sd);
+  int c = kn_sim_side_clique(w, sd);
   kn_clique* cq = &w->cliques[c];
   kn_point_map m;
   for (int k = 0; k < (sd->kind == KN_SIDE_SURFACE ? sd->n : 1); k++) {
@@ -295,7 +288,7 @@ static void stiction_bias(kn_world* w, sap_state* s, int i, kn_sap_contact_param
     int vtx = cc->b.point[0], ka = anchored ? cc->a.body : 0;
     kn_point_map m;
     if (anchored) {
-      kn_clique* cq = &w->cliques[side_clique(w, &cc->b)];
+      kn_clique* cq = &w->cliques[kn_sim_side_clique(w, &cc->b)];
       cq->ops->point_map(cq->self, vtx, NULL, dt, &m);
     }
     kn_stiction_keyed_bias(&s->fem_anchors, i - s->cand.first_fem, anchored ? kn_stiction_key(cc->b.body, ka, vtx) : 0,
@@ -314,7 +307,7 @@ static kn_status add_contact(kn_world* w, sap_state* s, int i, kn_error* err) {
   par.dissipation_time = cc->material.dissipation_time;
   stiction_bias(w, s, i, &par);
   side_rows sa, sb; /* not zero-initialized: 1.3 kB a contact; side_jacobian sets what is read */
-  sa.clique = side_clique(w, &cc->a), sb.clique = side_clique(w, &cc->b);
+  sa.clique = kn_sim_side_clique(w, &cc->a), sb.clique = kn_sim_side_clique(w, &cc->b);
   sa.nodal = sb.nodal = 0, sa.nterm = sb.nterm = 0;
   side_rows* sides[2] = {&sa, &sb};
   /* a deformable side none of whose DoFs is free (fixed vertices) has no SAP clique: it is fixed */

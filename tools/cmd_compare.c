@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +28,6 @@
 #include "tools/check.h"
 #include "tools/cli.h"
 
-extern char** environ;
 
 static const char compare_usage[] =
     "usage: knead compare [OPTIONS] PATH...\n"
@@ -220,30 +218,6 @@ static void gp_string(FILE* f, const char* s) {
     fputc(*s, f);
   }
   fputc('\'', f);
-}
-
-// (script, log) => gnuplot's exit status, or -1 with errno when it cannot be started (as
-// output_plot.c: KNEAD_GNUPLOT names the program, no shell)
-static int run_gnuplot(const char* script, const char* log) {
-  const char* prog = getenv("KNEAD_GNUPLOT");
-  if (!prog || !*prog) prog = "gnuplot";
-  posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0) return -1;
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  char* argv[] = {(char*)prog, (char*)script, NULL};
-  pid_t pid;
-  int rc = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    errno = rc;
-    return -1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 //---- the command ----
@@ -466,7 +440,7 @@ static int write_plots(const char* out_dir, const scene_row* rows, int nrow, con
   int bad = ferror(gp);
   if (fclose(gp) != 0 || bad) return -1;
   if (nplot == 0) return 0;
-  int rc = run_gnuplot(script, log);
+  int rc = kn_output_run_gnuplot(script, log);
   if (rc < 0) {
     *gnuplot_missing = 1;
     knead_error("compare: plots skipped: cannot run gnuplot (%s; Debian package gnuplot-nox, or set KNEAD_GNUPLOT); "
