@@ -15,7 +15,6 @@
  * an error), 1 when a scene could not be loaded, an output not written or a baseline check
  * regressed, 2 usage. */
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
