@@ -4,7 +4,10 @@
 # PASS/FAIL lines and the summary), the same JUnit file but for times (so the same final state
 # hashes, which the golden testcases list), the same exit status. Then `knead sweep` the same way:
 # the same sweep.csv and sweep.json but for wall times. And `knead compare` (two fidelity scenes,
-# sap / penalty (refused) / none): the same compare.json but for wall times, the same CSVs.
+# sap / penalty (refused) / none): the same compare.json but for wall times, the same CSVs. Last,
+# a scene whose process dies (SIGSEGV sent to the forked child still running it, mpm_squeeze, 3 s
+# in) under mpirun: that scene is reported as an ERROR naming the signal, the others as usual, and
+# the job ends with status 1 instead of hanging.
 #   bash tests/tools/mpi_check.sh KNEAD MPIRUN SOURCE_DIR
 set -euo pipefail
 knead=$1 mpirun=$2 src=$3
@@ -41,5 +44,29 @@ cmp=("$src/examples/fidelity/ball_slope_45_mu_0_2.yaml" "$src/examples/fidelity/
 diff <(grep -v wall_per_step c1/compare.json) <(grep -v wall_per_step cm/compare.json) || { echo "compare.json differs"; fail=1; }
 diff -r -x plots -x compare.json -x compare.md c1 cm || { echo "compare's CSVs differ"; fail=1; }
 grep -q '"status": "refused"' cm/compare.json || { echo "compare under mpirun: no refused cell"; fail=1; }
-[ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal; compare.json and its CSVs equal"
+# a crash under mpirun: kill the one child still running after 3 s (the MPM scene; the rigid ones
+# take well under a second)
+crash=("$src/examples/mpm_squeeze.yaml" "$src/examples/fidelity/ball_slope_45_mu_0.yaml"
+       "$src/examples/fidelity/five_box_stack.yaml")
+timeout 300 "$mpirun" --oversubscribe -n 3 "$knead" check "${crash[@]}" --junit crash.xml > crash.txt &
+job=$!
+sleep 3
+victim=""
+for p in $(pgrep -x knead || true); do # a forked child: its parent is a knead rank
+  pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+  [ -n "$pp" ] && [ "$(ps -o comm= -p "$pp" 2>/dev/null)" = knead ] && victim=$p
+done
+if [ -z "$victim" ]; then
+  echo "crash test: no scene process found running after 3 s"; fail=1
+else
+  kill -SEGV "$victim"
+fi
+set +e
+wait $job
+crashrc=$?
+set -e
+[ "$crashrc" = 1 ] || { echo "crash test: exit status $crashrc, expected 1 (124: hung)"; fail=1; }
+grep -q "killed by signal 11" crash.txt || { echo "crash test: no ERROR naming signal 11"; cat crash.txt; fail=1; }
+grep -q "3 scenes, " crash.txt || { echo "crash test: not every scene reported"; cat crash.txt; fail=1; }
+[ $fail = 0 ] && echo "mpirun -n 3 = -j 1: $(tail -n 1 mpi.txt); $hashes final state hashes equal; compare.json and its CSVs equal; a killed scene reported: $(tail -n 1 crash.txt)"
 exit $fail
