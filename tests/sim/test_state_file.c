@@ -23,6 +23,15 @@ static const char* const RIGID =
     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.6}\n"
     "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1, pose: {xyz: [0, 0, 0.05]}, friction: 0.6}\n";
 
+/* smooth_friction: a 200 kg box whose weight the starting stiffness cannot hold, so kappa is raised
+ * (digest §3.9) and carried in the backend's part of the state */
+static const char* const SMOOTH =
+    "time_step: 0.01\nduration: 0.3\ngravity: [2, 0, -9.81]\n"
+    "contact: {backend: smooth_friction}\n"
+    "objects:\n"
+    "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.6}\n"
+    "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 200, pose: {xyz: [0, 0, 0.05]}, friction: 0.6}\n";
+
 static const char* const FEM =
     "time_step: 0.002\nduration: 0.04\ngravity: [1, 0, -9.81]\n"
     "objects:\n"
@@ -113,6 +122,20 @@ Test(state_file, rigid_box_held_by_stiction_continues_bitwise) {
   size_t backend = continuation(RIGID, 10, 30);
   /* 4 corner contacts press: 4 rigid anchors (3 int32 + 7 doubles each) beyond the 4 counts */
   cr_assert_eq(backend, 4 * 8 + 4 * (3 * 4 + 7 * 8), "backend part %zu bytes", backend);
+}
+
+Test(state_file, smooth_friction_box_continues_bitwise) {
+  sim s = make(SMOOTH);
+  steps(s.world, 10);
+  kn_state_out o = {0};
+  s.world->backend->save(s.world, s.world->backend_state, &o);
+  double kappa = 0;
+  cr_assert_eq(o.len, 8);
+  memcpy(&kappa, o.data, 8); /* little-endian hosts only run these tests (x86-64) */
+  cr_expect_gt(kappa, 1e5, "kappa %g: the 200 kg box was expected to raise it from 1e5 N/m", kappa);
+  free(o.data);
+  sim_free(&s);
+  cr_assert_eq(continuation(SMOOTH, 10, 30), 8, "the backend's part: kappa");
 }
 
 Test(state_file, fem_cube_continues_bitwise) {
