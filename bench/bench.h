@@ -121,6 +121,36 @@ int kb_contact_knead(const char* scene_path, long steps, int runs, kb_contact_re
 int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* xml_out, kb_contact_result* out,
                       char* err, size_t errsz);
 
+/*---- fidelity scenes in MuJoCo (mujoco_contact.c; knead-bench --fidelity) ----*/
+
+#define KB_FIDELITY_MAX_CHECKS 16
+typedef struct {
+  char name[128], unit[16];
+  int expect_fail, passed;
+  int measured_here;          /* 0: the check reads what MuJoCo does not have (knead's contact forces) */
+  double measured;            /* as knead's check measures it (follows_curve: the error), NaN none */
+  char message[320];
+} kb_fidelity_check;
+
+typedef struct {
+  char name[128];             /* the scene's name */
+  int built;                  /* the scene has a MuJoCo counterpart (rigid, free bodies only) */
+  int ok;                     /* built and ran every step */
+  long steps;
+  double us_per_step;         /* median mj_step wall time over the steps (robust on a shared machine) */
+  int nchecks;
+  kb_fidelity_check checks[KB_FIDELITY_MAX_CHECKS];
+} kb_fidelity_result;
+
+/* (a fidelity scene) => the same scene built in MuJoCo as kb_contact_mujoco builds it (MuJoCo's
+ * default contact parameters, the scene's friction, dt and gravity, implicit integrator), stepped
+ * for the scene's duration with mj_step; after every step the free bodies' MuJoCo state is copied
+ * into a knead world of the scene whose checks (check/) observe it as they observe knead's steps,
+ * so each check measures the same quantity (no_penetration: MuJoCo's deepest contact distance;
+ * contact_force and solver_converged are not measured). 0 and why in err when the scene cannot
+ * be built (FEM, MPM, jointed trees; built without MuJoCo: out->built 0) or MuJoCo fails. */
+int kb_fidelity_mujoco(const char* scene_path, kb_fidelity_result* out, char* err, size_t errsz);
+
 /*---- FEM benchmark (fem.c) ----*/
 
 /* The soft-cube grasp at ~1k, 10k and 50k tetrahedra (--quick: 1k, few steps): per-step times by

@@ -4,7 +4,12 @@
  *
  *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
  *               [--only multibody|contact|fem|mpm] [--contact] [--scene FILE]... [--steps N] [--runs N]
- *               [--mjcf DIR] [robot.urdf]
+ *               [--mjcf DIR] [--fidelity FILE] [robot.urdf]
+ *
+ * --fidelity FILE: only the physical-fidelity scenes (the .yaml files of examples/fidelity, or the --scene files)
+ * in MuJoCo (kb_fidelity_mujoco): each rigid scene built as the contact benchmark builds it, judged
+ * by the scene's own checks, its mean mj_step time; FILE (format knead-bench-fidelity-1) is what
+ * `knead compare --scoreboard ... --mujoco FILE` puts beside the backends.
  *
  * The contact benchmark (contact.c, mujoco_contact.c) steps whole scenes with kn_world_step
  * (examples/bench/push_box.yaml, examples/grasp_box.yaml when it exists, and
@@ -14,6 +19,7 @@
  * factorization of the cube's dynamics matrix (--quick: 1k only).
  *
  * Exit status: 0 when it ran and (with MuJoCo) the cross-check agreed; 1 otherwise. */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,10 +279,12 @@ static void usage(FILE* f) {
           "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
+          "  --fidelity FILE: only the fidelity scenes (%s/fidelity/*.yaml or --scene) in MuJoCo,\n"
+          "  judged by their checks; FILE for `knead compare --scoreboard S --mujoco FILE`\n"
           "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"
           "  %s/bench/iiwa_drop.yaml, %s/bench/grasp_mesh_cube.yaml (mesh collision geometry from\n"
           "  ../shared/models, when present)\n",
-          KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
+          KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_ARM, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES, KNEAD_BENCH_EXAMPLES);
 }
 
 /*---- the contact benchmark ----*/
@@ -338,6 +346,72 @@ static int run_contact(const char* const* scenes, int nscene, long steps, int ru
   return ok;
 }
 
+/*---- the fidelity scenes in MuJoCo ----*/
+
+/* (scenes, or the fidelity folder's scenes when none) => each in MuJoCo, printed, and FILE written
+ * (format knead-bench-fidelity-1, read by tools/compare_scoreboard.c); 0 when FILE cannot be
+ * written (a scene MuJoCo cannot build is a result, recorded with why) */
+static int run_fidelity(const char* const* scenes, int nscene, const char* path) {
+  glob_t g = {0};
+  if (nscene == 0 && glob(KNEAD_BENCH_EXAMPLES "/fidelity/*.yaml", 0, NULL, &g) == 0) {
+    scenes = (const char* const*)g.gl_pathv;
+    nscene = (int)g.gl_pathc;
+  }
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  json_t* doc = json_pack("{ss ss ss}", "format", "knead-bench-fidelity-1", "mujoco_version", kb_mujoco_version(),
+                          "cpu", cpu);
+  json_t* list = json_array();
+  json_object_set_new(doc, "scenes", list);
+  printf("fidelity scenes in MuJoCo %s (MuJoCo's default contact parameters, the scene's friction and dt):\n",
+         kb_mujoco_available() ? kb_mujoco_version() : "(not built in)");
+  for (int i = 0; i < nscene; i++) {
+    kb_fidelity_result* r = calloc(1, sizeof *r);
+    char msg[2048] = "";
+    if (!r) break;
+    int ran = kb_fidelity_mujoco(scenes[i], r, msg, sizeof msg);
+    char stem[128];
+    const char* base = strrchr(scenes[i], '/');
+    snprintf(stem, sizeof stem, "%s", base ? base + 1 : scenes[i]);
+    char* dot = strrchr(stem, '.');
+    if (dot) *dot = 0;
+    const char* name = r->name[0] ? r->name : stem;
+    json_t* js = json_pack("{ss ss ss}", "name", name, "status", ran ? "ok" : r->built ? "failed" : "not_built",
+                           "message", ran ? "" : msg);
+    json_array_append_new(list, js);
+    if (!ran) {
+      printf("  %-28s %s: %s\n", name, r->built ? "MuJoCo failed" : "not built", msg);
+      free(r);
+      continue;
+    }
+    json_object_set_new(js, "steps", json_integer(r->steps));
+    json_object_set_new(js, "us_per_step", num(r->us_per_step));
+    json_t* checks = json_array();
+    json_object_set_new(js, "checks", checks);
+    printf("  %-28s %7.2f us/step ", name, r->us_per_step);
+    for (int k = 0; k < r->nchecks; k++) {
+      const kb_fidelity_check* c = &r->checks[k];
+      if (!c->measured_here) {
+        printf(" %s not measured;", c->name);
+        json_array_append_new(checks, json_pack("{ss sb}", "name", c->name, "not_measured", 1));
+        continue;
+      }
+      const char* v = c->expect_fail ? (c->passed ? "XPASS" : "XFAIL") : (c->passed ? "pass" : "FAIL");
+      printf(" %s %s %.4g %s;", c->name, v, c->measured, c->unit);
+      json_array_append_new(checks, json_pack("{ss sb ss so ss ss}", "name", c->name, "passed", c->passed, "expect",
+                                              c->expect_fail ? "fail" : "pass", "measured", num(c->measured), "unit",
+                                              c->unit, "message", c->message));
+    }
+    printf("\n");
+    free(r);
+  }
+  int ok = json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0;
+  printf(ok ? "wrote %s\n" : "cannot write %s\n", path);
+  json_decref(doc);
+  if (g.gl_pathv) globfree(&g);
+  return ok;
+}
+
 int main(int argc, char** argv) {
   const char* urdf = KNEAD_BENCH_ARM;
   const char* json = NULL;
@@ -348,6 +422,7 @@ int main(int argc, char** argv) {
   const char* scenes[8];
   int nscene = 0;
   const char* mjcf_dir = NULL;
+  const char* fidelity = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--quick") == 0) {
@@ -373,6 +448,8 @@ int main(int argc, char** argv) {
       runs = atoi(argv[++i]);
     } else if (strcmp(a, "--mjcf") == 0 && i + 1 < argc) {
       mjcf_dir = argv[++i];
+    } else if (strcmp(a, "--fidelity") == 0 && i + 1 < argc) {
+      fidelity = argv[++i];
     } else if (strcmp(a, "--json") == 0 && i + 1 < argc) {
       json = argv[++i];
     } else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
@@ -396,6 +473,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "knead-bench: --reps and --calls must be positive\n");
     return 1;
   }
+  if (fidelity) return run_fidelity(scenes, nscene, fidelity) ? 0 : 1;
   if (runs <= 0) runs = quick ? 1 : 5;
   if (steps < 0) steps = quick ? 40 : 0;
   if (nscene == 0) {

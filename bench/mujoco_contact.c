@@ -26,6 +26,13 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
   return 0;
 }
 
+int kb_fidelity_mujoco(const char* scene_path, kb_fidelity_result* out, char* err, size_t errsz) {
+  (void)scene_path;
+  memset(out, 0, sizeof *out);
+  snprintf(err, errsz, "knead-bench was built without MuJoCo (libmujoco-dev)");
+  return 0;
+}
+
 #else
 
 #include <mujoco/mujoco.h>
@@ -371,6 +378,177 @@ int kb_contact_mujoco(const char* scene_path, long steps, int runs, const char* 
   free(q_init);
   for (int k = 0; map && k < w->ntree; k++) free(map[k].qadr), free(map[k].vadr), free(map[k].act);
   free(map);
+  if (md) mj_deleteData(md);
+  if (mm) mj_deleteModel(mm);
+  kn_world_free(w);
+  kn_scene_free(sc);
+  return out->ok;
+}
+
+/*---- the fidelity scenes (knead-bench --fidelity) ----*/
+
+/* MuJoCo's state of the free bodies into knead's trees: qpos (world position, quaternion w x y z)
+ * is knead's q of a FLOATING root whose joint frame is the world's; qvel is (linear velocity in
+ * the world, angular velocity in the body frame), knead's v is [omega_B; v_B], both in the body */
+static void to_knead(kn_world* w, const int* free_q, const int* free_v, const mjData* md) {
+  for (int k = 0; k < w->ntree; k++) {
+    if (free_q[k] < 0) continue;
+    kn_world_tree* tr = &w->trees[k];
+    const double* q = md->qpos + free_q[k];
+    const double* v = md->qvel + free_v[k];
+    memcpy(tr->q, q, 7 * sizeof(double));
+    double R[9];
+    kn_mat3_from_quat(q + 3, R);
+    for (int i = 0; i < 3; i++) {
+      tr->v[i] = v[3 + i];
+      tr->v[3 + i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2]; /* R^T v_world */
+    }
+  }
+}
+
+int kb_fidelity_mujoco(const char* scene_path, kb_fidelity_result* out, char* err, size_t errsz) {
+  memset(out, 0, sizeof *out);
+  kn_error e = {0};
+  kn_scene* sc = NULL;
+  kn_world* w = NULL;
+  if (kn_scene_load(scene_path, &sc, &e) != KN_OK || kn_world_create(sc, &w, &e) != KN_OK ||
+      kn_checks_attach(w, &e) != KN_OK) {
+    snprintf(err, errsz, "%s", e.msg);
+    kn_world_free(w);
+    kn_scene_free(sc);
+    return 0;
+  }
+  out->built = 1;
+  snprintf(out->name, sizeof out->name, "%s", sc->name ? sc->name : "");
+  if (w->nfem > 0 || w->nmpm > 0) {
+    snprintf(err, errsz, "%s body: MuJoCo %s has no %s", w->nfem > 0 ? "an FEM" : "an MPM", mj_versionString(),
+             w->nfem > 0 ? "volumetric FEM solid (its flex bodies came in 3.0)" : "material point method");
+    out->built = 0;
+  }
+  int* free_q = calloc((size_t)w->ntree + 1, sizeof(int));
+  int* free_v = calloc((size_t)w->ntree + 1, sizeof(int));
+  if (!free_q || !free_v) {
+    snprintf(err, errsz, "out of memory");
+    out->built = 0;
+  }
+  for (int k = 0; out->built && k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    free_q[k] = free_v[k] = -1;
+    if (m->nv == 0) continue;
+    const kn_mb_body* B = &m->bodies[0];
+    const double* R = B->X_pj.R;
+    int identity = m->nbody >= 1 && B->jtype == KN_JOINT_FLOATING && m->nv == 6 && B->X_pj.p[0] == 0 &&
+                   B->X_pj.p[1] == 0 && B->X_pj.p[2] == 0 && R[0] == 1 && R[4] == 1 && R[8] == 1;
+    if (!identity) {
+      snprintf(err, errsz, "%s: only free bodies are mapped (a robot or jointed tree: not in this mode)",
+               kn_sim_tree_name(w, k));
+      out->built = 0;
+    }
+  }
+  char* xml = out->built ? world_mjcf(w, err, errsz) : NULL;
+  mjModel* mm = NULL;
+  if (xml) {
+    mjVFS* vfs = calloc(1, sizeof(mjVFS));
+    mj_defaultVFS(vfs);
+    int n = (int)strlen(xml);
+    mj_makeEmptyFileVFS(vfs, "knead_fidelity.xml", n);
+    memcpy(vfs->filedata[vfs->nfile - 1], xml, (size_t)n);
+    char msg[1000] = "";
+    mm = mj_loadXML("knead_fidelity.xml", vfs, msg, sizeof msg);
+    mj_deleteVFS(vfs);
+    free(vfs);
+    if (!mm) snprintf(err, errsz, "mj_loadXML: %s", msg);
+  }
+  free(xml);
+  if (!mm) out->built = 0;
+  mjData* md = mm ? mj_makeData(mm) : NULL;
+  for (int k = 0; md && k < w->ntree; k++) {
+    const kn_mb_model* m = w->trees[k].robot->model;
+    if (m->nv == 0) continue;
+    char name[512];
+    snprintf(name, sizeof name, "t%d/%s", k, jname(&m->bodies[0]));
+    int j = mj_name2id(mm, mjOBJ_JOINT, name);
+    if (j < 0) {
+      snprintf(err, errsz, "no MuJoCo joint %s", name);
+      out->built = 0;
+      break;
+    }
+    free_q[k] = mm->jnt_qposadr[j], free_v[k] = mm->jnt_dofadr[j];
+    /* knead's initial state: q, and v as (R v_B, omega_B) */
+    const kn_world_tree* tr = &w->trees[k];
+    memcpy(md->qpos + free_q[k], tr->q, 7 * sizeof(double));
+    double R[9];
+    kn_mat3_from_quat(tr->q + 3, R);
+    for (int i = 0; i < 3; i++) {
+      md->qvel[free_v[k] + i] = R[3 * i] * tr->v[3] + R[3 * i + 1] * tr->v[4] + R[3 * i + 2] * tr->v[5];
+      md->qvel[free_v[k] + 3 + i] = tr->v[i];
+    }
+  }
+  /* no_penetration: the deepest MuJoCo contact in the check's window; -value is its limit */
+  const unsigned nck = sc->doc->nchecks;
+  double* deepest = calloc(nck + 1, sizeof *deepest);
+  for (unsigned i = 0; deepest && i < nck; i++) deepest[i] = INFINITY;
+  long ns = kn_world_total_steps(w), n = 0;
+  double* us = calloc((size_t)ns + 1, sizeof *us); /* per step */
+  int ok = md && out->built && us && deepest;
+  if (ok) mj_forward(mm, md);
+  for (long s = 0; ok && s < ns; s++) {
+    double t0 = kn_wall_time();
+    mj_step(mm, md);
+    us[n++] = (kn_wall_time() - t0) * 1e6;
+    for (int i = 0; ok && i < mm->nv; i++)
+      if (!isfinite(md->qvel[i])) {
+        snprintf(err, errsz, "MuJoCo diverged at t = %g s", md->time);
+        ok = 0;
+      }
+    /* the checks observe MuJoCo's state as they observe knead's after a step */
+    to_knead(w, free_q, free_v, md);
+    w->t = md->time, w->step = s + 1;
+    for (int o = 0; o < w->nobserver; o++)
+      if (w->observers[o].ops->stepped) w->observers[o].ops->stepped(w->observers[o].self, w);
+    for (unsigned i = 0; i < nck; i++) {
+      const kn_scene_check* d = &sc->doc->checks[i];
+      double lo = d->after ? *d->after : 0, hi = d->before ? *d->before : INFINITY;
+      if (d->type != KN_CHECK_NO_PENETRATION || md->time < lo - 1e-9 || md->time > hi + 1e-9) continue;
+      for (int c = 0; c < md->ncon; c++) deepest[i] = fmin(deepest[i], md->contact[c].dist);
+    }
+  }
+  if (ok && n == ns) {
+    int nc = 0;
+    const kn_check_result* r = kn_world_checks(w, &nc);
+    out->nchecks = nc < KB_FIDELITY_MAX_CHECKS ? nc : KB_FIDELITY_MAX_CHECKS;
+    for (int i = 0; i < out->nchecks; i++) {
+      kb_fidelity_check* k = &out->checks[i];
+      snprintf(k->name, sizeof k->name, "%s", r[i].name);
+      snprintf(k->unit, sizeof k->unit, "%s", r[i].unit ? r[i].unit : "");
+      k->expect_fail = r[i].expect_fail;
+      k->measured = r[i].measured, k->passed = r[i].passed;
+      k->measured_here = 1;
+      snprintf(k->message, sizeof k->message, "%s", r[i].message);
+      if (r[i].type == KN_CHECK_NO_PENETRATION) {
+        const kn_scene_check* d = &sc->doc->checks[i];
+        double limit = d->value ? *d->value : 0;
+        k->measured = isfinite(deepest[i]) ? deepest[i] : NAN;
+        k->passed = !(deepest[i] < -limit);
+        snprintf(k->unit, sizeof k->unit, "m");
+        snprintf(k->message, sizeof k->message, "deepest MuJoCo contact distance %g m; needs > %g m", k->measured,
+                 -limit);
+      } else if (r[i].type == KN_CHECK_CONTACT_FORCE || r[i].type == KN_CHECK_SOLVER_CONVERGED) {
+        k->measured_here = 0; /* knead's contact forces or solver: nothing of MuJoCo's */
+        k->passed = 0, k->measured = NAN;
+        snprintf(k->message, sizeof k->message, "not measured in MuJoCo (reads knead's %s)",
+                 r[i].type == KN_CHECK_CONTACT_FORCE ? "contact forces" : "solver");
+      }
+    }
+    out->steps = n;
+    kb_contact_result sum = {0};
+    kb_contact_summarize(us, n, &sum);
+    out->us_per_step = sum.median_us;
+    out->ok = 1;
+  }
+  free(deepest);
+  free(us);
+  free(free_q), free(free_v);
   if (md) mj_deleteData(md);
   if (mm) mj_deleteModel(mm);
   kn_world_free(w);

@@ -71,6 +71,11 @@ int check_mpi_finish(int code);
  * o->keep_dir/job->keep_name/job->backend/ (keep_dir is compare's DIR). */
 void compare_run_scene(const struct scene_job* job, const struct check_opts* o, FILE* out);
 
+/* (compare.json just written, knead-bench --fidelity's MuJoCo figures or NULL, FILE) => the
+ * physical-fidelity scoreboard in FILE, keeping what follows a `<!-- notes -->` line of an
+ * existing FILE (compare_scoreboard.c); 0, or -1 with the reason on stderr */
+int compare_write_scoreboard(const char* compare_json, const char* mujoco_json, const char* path);
+
 /* (folder) => its *.yaml files, recursively, sorted by path, appended to *list (cmd_check.c) */
 int check_collect_dir(const char* dir, char*** list, int* n, int* cap);
 /* (path) => a copy appended to *list; -1 when out of memory (cmd_check.c) */

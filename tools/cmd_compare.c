@@ -11,6 +11,7 @@
  * output.html has its runs' outputs in DIR/<scene>/<backend>/ and DIR/<scene>/replay.html, their
  * replays side by side in step.
  * With --baseline (an earlier compare.json) a check that passed there and fails now is a regression.
+ * With --scoreboard FILE the fidelity scoreboard is made from compare.json (compare_scoreboard.c).
  * Exit status: 0 when every scene was run (a check failing or a backend refusing is a result, not
  * an error), 1 when a scene could not be loaded, an output not written or a baseline check
  * regressed, 2 usage. */
@@ -47,6 +48,11 @@ static const char compare_usage[] =
     "  --baseline FILE        an earlier compare.json: every check that passed there and does not\n"
     "                         now (same scene name, backend and check) is a REGRESSION (exit 1);\n"
     "                         cells it lacks (a new backend) are not compared\n"
+    "  --scoreboard FILE      also write the fidelity scoreboard (bench/SCOREBOARD.md): machine,\n"
+    "                         date, build; per scene a row, per backend that ran its checks'\n"
+    "                         verdicts and errors, ms/step and ratio to SAP; anything after a\n"
+    "                         '<!-- notes -->' line of an existing FILE is kept\n"
+    "  --mujoco FILE          with --scoreboard: a MuJoCo column from knead-bench --fidelity FILE\n"
     "Under mpirun (or srun) the runs are spread over the ranks; rank 0 writes the outputs.\n"
     "Exit status: 0 every scene ran (failing checks and refusals are results), 1 a scene could not\n"
     "be loaded, an output not written or a baseline check regressed, 2 usage.\n";
@@ -606,6 +612,8 @@ int knead_cmd_compare(int argc, char** argv) {
   check_opts o = {.golden_rate = 20, .no_golden = 1, .run = compare_run_scene};
   const char* out_dir = "out/compare";
   const char* baseline = NULL;
+  const char* scoreboard = NULL;
+  const char* mujoco = NULL;
   int jobs = 1;
   /* the scene files and --set values; held by statics so that every early return (a usage error)
    * leaves them reachable, freed at the next call or the end */
@@ -630,7 +638,8 @@ int knead_cmd_compare(int argc, char** argv) {
     const char* a = argv[i];
     const char* val = NULL;
     if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strcmp(a, "--out") || !strcmp(a, "--backends") ||
-        !strcmp(a, "--package-path") || !strcmp(a, "--set") || !strcmp(a, "--baseline")) {
+        !strcmp(a, "--package-path") || !strcmp(a, "--set") || !strcmp(a, "--baseline") ||
+        !strcmp(a, "--scoreboard") || !strcmp(a, "--mujoco")) {
       if (i + 1 >= argc) {
         knead_error("compare: %s needs a value (see knead compare --help)", a);
         return 2;
@@ -654,6 +663,10 @@ int knead_cmd_compare(int argc, char** argv) {
       out_dir = val;
     } else if (!strcmp(a, "--baseline")) {
       baseline = val;
+    } else if (!strcmp(a, "--scoreboard")) {
+      scoreboard = val;
+    } else if (!strcmp(a, "--mujoco")) {
+      mujoco = val;
     } else if (!strcmp(a, "--backends") || !strncmp(a, "--backends=", 11)) {
       free(backend_text);
       backend_text = strdup(val);
@@ -702,6 +715,10 @@ int knead_cmd_compare(int argc, char** argv) {
         check_push_path(&paths, &npath, &cap, a);
       }
     }
+  }
+  if (mujoco && !scoreboard) {
+    knead_error("compare: --mujoco goes with --scoreboard FILE (it adds MuJoCo's column to it)");
+    return 2;
   }
   if (npath == 0) {
     knead_error("compare: which scenes? usage: knead compare [OPTIONS] PATH...");
@@ -836,6 +853,13 @@ int knead_cmd_compare(int argc, char** argv) {
     if (!code)
       printf("%d scene%s x %d backend%s: %s/compare.md, compare.json%s\n", npath, npath == 1 ? "" : "s", nb,
              nb == 1 ? "" : "s", out_dir, nplot > 0 ? ", plots/*.svg" : missing ? " (no plots: gnuplot missing)" : "");
+    if (!code && scoreboard) {
+      snprintf(path, sizeof path, "%s/compare.json", out_dir);
+      if (compare_write_scoreboard(path, mujoco, scoreboard) != 0)
+        code = 1;
+      else
+        printf("scoreboard: %s\n", scoreboard);
+    }
     if (baseline && against_baseline(baseline, rows, npath, backends, nb) != 0) code = 1;
     for (int s = 0; s < npath; s++) {
       for (int b = 0; rows[s].cells && b < nb; b++) free_cell(&rows[s].cells[b]);

@@ -195,3 +195,45 @@ Test(compare_cli, baseline_names_a_check_that_stopped_passing) {
   cr_assert_eq(knead_run("compare ball.yaml --backends sap --out x --baseline ball.yaml"), 1);
   cr_assert(strstr(tmp_text("err.txt"), "compare: --baseline ball.yaml:"), "%s", tmp_text("err.txt"));
 }
+
+/* --scoreboard FILE: per scene a row, per backend that ran a column (penalty, refused everywhere,
+ * listed once under the table), each check's verdict and measured value, ms/step and the ratio to
+ * SAP, the totals; --mujoco adds MuJoCo's column from knead-bench --fidelity's file (a scene it has
+ * not built says why); what follows "<!-- notes -->" in an existing FILE is kept */
+Test(compare_cli, scoreboard_writes_the_table_and_keeps_the_notes) {
+  write_file("ball.yaml", BALL);
+  char high[2048];
+  snprintf(high, sizeof high, "name: high\n%s  - {name: up_high, type: height_above, body: ball, value: 10, expect: fail}\n",
+           strstr(BALL, "time_step:"));
+  write_file("high.yaml", high);
+  write_file("sb.md", "old table\n<!-- notes -->\n## What the table shows\nkept words\n");
+  write_file("mj.json",
+             "{\"format\": \"knead-bench-fidelity-1\", \"mujoco_version\": \"2.2.2\", \"scenes\": ["
+             "{\"name\": \"ball\", \"status\": \"ok\", \"message\": \"\", \"us_per_step\": 5.0, \"checks\": "
+             "[{\"name\": \"down\", \"passed\": true, \"expect\": \"pass\", \"measured\": 0.002, \"unit\": \"m\"}]},"
+             "{\"name\": \"high\", \"status\": \"not_built\", \"message\": \"a test reason\"}]}");
+  cr_assert_eq(knead_run("compare ball.yaml high.yaml --backends sap,penalty,none -j 2 --out cmp --scoreboard sb.md "
+                         "--mujoco mj.json"), 0, "%s", tmp_text("err.txt"));
+  cr_assert(strstr(tmp_text("out.txt"), "scoreboard: sb.md"), "%s", tmp_text("out.txt"));
+  const char* sb = tmp_text("sb.md");
+  cr_assert(strstr(sb, "# Physical-fidelity scoreboard") && strstr(sb, " core") && strstr(sb, " UTC, build "), "%s", sb);
+  cr_assert(strstr(sb, "| scene | sap | none | MuJoCo 2.2.2 |\n|---|---|---|---|\n"), "%s", sb);
+  cr_assert(strstr(sb, "| ball | down pass ("), "%s", sb);
+  cr_assert(strstr(sb, "| high | down pass (") && strstr(sb, "up_high XFAIL (") && strstr(sb, " m); "), "%s", sb);
+  cr_assert(strstr(sb, " ms/step | down pass (") && strstr(sb, "x SAP |"), "%s", sb);
+  cr_assert(strstr(sb, "down pass (0.002 m); 0.005 ms/step, "), "%s", sb);
+  cr_assert(strstr(sb, "| not built in MuJoCo: a test reason |\n"), "%s", sb);
+  cr_assert(strstr(sb, "- **penalty**: refused on every scene (e.g. ") &&
+                strstr(sb, "backend 'penalty' is not implemented in this build"), "%s", sb);
+  cr_assert(strstr(sb, "Checks expected to pass that passed: sap 2/2, none 2/2, MuJoCo 1/1 "), "%s", sb);
+  cr_assert(strstr(sb, "\n<!-- notes -->\n## What the table shows\nkept words\n"), "%s", sb);
+  cr_assert_null(strstr(sb, "old table"), "%s", sb);
+  /* again without MuJoCo: the notes once, no MuJoCo column */
+  cr_assert_eq(knead_run("compare high.yaml --backends sap --out cmp --scoreboard sb.md"), 0, "%s", tmp_text("err.txt"));
+  sb = tmp_text("sb.md");
+  cr_assert(strstr(sb, "| scene | sap |\n|---|---|\n| high | down pass ("), "%s", sb);
+  cr_assert(strstr(sb, "sap 1/1.\n\n<!-- notes -->\n## What the table shows\nkept words\n"), "%s", sb);
+  cr_assert_null(strstr(strstr(sb, "kept words") + 1, "kept words"), "%s", sb);
+  cr_assert_eq(knead_run("compare high.yaml --backends sap --out cmp --mujoco mj.json"), 2);
+  cr_assert(strstr(tmp_text("err.txt"), "--mujoco goes with --scoreboard"), "%s", tmp_text("err.txt"));
+}
