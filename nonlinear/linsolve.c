@@ -21,6 +21,8 @@ struct kn_nl_linsolve {
   void* sym;
   int sym_n, *sym_p, *sym_i;
   size_t sym_cap;
+  double* work;             /* BiCGSTAB's seven vectors */
+  size_t work_cap;
 };
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
@@ -37,7 +39,7 @@ void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (!ls) return;
   if (ls->started) cholmod_finish(&ls->cc);
   if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
-  free(ls->sym_p), free(ls->sym_i);
+  free(ls->sym_p), free(ls->sym_i), free(ls->work);
   free(ls->Ap), free(ls->Ai), free(ls->Ax), free(ls->map);
   free(ls);
 }
@@ -201,7 +203,12 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   cholmod_sparse* S = to_sparse(P, -1, cc);
   cholmod_factor* L = S ? cholmod_analyze(S, cc) : NULL;
   cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
-  double* w = malloc(7 * ((size_t)n + 1) * sizeof *w);
+  if (7 * ((size_t)n + 1) > ls->work_cap) {
+    free(ls->work);
+    ls->work = malloc(7 * ((size_t)n + 1) * sizeof *ls->work);
+    ls->work_cap = ls->work ? 7 * ((size_t)n + 1) : 0;
+  }
+  double* w = ls->work;
   kn_status st = KN_OK;
   if (!A || !S || !L || !B || !w) {
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (BiCGSTAB)");
@@ -247,7 +254,6 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   }
   st = kn_fail(err, KN_ERR_NUMERIC, "BiCGSTAB did not reach %.1e in %d iterations (n = %d)", tol, *iters, n);
 done:
-  free(w);
   if (B) cholmod_free_dense(&B, cc);
   if (L) cholmod_free_factor(&L, cc);
   if (S) cholmod_free_sparse(&S, cc);

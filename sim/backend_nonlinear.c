@@ -36,6 +36,7 @@ typedef struct {
   kn_smooth_volume* vol;    /* FEM bodies with a volume constraint (deformables[i].volume_compressibility) */
   int* vol_fem;             /* per zone: the FEM body */
   int nvol;
+  int* offset;              /* per world clique: its first DoF in v (nclique, allocated at create) */
 } nl_state;
 
 static void nl_free(void* p) {
@@ -48,7 +49,7 @@ static void nl_free(void* p) {
   for (int z = 0; z < s->nvol; z++) {
     free((int*)s->vol[z].point), free((int*)s->vol[z].tri), free(s->vol[z].x), free(s->vol[z].dV);
   }
-  free(s->vol), free(s->vol_fem);
+  free(s->vol), free(s->vol_fem), free(s->offset);
   free(s);
 }
 
@@ -136,7 +137,8 @@ static kn_status nl_create(kn_world* w, void** out, kn_error* err) {
   void* sap = NULL;
   kn_status st = kn_sap_adapter_create_state(w, &sap, err);
   s->sap = sap;
-  if (!st && !(s->solver = kn_nl_solver_create())) st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  if (!st && (!(s->solver = kn_nl_solver_create()) || !(s->offset = kn_calloc((size_t)w->nclique + 1, sizeof *s->offset))))
+    st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   if (!st) st = smooth_params(sc, s, err);
   if (!st) st = volumes_create(w, s, err);
   if (st) {
@@ -281,11 +283,8 @@ static kn_status nl_step(kn_world* w, void* state, kn_error* err) {
   if (!st && w->nfem > 0) st = kn_sap_adapter_attachments(w, sp, err);
   if (st) return st;
   int n = kn_sap_problem_nv(sp->prob);
-  int* offset = malloc(((size_t)w->nclique + 1) * sizeof *offset);
-  if (!offset) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-  for (int c = 0; c < w->nclique; c++) offset[c] = kn_sap_clique_offset(sp->prob, sp->q[c].sap);
-  st = stage_contacts(w, s, offset, err);
-  free(offset);
+  for (int c = 0; c < w->nclique; c++) s->offset[c] = kn_sap_clique_offset(sp->prob, sp->q[c].sap);
+  st = stage_contacts(w, s, s->offset, err);
   if (!st) st = grow(&s->v0, &s->vcap, (size_t)n + 1, err);
   if (!st) st = grow(&s->v, &s->vcap2, (size_t)n + 1, err);
   if (st) return st;
