@@ -1,0 +1,53 @@
+/* knead/sim internal: the nonlinear backends' adapter (backend_nonlinear.c) and the seam each
+ * contact formulation plugs into it (ARCHITECTURE "The time step"). The adapter runs the stages
+ * every nonlinear backend shares: controllers, detection, free motion, the robot-side terms, each
+ * candidate's two material points, Newton over the sum (nonlinear/), advance, contact outputs. A
+ * formulation (smooth friction: nl_smooth.c; penalty, ipc) adds only its contact term over those
+ * points, its parameters from its scene keys, and its state between steps. */
+#ifndef KNEAD_SIM_BACKEND_NONLINEAR_H
+#define KNEAD_SIM_BACKEND_NONLINEAR_H
+
+#include "nonlinear/nonlinear.h"
+#include "sim/backend_sap.h"
+
+/* what a formulation sees of one step */
+typedef struct {
+  kn_world* w;
+  double dt;
+  const kn_sim_candidates* cand; /* this step's contact candidates */
+  const int *pa, *pb;            /* per candidate: its A and B sides' material points (-1: fixed) */
+  kn_nl_points* points;          /* the step's points; a formulation may add its own after them */
+  const int* offset;             /* per world clique: its first DoF in v */
+  int nv;                        /* DoFs of v */
+} kn_nl_step;
+
+typedef struct {
+  const char* name;
+  /* (world) => *self; its scene keys read and checked (errors name the key); it may change the
+   * solver's options and widen detection (*extra_margin, m) */
+  kn_status (*create)(kn_world* w, void** self, kn_nl_options* opt, double* extra_margin, kn_error* err);
+  void (*destroy)(void* self);
+  /* the step's contact term over st->points => term (its self is the formulation's), and whether
+   * the problem is a potential (minimized) or a root finding */
+  kn_status (*begin)(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err);
+  /* (optional) after a converged solve at v: 1 to solve the step again from v (the stiffness
+   * raised); attempt counts from 0, and the adapter stops after attempt 5 */
+  int (*after_solve)(void* self, const kn_nl_step* st, const double* v, int attempt);
+  /* candidate i's contact force on its B side at v [N] (world) */
+  void (*force)(void* self, const kn_nl_step* st, int i, const double* v, double f[3]);
+  /* (optional) after every clique advanced to v: what the next step reads (anchors) */
+  kn_status (*end_step)(void* self, const kn_nl_step* st, const double* v, kn_error* err);
+  /* saved states: the formulation's part (all or nothing on load) */
+  void (*save)(const void* self, kn_state_out* out);
+  kn_status (*load)(void* self, kn_state_in* in, kn_error* err);
+} kn_nl_formulation;
+
+/* the kn_backend functions of every nonlinear backend; a backend's create is
+ * kn_nl_backend_create with its formulation */
+kn_status kn_nl_backend_create(kn_world* w, const kn_nl_formulation* f, void** out, kn_error* err);
+kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err);
+void kn_nl_backend_free(void* state);
+void kn_nl_backend_save(const kn_world* w, const void* state, kn_state_out* out);
+kn_status kn_nl_backend_load(const kn_world* w, void* state, kn_state_in* in, kn_error* err);
+
+#endif
