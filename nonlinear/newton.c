@@ -293,14 +293,14 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   int lag = !p->potential && p->contact.lag;
   kn_error e2 = {0};
   /* root finding with a term that can lag: Newton on the whole residual (at most 30 iterations,
-   * stopped at a stall); where it fails (a kink of a PD's effort clamp, the friction transition far
+   * or the options' limit when lower, stopped at a stall); where it fails (a kink of a PD's effort clamp, the friction transition far
    * from the root), a pass of the lagged problem from the last pass's answer — the term frozen
    * there, a convex minimization — and Newton again from the new answer. The passes are the
    * fixed-point iteration of lagging; a root of r is their fixed point, and Newton converges fast
    * near it. */
   memcpy(s->vpass, s->v, (size_t)n * sizeof(double));
   for (int pass = 0;; pass++) {
-    st = newton(s, p, &o, p->potential, n, lag && pass < o.max_passes ? 30 : o.max_iterations, &st0, lag ? &e2 : err);
+    st = newton(s, p, &o, p->potential, n, lag && pass < o.max_passes && o.max_iterations > 30 ? 30 : o.max_iterations, &st0, lag ? &e2 : err);
     if (st == KN_OK || !lag || st == KN_ERR_NOMEM || pass == o.max_passes) break;
     memcpy(s->v, s->vpass, (size_t)n * sizeof(double));
     p->contact.lag(p->contact.self, s->v, 1);

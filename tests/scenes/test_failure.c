@@ -69,3 +69,35 @@ Test(failure, unimplemented_backends_are_errors_at_creation) {
     kn_scene_free(s);
   }
 }
+
+/* The same on the nonlinear backends' adapter (smooth_friction): one Newton iteration cannot bring
+ * the landing ball's residual under its tolerance; the step fails with KN_ERR_NUMERIC naming the
+ * step, the stage and the body of the worst DoF, and the state is as it was. */
+Test(failure, smooth_friction_non_converging_step_leaves_the_state_unchanged) {
+  const char* yaml =
+      "time_step: 0.01\n"
+      "contact: {backend: smooth_friction, solver: {max_iterations: 1}}\n"
+      "objects:\n"
+      "  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+      "  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.12]}, velocity: [3, 0, 0, 1, 0, -2]}\n";
+  test_world t = tw_create(yaml);
+  kn_error err = {0};
+  kn_status st = KN_OK;
+  long k = 0;
+  uint64_t before = 0;
+  for (; k < 50; k++) {
+    before = kn_world_state_hash(t.world);
+    st = kn_world_step(t.world, &err);
+    if (st) break;
+  }
+  cr_assert_eq(st, KN_ERR_NUMERIC, "expected the 1-iteration solve to fail within 50 steps (status %d)", st);
+  cr_log_info("failed at step %ld: %s", k + 1, err.msg);
+  cr_expect_eq(kn_world_state_hash(t.world), before, "the failed step changed the state");
+  cr_expect_eq(t.world->step, k);
+  char want[64];
+  snprintf(want, sizeof want, "step %ld", k + 1);
+  cr_expect(strstr(err.msg, want), "no '%s' in: %s", want, err.msg);
+  cr_expect(strstr(err.msg, "stage 2 (smooth_friction Newton solve"), "no stage in: %s", err.msg);
+  cr_expect(strstr(err.msg, "'ball'"), "the body is not named in: %s", err.msg);
+  tw_free(&t);
+}
