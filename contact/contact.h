@@ -273,12 +273,14 @@ typedef struct {
   const double* x;                  /* 3 * np positions (borrowed) */
   int body, first;                  /* its candidates' particle side: body `body`, point first + p */
   kn_contact_material material;     /* of its particles */
+  double radius;                    /* contact radius: phi is taken to the ball of this radius [m] */
 } kn_contact_particles;
 /* (particle sets, collision scene with X_WG and kn_soft_collider per collider, margin) =>
  * KN_CANDIDATE_PARTICLE_RIGID candidates appended to out (particles.c): particle p of set i against
- * collider k when phi = kn_collider_signed_distance(x_p) < margin, per set, per collider, per
- * particle. A = the particle, B = the collider, normal -grad phi (into the rigid body, MPM digest
- * 7.4), p = the particle's position. KN_ERR_NOMEM */
+ * collider k when phi = kn_collider_signed_distance(x_p) - radius < margin, per set, per collider,
+ * per particle. A = the particle, B = the collider, normal -grad phi (into the rigid body, MPM
+ * digest 7.4), p = the particle's position moved by radius along the normal (its ball's point
+ * nearest the collider). KN_ERR_NOMEM */
 kn_status kn_contact_detect_particles(const kn_contact_particles* sets, int nset, const kn_collision_scene* cs,
                                       const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
                                       kn_contact_candidate_list* out, kn_error* err);

@@ -84,27 +84,28 @@ kn_status kn_contact_detect_particles(const kn_contact_particles* sets, int nset
   const int base = out->n;
   for (int i = 0; i < nset; i++) {
     const kn_contact_particles* b = &sets[i];
+    const double reach = margin + b->radius; /* of the particle's center */
     double blo[3], bhi[3]; /* broad phase: skips only particles with phi >= margin */
     kn_particle_aabb(b->np, b->x, blo, bhi);
     for (int k = 0; k < cs->n; k++) {
       kn_contact_material mat = kn_contact_material_combine(&colliders[k].soft, &b->material);
       kn_particle_bound bd;
-      if (!kn_particle_bound_init(cs, k, &X_WG[k], margin, blo, bhi, &bd)) continue;
+      if (!kn_particle_bound_init(cs, k, &X_WG[k], reach, blo, bhi, &bd)) continue;
       for (int p = 0; p < b->np; p++) {
         double g[3];
         if (!kn_particle_bound_test(&bd, b->x + 3 * p)) continue;
         double phi = kn_collider_signed_distance(cs, k, &X_WG[k], b->x + 3 * p, g);
-        if (!(phi < margin)) continue;
+        if (!(phi < reach)) continue;
         kn_contact_candidate* x = kn_contact_candidate_push(out, err);
         if (!x) return KN_ERR_NOMEM;
         x->a = (kn_contact_side){KN_SIDE_PARTICLE, b->body, 1, {b->first + p, 0, 0}, {1, 0, 0}};
         x->b = (kn_contact_side){KN_SIDE_COLLIDER, k, 0, {0, 0, 0}, {0, 0, 0}};
-        x->phi = phi, x->material = mat;
+        x->phi = phi - b->radius, x->material = mat;
         x->origin = KN_CANDIDATE_PARTICLE_RIGID, x->source = out->n - 1 - base;
-        memcpy(x->p, b->x + 3 * p, sizeof x->p);
         double n[3] = {-g[0], -g[1], -g[2]};
         double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
         for (int a = 0; a < 3; a++) n[a] /= nn;
+        for (int a = 0; a < 3; a++) x->p[a] = b->x[3 * p + a] + b->radius * n[a];
         frame_of(n, x->R_WC);
       }
     }

@@ -128,7 +128,11 @@
  *       Mises, 0 = elastic), bulk_modulus, gamma} [kn_mpm_material_default]; region: {min, max}
  *       allowed grid region [+-1e3 m]; particle_jitter: 0..1 (fraction of the particle spacing by
  *       which each lattice point is moved, deterministically; breaks the lattice's flat faces,
- *       which make a round body roll like a polyhedron) [0]; grid: a name [""]: the MPM
+ *       which make a round body roll like a polyhedron) [0]; contact_radius: each particle meets rigid
+ *       colliders as a ball of this radius, phi taken to its surface [m] [0: a point]; half the
+ *       particle spacing, h / (2 ppc^(1/3)), puts the contact surface at the body's own (a
+ *       gripper's pads then squeeze the body's faces instead of settling between them and its
+ *       outer particles' centers); grid: a name [""]: the MPM
  *       deformables with the same grid name share one background grid (one free motion, one SAP
  *       clique) and so interact through it, as one MPM body does with itself (a name given twice
  *       needs one resolution); different names never touch each other, which suits bodies kept
@@ -411,6 +415,7 @@ typedef struct {
   double* dissipation_time;
   int* particles_per_cell;  /* MPM: n^3 particles per grid cell [8] */
   double* particle_jitter;  /* MPM: random offset of each lattice point, fraction of its spacing [0, 1) [0] */
+  double* contact_radius;   /* MPM: each particle meets rigid colliders as a ball of this radius [m] [0] */
   kn_scene_box_region* region; /* MPM: allowed grid region (world) [+-1e3 m] */
   char* grid;               /* MPM: name of the grid it shares [""] (see above) */
   double* volume_compressibility; /* FEM, smooth_friction: isothermal compressibility kappa_v of the

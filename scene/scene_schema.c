@@ -276,6 +276,7 @@ static const cyaml_schema_field_t deformable_fields[] = {
     CYAML_FIELD_MAPPING_PTR("region", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, region,
                             box_region_fields),
     DBL_OPT("particle_jitter", kn_scene_deformable, particle_jitter),
+    DBL_OPT("contact_radius", kn_scene_deformable, contact_radius),
     CYAML_FIELD_STRING_PTR("grid", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_deformable, grid, 0,
                            CYAML_UNLIMITED),
     CYAML_FIELD_END};

@@ -254,6 +254,10 @@ static kn_status check_mpm(const kn_scene* s, const kn_scene_deformable* o, cons
   if (o->particle_jitter && !(*o->particle_jitter >= 0 && *o->particle_jitter < 1))
     return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': must be in [0, 1) (got %g)", o->name,
                          *o->particle_jitter);
+  snprintf(k, sizeof k, "%s.contact_radius", key);
+  if (o->contact_radius && !(*o->contact_radius >= 0 && isfinite(*o->contact_radius)))
+    return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': expected a finite radius >= 0 [m] (got %g)",
+                         o->name, *o->contact_radius);
   snprintf(k, sizeof k, "%s.region", key);
   if (o->region)
     for (int a = 0; a < 3; a++)
@@ -302,6 +306,7 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     const char* mpm_only = o->particles_per_cell ? "particles_per_cell"
                            : o->region           ? "region"
                            : o->particle_jitter  ? "particle_jitter"
+                           : o->contact_radius   ? "contact_radius"
                            : o->grid             ? "grid"
                                                  : NULL;
     if (o->material && (o->material->type == KN_SCENE_MPM_EOS_FLUID || o->material->yield_stress ||

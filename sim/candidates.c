@@ -133,7 +133,7 @@ kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_s
   if (!st && w->nmpm > 0 && w->collision) {
     for (int i = 0; i < w->nmpm; i++) {
       const kn_world_mpm* M = &w->mpms[i];
-      s->sets[i] = (kn_contact_particles){M->body->np, M->body->x, M->grid, M->first, M->material};
+      s->sets[i] = (kn_contact_particles){M->body->np, M->body->x, M->grid, M->first, M->material, M->contact_radius};
     }
     st = kn_contact_detect_particles(s->sets, w->nmpm, w->collision, s->soft, X_WG, margin, &s->list, err);
     c->c = s->list.c, c->nmpm = s->list.n - c->first_mpm;

@@ -83,6 +83,7 @@ static kn_status build_one(kn_world* w, unsigned i, int j, kn_error* err) {
   if (d->friction) m->material.mu = *d->friction;
   if (d->stiffness) m->material.stiffness = *d->stiffness;
   if (d->dissipation_time) m->material.dissipation_time = *d->dissipation_time;
+  m->contact_radius = d->contact_radius ? *d->contact_radius : 0;
   m->backup = kn_calloc(1, sizeof(kn_mpm_state));
   if (!m->backup) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
   return kn_mpm_state_save(m->body, m->backup, err);

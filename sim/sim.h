@@ -134,6 +134,7 @@ typedef struct {
   kn_mpm_body* body;        /* its particles: a view into its grid's body when it shares a grid */
   int grid, first;          /* its grid (w->mpm_grids index) and the offset of its particles there */
   kn_contact_material material; /* of its particles */
+  double contact_radius;    /* its particles' contact radius [m] (deformables[i].contact_radius) */
   double force[3];          /* total contact force on it in the last step [N] */
   double* collider_force;   /* 3 * ncollider: force of its contacts on each collider in the last step [N] */
   int ncontact;             /* its particle contacts in the last step */

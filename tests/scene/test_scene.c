@@ -224,6 +224,11 @@ Test(scene, unsupported_sections_and_backends_are_errors) {
                KN_ERR_INVALID, 6, "deformables[0].particle_jitter"); /* a fraction of the spacing, [0, 1) */
   expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    shape: {sphere: 0.1}\n    particle_jitter: 0.5\n",
                KN_ERR_INVALID, 5, "particle_jitter"); /* FEM bodies have no particles */
+  expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    model: mpm\n    shape: {sphere: 0.1}\n"
+               "    contact_radius: -0.001\n",
+               KN_ERR_INVALID, 6, "deformables[0].contact_radius"); /* a radius, >= 0 */
+  expect_error("time_step: 0.01\ndeformables:\n  - name: jelly\n    shape: {sphere: 0.1}\n    contact_radius: 0.001\n",
+               KN_ERR_INVALID, 5, "contact_radius"); /* FEM bodies have no particles */
   expect_error("deformables:\n  - name: jelly\n    shape: {sphere: 0.1, box: [1, 1, 1]}\n", KN_ERR_INVALID, 3,
                "deformables[0].shape");
   expect_error("deformables:\n  - name: jelly\n    shape: {sphere: 0.1}\n    material: {type: rubber}\n",

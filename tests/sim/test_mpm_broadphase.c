@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/candidates.h"
 #include "sim/sim_internal.h"
 
 static const char* yaml =
@@ -75,6 +76,46 @@ Test(mpm_broadphase, identical_to_brute_force, .timeout = 120) {
   cr_expect_gt(brute, 0, "the ball must touch something");
   cr_expect(touched, "the ball must touch a collider other than the ground");
   cr_expect_gt(culled, tests / 2, "the bound culls at least half the tests (%ld of %ld)", culled, tests);
+  kn_world_free(w);
+  kn_scene_free(s);
+}
+
+/* A set's contact radius: each particle is a ball, phi taken to its surface and p its point nearest
+ * the collider; detection reaches margin + radius from the centers. Particles 3, 6 and 12 mm above
+ * the ground, radius 4 mm, margin 5 mm: phi = -1 mm and +2 mm (kept, p 4 mm lower), the third's
+ * 8 mm is beyond the margin. Radius 0 keeps the points' own distances (3 mm; 6 and 12 mm culled). */
+Test(mpm_broadphase, contact_radius_measures_to_the_particle_surface) {
+  static const char* ground = "time_step: 0.01\nobjects:\n  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+                              "  - {name: far, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 5]}}\n"; /* the world keeps a
+                                 collision scene only when something can move */
+  kn_scene* s = NULL;
+  kn_world* w = NULL;
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_string(ground, strlen(ground), "inline.yaml", &s, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(s, &w, &err), KN_OK, "%s", err.msg);
+  cr_assert(w->collision && w->ncollider == 2 && strcmp(w->colliders[0].name, "ground") == 0, "expected the ground first");
+  kn_pose X[2];
+  kn_soft_collider soft[2];
+  for (int k = 0; k < 2; k++) kn_sim_collider_pose(w, k, &X[k]), soft[k] = kn_sim_soft_collider(w, k);
+  const double x[9] = {0.1, 0.2, 0.003, -0.3, 0.0, 0.006, 0.0, 0.5, 0.012};
+  const double radius[2] = {0.004, 0};
+  const int want_n[2] = {2, 1};
+  const double want_phi[2][2] = {{-0.001, 0.002}, {0.003, 0}};
+  for (int c = 0; c < 2; c++) {
+    kn_contact_particles set = {3, x, 0, 0, kn_contact_material_default(0.01), radius[c]};
+    kn_contact_candidate_list out = {0};
+    cr_assert_eq(kn_contact_detect_particles(&set, 1, w->collision, soft, X, 0.005, &out, &err), KN_OK, "%s", err.msg);
+    cr_assert_eq(out.n, want_n[c], "radius %g: %d candidates", radius[c], out.n);
+    for (int i = 0; i < out.n; i++) {
+      const kn_contact_candidate* k = &out.c[i];
+      cr_expect_float_eq(k->phi, want_phi[c][i], 1e-15, "radius %g: phi %.17g", radius[c], k->phi);
+      cr_expect_float_eq(k->R_WC[8], -1.0, 1e-15, "normal into the ground");
+      int p = k->a.point[0];
+      cr_expect(k->p[0] == x[3 * p] && k->p[1] == x[3 * p + 1], "p moved sideways");
+      cr_expect_float_eq(k->p[2], x[3 * p + 2] - radius[c], 1e-15, "radius %g: p_z %.17g", radius[c], k->p[2]);
+    }
+    kn_contact_candidate_list_free(&out);
+  }
   kn_world_free(w);
   kn_scene_free(s);
 }
