@@ -21,6 +21,10 @@ typedef struct {
   int *adj_start, *adj; /* neighbours of vertex i: adj[adj_start[i] .. adj_start[i + 1]) */
   double inner_depth; /* the deepest mesh vertex below the hull's boundary [m] (0: all on it);
                          above the convexity tolerance, the first one found beyond it */
+  int nf;             /* faces: qhull's facets, one convex polygon per plane */
+  double* fn;         /* nf x 4: outward unit normal and offset (n . x + offset = 0 on the face) */
+  int *f_start, *f_vert; /* corners of face f (hull vertex indices, counter-clockwise seen from
+                            outside): f_vert[f_start[f] .. f_start[f + 1]) */
 } kn_hull;
 /* A mesh is recognized as convex when inner_depth <= KN_HULL_CONVEX_TOL x its bounding box
  * diagonal: every vertex on its hull to 1e-9 relative (round-off of the STL's float coordinates is
@@ -121,6 +125,20 @@ kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, in
  * path) */
 int kn_narrow_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int polytopes, double n[3], double p1[3],
                       double p2[3], double* phi);
+
+/* Convex polytopes (polytope.c): a box, or a mesh with a hull. */
+/* (unit n) => R = [t1 t2 n] by columns (the contact frame) */
+void kn_tangent_frame(const double n[3], double R[9]);
+/* (shape) => 1 for a small polytope for libccd's uninflated EPA: a box or a mesh whose hull has at
+ * most 64 vertices */
+int kn_polytope_small(const kn_nshape* s);
+/* (small polytopes S1, S2 overlapping by depth along the unit n from S1 into S2) => witness points:
+ * p1 on S1's support plane, p2 = p1 - depth n, over the middle of the overlap of their contact
+ * features seen along n */
+void kn_polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const double n[3], double depth, double p1[3],
+                         double p2[3]);
+/* (polygon in[n], plane dot(x, e) <= off) => out: the part inside (Sutherland-Hodgman); its count */
+int kn_clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */
