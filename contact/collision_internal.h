@@ -105,11 +105,15 @@ void kn_point_buf_free(kn_point_buf* b);
 kn_status kn_patch_reduce(kn_point_buf* b, int start);
 
 /* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin,
- * unreduced (kn_collision_detect_reach reduces a mesh pair's points with kn_patch_reduce).
+ * unreduced (two convex polytopes, not both boxes: the convex patch, at most 4 points) (kn_collision_detect_reach reduces a mesh pair's points with kn_patch_reduce).
  * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth
  * failure. */
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                          kn_point_buf* out);
+/* The same with the probes also for two convex polytopes (no convex patch, convex_patch.c): the
+ * culled probe path the tests compare with the references below. */
+kn_status kn_narrow_pair_probes(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                kn_point_buf* out);
 /* The same without culling: every probe point of a pair is measured (the reference the culled
  * path is tested against, tests/contact/test_probe_culling.c). */
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
@@ -139,6 +143,22 @@ void kn_polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const double 
                          double p2[3]);
 /* (polygon in[n], plane dot(x, e) <= off) => out: the part inside (Sutherland-Hodgman); its count */
 int kn_clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]);
+
+/* The contact patch of two convex polytopes (convex_patch.c). */
+typedef struct {
+  double p1[3], p2[3]; /* witnesses on S1 and S2 */
+  double n[3];         /* unit normal from S1 into S2 */
+  double phi;          /* gap along n (< 0: overlap) */
+} kn_patch_point;
+#define KN_CONVEX_PATCH_CAP 128
+/* (shape) => 1 for a box or a mesh recognized as convex with its hull's faces */
+int kn_convex_polytope(const kn_nshape* s);
+/* (convex polytopes S1, S2, unit EPA normal n0 from S1 into S2, margin, capacity) => the points with
+ * phi < margin of the best separating axis near n0: the incident face clipped against the
+ * reference face, or the closest points of two edges; their count (0: none within the margin), or
+ * -1 when no patch can be formed (the caller takes the probe path) */
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], double margin, kn_patch_point* out,
+                    int cap);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */

@@ -12,6 +12,9 @@
  *   box-box                 separating axes (15) and, for a face axis, the incident face clipped
  *                           against the reference face (up to 8 points); an edge axis falls back
  *                           to libccd
+ *   box/convex mesh pairs   libccd GJK/EPA for the normal, then the best separating axis near it
+ *   (not box-box)           and the incident face clipped against the reference face
+ *                           (convex_patch.c); when no patch can be formed, as the other pairs:
  *   other convex pairs      libccd GJK/EPA on the pair with A inflated by the margin (one deepest
  *                           point), plus every probe point of one shape that lies within the margin
  *                           of a face of the other whose normal agrees with the pair normal
@@ -36,6 +39,7 @@ typedef struct {
   double margin;
   int cull;         /* skip probe points that cannot come within the margin (contact/probe_cull.c) */
   int scan;         /* libccd's support of a mesh by a scan of the hull vertices, not the hull climb */
+  int patch;        /* two convex polytopes: the convex patch (convex_patch.c) instead of the probes */
 } emitter;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -486,6 +490,15 @@ static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   double n[3], p1[3], p2[3], phi;
   if (!ccd_deepest(S1, S2, em->margin, em->scan, 1, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
+  /* two convex polytopes (not both boxes; kn_narrow_pair only, the references keep the probes):
+   * the patch of the best separating axis near the EPA normal (convex_patch.c) */
+  if (em->patch && kn_convex_polytope(S1) && kn_convex_polytope(S2)) {
+    kn_patch_point pts[KN_CONVEX_PATCH_CAP];
+    int m = kn_convex_patch(S1, S2, n, em->margin, pts, KN_CONVEX_PATCH_CAP);
+    for (int i = 0; i < m; ++i)
+      if (!emit(em, pts[i].p1, pts[i].p2, pts[i].n, pts[i].phi)) return 0;
+    if (m >= 0) return 1;
+  }
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
   if (!face_probes(S2, S1, n, p1, p2, phi, 1, em)) return 0;
@@ -604,8 +617,9 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
 
 /* one pair, with or without probe culling, with the hull climb or a scan as libccd's support */
 static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
-                             int scan, kn_point_buf* out) {
-  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull, .scan = scan};
+                             int scan, int patch, kn_point_buf* out) {
+  emitter em = {
+      .out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull, .scan = scan, .patch = patch};
   out->grid_start = -1; /* no pair indexed yet (an index left by an earlier call is stale) */
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
@@ -621,19 +635,25 @@ static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int
 
 // (shapes A and B at their poses, collider indices, margin) => points appended to out
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 1, 0, out);
+  return narrow_pair(A, B, ia, ib, margin, 1, 0, 1, out);
+}
+
+// (the same) => the culled probe path also for two convex polytopes (no convex patch)
+kn_status kn_narrow_pair_probes(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, 0, 0, out);
 }
 
 // (the same) => the same points, every probe measured (no culling): the culling tests' reference
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 0, 0, out);
+  return narrow_pair(A, B, ia, ib, margin, 0, 0, 0, out);
 }
 
 // (the same) => no culling, libccd's mesh support by a scan of the hull vertices: the hull climb's reference
 kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                               kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 0, 1, out);
+  return narrow_pair(A, B, ia, ib, margin, 0, 1, 0, out);
 }
 
 // (S1, S2 at their poses, margin, polytope path on/off) => the pair's deepest point as convex_pair
