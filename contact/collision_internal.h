@@ -153,12 +153,13 @@ typedef struct {
 #define KN_CONVEX_PATCH_CAP 128
 /* (shape) => 1 for a box or a mesh recognized as convex with its hull's faces */
 int kn_convex_polytope(const kn_nshape* s);
-/* (convex polytopes S1, S2, unit EPA normal n0 from S1 into S2, margin, capacity) => the points with
+/* (convex polytopes S1, S2, unit EPA normal n0 from S1 into S2, exact_n0: 1 when n0 is the uninflated
+ * EPA's (exact to its tolerance), margin, capacity) => the points with
  * phi < margin of the best separating axis near n0: the incident face clipped against the
  * reference face, or the closest points of two edges; their count (0: none within the margin), or
  * -1 when no patch can be formed (the caller takes the probe path) */
-int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], double margin, kn_patch_point* out,
-                    int cap);
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, double margin,
+                    kn_patch_point* out, int cap);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */

@@ -115,8 +115,9 @@ static int face_corners(const cpoly* c, int f, double (*x)[3], int cap) {
   return 4;
 }
 
-/* the contact feature along d: vertices within tol of the support plane (at most MAX_FEATURE, by a
- * walk on the vertex graph from the support vertex for a hull, a scan for a box) */
+/* the contact feature along d: vertices within tol of the support plane (a hull: the MAX_FEATURE
+ * highest of at most 4 MAX_FEATURE found by a walk on the vertex graph from the support vertex; a
+ * box: a scan) */
 static int feature(cpoly* c, const double d[3], double tol, int* idx) {
   int top;
   double h = support(c, d, &top), x[3];
@@ -132,30 +133,83 @@ static int feature(cpoly* c, const double d[3], double tol, int* idx) {
   kn_mat3_tvec(c->s->X->R, d, dl);
   const double* hv = c->h->v;
   double hl = dot3(dl, &hv[3 * top]);
-  int m = 1;
-  idx[0] = top;
+  int m = 1, w[4 * MAX_FEATURE];
+  w[0] = top;
   for (int q = 0; q < m; ++q) /* breadth first over vertices within tol (the feature is connected) */
-    for (int k = c->h->adj_start[idx[q]]; k < c->h->adj_start[idx[q] + 1] && m < MAX_FEATURE; ++k) {
+    for (int k = c->h->adj_start[w[q]]; k < c->h->adj_start[w[q] + 1] && m < 4 * MAX_FEATURE; ++k) {
       int j = c->h->adj[k], seen = 0;
       if (dot3(dl, &hv[3 * j]) < hl - tol) continue;
-      for (int r = 0; r < m && !seen; ++r) seen = idx[r] == j;
-      if (!seen) idx[m++] = j;
+      for (int r = 0; r < m && !seen; ++r) seen = w[r] == j;
+      if (!seen) w[m++] = j;
     }
-  return m;
+  /* the MAX_FEATURE highest along d (a dense hull has many vertices within tol of its support) */
+  int n = m < MAX_FEATURE ? m : MAX_FEATURE;
+  for (int a = 0; a < n; ++a) {
+    int b = a;
+    for (int r = a + 1; r < m; ++r)
+      if (dot3(dl, &hv[3 * w[r]]) > dot3(dl, &hv[3 * w[b]])) b = r;
+    int x = w[a];
+    w[a] = w[b], w[b] = x, idx[a] = w[a];
+  }
+  return n;
 }
 
-/* closest points of segments a0a1 and b0b1 (Ericson §5.1.9) */
-static void closest_segments(const double a0[3], const double a1[3], const double b0[3], const double b1[3],
+/* the best edge-edge axis */
+typedef struct {
+  double sep, u[3];   /* separation along u (from S1 into S2) */
+  double a[2][3], b[2][3]; /* the edges of S1 and S2 */
+} edge_axis;
+
+/* (polytopes, direction d from S1 into S2) => e updated with the edge pairs of the two contact
+ * features along d whose axis (within 45 degrees of d) separates better */
+static void edge_axes(cpoly* c, const double d[3], double sc, edge_axis* e) {
+  int fi[2][MAX_FEATURE], nfi[2];
+  double md[3] = {-d[0], -d[1], -d[2]};
+  nfi[0] = feature(&c[0], d, 1e-2 * sc, fi[0]), nfi[1] = feature(&c[1], md, 1e-2 * sc, fi[1]);
+  for (int i = 0; i < nfi[0]; ++i)
+    for (int j = i + 1; j < nfi[0]; ++j) {
+      if (!adjacent(&c[0], fi[0][i], fi[0][j])) continue;
+      double a0[3], a1[3], da[3];
+      vert_world(&c[0], fi[0][i], a0), vert_world(&c[0], fi[0][j], a1);
+      for (int k = 0; k < 3; ++k) da[k] = a1[k] - a0[k];
+      for (int p = 0; p < nfi[1]; ++p)
+        for (int q = p + 1; q < nfi[1]; ++q) {
+          if (!adjacent(&c[1], fi[1][p], fi[1][q])) continue;
+          double b0[3], b1[3], db[3], u[3], mu[3];
+          vert_world(&c[1], fi[1][p], b0), vert_world(&c[1], fi[1][q], b1);
+          for (int k = 0; k < 3; ++k) db[k] = b1[k] - b0[k];
+          kn_vec3_cross(da, db, u);
+          double l = sqrt(dot3(u, u));
+          if (!(l > 1e-6 * sqrt(dot3(da, da) * dot3(db, db)))) continue; /* parallel: face axes cover it */
+          double s = dot3(u, d) < 0 ? -1.0 / l : 1.0 / l;
+          for (int k = 0; k < 3; ++k) u[k] *= s, mu[k] = -u[k];
+          if (dot3(u, d) < COS_WINDOW) continue;
+          double sep = -support(&c[1], mu, NULL) - support(&c[0], u, NULL);
+          if (sep > e->sep) {
+            e->sep = sep, memcpy(e->u, u, sizeof u);
+            memcpy(e->a[0], a0, sizeof a0), memcpy(e->a[1], a1, sizeof a1), memcpy(e->b[0], b0, sizeof b0),
+                memcpy(e->b[1], b1, sizeof b1);
+          }
+        }
+    }
+}
+
+/* closest points of segments a0a1 and b0b1 (Ericson §5.1.9); 1 when they are those of the two
+ * lines (the edges cross seen along their common normal), 0 when clamped to an end */
+static int closest_segments(const double a0[3], const double a1[3], const double b0[3], const double b1[3],
                              double pa[3], double pb[3]) {
   double d1[3], d2[3], r[3];
   for (int k = 0; k < 3; ++k) d1[k] = a1[k] - a0[k], d2[k] = b1[k] - b0[k], r[k] = a0[k] - b0[k];
   double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), c = dot3(d1, r), b = dot3(d1, d2);
   double den = a * e - b * b, s = 0, t;
-  if (den > 1e-18 * a * e) s = fmin(1, fmax(0, (b * f - c * e) / den));
+  int inside = 0;
+  if (den > 1e-18 * a * e) s = (b * f - c * e) / den, inside = s >= 0 && s <= 1, s = fmin(1, fmax(0, s));
   t = (b * s + f) / e;
+  inside = inside && t >= 0 && t <= 1;
   if (t < 0) t = 0, s = fmin(1, fmax(0, -c / a));
   else if (t > 1) t = 1, s = fmin(1, fmax(0, (b - c) / a));
   for (int k = 0; k < 3; ++k) pa[k] = a0[k] + s * d1[k], pb[k] = b0[k] + t * d2[k];
+  return inside;
 }
 
 /* twice the area of triangle abc seen along the unit n */
@@ -199,72 +253,11 @@ static double radius(const kn_nshape* s) {
   return s->mesh->sphere_r + sqrt(dot3(s->mesh->sphere_c, s->mesh->sphere_c));
 }
 
-// (convex polytopes S1, S2 at their poses, unit EPA normal n0 from S1 into S2, margin) => up to cap
-// points with phi < margin in out (normal from S1 into S2); their count, or -1 when the patch
-// cannot be formed (no candidate axis near n0, a face of more than 64 corners, an empty clip)
-int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], double margin, kn_patch_point* out,
-                    int cap) {
-  cpoly c[2] = {{S1, S1->shape->type == KN_SHAPE_MESH ? &S1->mesh->hull : NULL, 0},
-                {S2, S2->shape->type == KN_SHAPE_MESH ? &S2->mesh->hull : NULL, 0}};
-  double sc = radius(S1) + radius(S2), m0[3] = {-n0[0], -n0[1], -n0[2]};
-  /* face axes: sep(u) = -h2(-u) - h1(u), u from S1 to S2 */
-  double best = -INFINITY, bu[3] = {0, 0, 0}, bh = 0;
-  int bside = -1, bf = -1;
-  for (int side = 0; side < 2; ++side)
-    for (int f = 0; f < nfaces(&c[side]); ++f) {
-      double v[3], hv, mv[3];
-      face_plane(&c[side], f, v, &hv);
-      if (dot3(v, side ? m0 : n0) < COS_WINDOW) continue;
-      for (int k = 0; k < 3; ++k) mv[k] = -v[k];
-      double sep = -hv - support(&c[1 - side], mv, NULL); /* min over the other of v . x is -h(-v) */
-      if (sep > best) best = sep, bside = side, bf = f, bh = hv, memcpy(bu, v, sizeof bu);
-    }
-  /* edge axes from the two contact features along n0, unless n0 is a face normal (to 1.4e-5 rad):
-   * then EPA ended on that face of the Minkowski difference, and no edge axis separates better by
-   * more than EPA's tolerance, far below EDGE_SLACK */
-  int fi[2][MAX_FEATURE], nfi[2] = {0, 0};
-  double align = bside < 0 ? -1.0 : dot3(bu, bside == 0 ? n0 : m0);
-  if (!(align > 1 - 1e-10))
-    nfi[0] = feature(&c[0], n0, 1e-2 * sc, fi[0]), nfi[1] = feature(&c[1], m0, 1e-2 * sc, fi[1]);
-  double ebest = -INFINITY, ea[2][3], eb[2][3], eu[3] = {0, 0, 0};
-  for (int i = 0; i < nfi[0]; ++i)
-    for (int j = i + 1; j < nfi[0]; ++j) {
-      if (!adjacent(&c[0], fi[0][i], fi[0][j])) continue;
-      double a0[3], a1[3], da[3];
-      vert_world(&c[0], fi[0][i], a0), vert_world(&c[0], fi[0][j], a1);
-      for (int k = 0; k < 3; ++k) da[k] = a1[k] - a0[k];
-      for (int p = 0; p < nfi[1]; ++p)
-        for (int q = p + 1; q < nfi[1]; ++q) {
-          if (!adjacent(&c[1], fi[1][p], fi[1][q])) continue;
-          double b0[3], b1[3], db[3], u[3], mu[3];
-          vert_world(&c[1], fi[1][p], b0), vert_world(&c[1], fi[1][q], b1);
-          for (int k = 0; k < 3; ++k) db[k] = b1[k] - b0[k];
-          kn_vec3_cross(da, db, u);
-          double l = sqrt(dot3(u, u));
-          if (!(l > 1e-6 * sqrt(dot3(da, da) * dot3(db, db)))) continue; /* parallel: face axes cover it */
-          double s = dot3(u, n0) < 0 ? -1.0 / l : 1.0 / l;
-          for (int k = 0; k < 3; ++k) u[k] *= s, mu[k] = -u[k];
-          if (dot3(u, n0) < COS_WINDOW) continue;
-          double sep = -support(&c[1], mu, NULL) - support(&c[0], u, NULL);
-          if (sep > ebest) {
-            ebest = sep, memcpy(eu, u, sizeof eu);
-            memcpy(ea[0], a0, sizeof a0), memcpy(ea[1], a1, sizeof a1), memcpy(eb[0], b0, sizeof b0), memcpy(eb[1], b1, sizeof b1);
-          }
-        }
-    }
-  if (bside < 0 && !(ebest > -INFINITY)) return -1;
-  /* prefer face axes (a face patch supports, an edge point does not): an edge axis must separate
-   * clearly better, by the slack of box-box (contact/narrow.c) */
-  if (ebest > best + EDGE_SLACK(best, sc)) {
-    if (!(ebest < margin) || cap < 1) return 0;
-    kn_patch_point* o = &out[0];
-    closest_segments(ea[0], ea[1], eb[0], eb[1], o->p1, o->p2);
-    /* the witnesses on the two edge lines differ by ebest along eu when the edges cross seen along it */
-    memcpy(o->n, eu, sizeof eu);
-    o->phi = ebest;
-    return 1;
-  }
-  if (!(best < margin)) return 0;
+/* (the two polytopes, reference face bf of side bside with outward normal bu at height bh, its
+ * separation best) => the incident face clipped against it: points with phi < margin, at most
+ * PATCH_KEEP; -1 when the clip is empty or does not reach the incident side's support plane */
+static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh, double best, double sc, double margin,
+                      kn_patch_point* out, int cap) {
   /* face axis: reference face bf of side bside (outward bu), incident face of the other side: the
    * one whose outward normal is the most anti-parallel to bu */
   cpoly* R = &c[bside];
@@ -290,15 +283,12 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
     memcpy(poly, tmp, (size_t)np * sizeof poly[0]);
   }
   if (np == 0) return -1;
-  /* the incident side's support vertex along -bu is the deepest point (gap best); appended when the
-   * clipped face does not reach it (a face of I that is most anti-parallel without holding it) */
-  double mu[3] = {-bu[0], -bu[1], -bu[2]}, xs[3];
-  int vs;
-  support(I, mu, &vs);
-  vert_world(I, vs, xs);
+  /* the clipped face must reach the incident side's support plane (gap best): it does not when the
+   * deepest vertex of I lies beside the reference face seen along bu (separated corners, or a face of
+   * I most anti-parallel without holding that vertex); then the probe path measures the pair */
   double lowest = INFINITY;
   for (int i = 0; i < np; ++i) lowest = fmin(lowest, dot3(bu, poly[i]) - bh);
-  if (lowest > best + 1e-9 * sc && np < 2 * MAX_CORNERS) memcpy(poly[np++], xs, sizeof xs);
+  if (lowest > best + 1e-9 * sc) return -1;
   int m = 0;
   for (int i = 0; i < np && m < cap; ++i) {
     double phi = dot3(bu, poly[i]) - bh;
@@ -312,3 +302,70 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
   if (m > PATCH_KEEP) m = keep_four(out, m, bu);
   return m > 0 ? m : -1;
 }
+
+// (convex polytopes S1, S2 at their poses, unit EPA normal n0 from S1 into S2, 1 when n0 is the
+// uninflated EPA's, margin) => up to cap
+// points with phi < margin in out (normal from S1 into S2); their count, or -1 when the patch
+// cannot be formed (no candidate axis near n0, a face of more than 64 corners, an empty clip)
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, double margin,
+                    kn_patch_point* out, int cap) {
+  cpoly c[2] = {{S1, S1->shape->type == KN_SHAPE_MESH ? &S1->mesh->hull : NULL, 0},
+                {S2, S2->shape->type == KN_SHAPE_MESH ? &S2->mesh->hull : NULL, 0}};
+  double sc = radius(S1) + radius(S2), m0[3] = {-n0[0], -n0[1], -n0[2]};
+  /* face axes: sep(u) = -h2(-u) - h1(u), u from S1 to S2 */
+  double best = -INFINITY, bu[3] = {0, 0, 0}, bh = 0;
+  int bside = -1, bf = -1;
+  for (int side = 0; side < 2; ++side)
+    for (int f = 0; f < nfaces(&c[side]); ++f) {
+      double v[3], hv, mv[3];
+      face_plane(&c[side], f, v, &hv);
+      if (dot3(v, side ? m0 : n0) < COS_WINDOW) continue;
+      for (int k = 0; k < 3; ++k) mv[k] = -v[k];
+      double sep = -hv - support(&c[1 - side], mv, NULL); /* min over the other of v . x is -h(-v) */
+      if (sep > best) best = sep, bside = side, bf = f, bh = hv, memcpy(bu, v, sizeof bu);
+    }
+  /* edge axes from the two contact features along n0, unless n0 is a face normal (to 1.4e-5 rad) from
+   * the uninflated EPA (exact_n0, contact/narrow.c): then EPA ended on that face of the
+   * Minkowski difference, and no edge axis separates better by more than EPA's tolerance, far below
+   * EDGE_SLACK (the inflated EPA of larger hulls can stop short on a face) */
+  double align = bside < 0 ? -1.0 : dot3(bu, bside == 0 ? n0 : m0);
+  edge_axis e = {.sep = -INFINITY};
+  if (!(exact_n0 && align > 1 - 1e-10)) {
+    edge_axes(c, n0, sc, &e);
+    /* once more from the best axis found, when it is not n0 (libccd's inflated EPA on a large hull
+     * can stop short: its features may hold the true edges only seen from nearer the true axis) */
+    double d[3];
+    memcpy(d, best > e.sep ? bu : e.u, sizeof d);
+    if (best > e.sep && bside == 1)
+      for (int k = 0; k < 3; ++k) d[k] = -d[k];
+    if ((bside >= 0 || e.sep > -INFINITY) && dot3(d, n0) < 1 - 1e-12) edge_axes(c, d, sc, &e);
+  }
+  double ebest = e.sep, *eu = e.u;
+  double (*ea)[3] = e.a, (*eb)[3] = e.b;
+  if (bside < 0 && !(ebest > -INFINITY)) return -1;
+  /* prefer face axes (a face patch supports, an edge point does not): an edge axis must separate
+   * clearly better, by the slack of box-box (contact/narrow.c) */
+  if (bside >= 0 && !(ebest > best + EDGE_SLACK(best, sc))) {
+    if (!(best < margin)) return 0;
+    int m = face_patch(c, bside, bf, bu, bh, best, sc, margin, out, cap);
+    if (m >= 0 || !(ebest > -INFINITY)) return m;
+    /* the face patch misses the deepest vertex: the edge axis within the slack instead */
+  }
+  if (!(ebest < margin) || cap < 1) return 0;
+  /* the two edges must be the supporting features along eu (then their lines are ebest apart along
+   * it); an edge pair whose axis is best among the candidates but which lies below a support plane
+   * goes to the probe path */
+  double meu[3] = {-eu[0], -eu[1], -eu[2]};
+  double h1 = support(&c[0], eu, NULL), l2 = -support(&c[1], meu, NULL), tol = 1e-9 * sc;
+  if (!(fabs(dot3(eu, ea[0]) - h1) <= tol && fabs(dot3(eu, ea[1]) - h1) <= tol && fabs(dot3(eu, eb[0]) - l2) <= tol &&
+        fabs(dot3(eu, eb[1]) - l2) <= tol))
+    return -1;
+  kn_patch_point* o = &out[0];
+  /* the witnesses on the two edges differ by ebest along eu when the edges cross seen along it;
+   * edges that pass beside each other (separated corners) go to the probe path */
+  if (!closest_segments(ea[0], ea[1], eb[0], eb[1], o->p1, o->p2)) return -1;
+  memcpy(o->n, eu, 3 * sizeof(double));
+  o->phi = ebest;
+  return 1;
+}
+
