@@ -254,10 +254,10 @@ static double radius(const kn_nshape* s) {
 }
 
 /* (the two polytopes, reference face bf of side bside with outward normal bu at height bh, its
- * separation best) => the incident face clipped against it: points with phi < margin, at most
+ * separation best, 1 when the pair overlaps) => the incident face clipped against it: points with phi < margin, at most
  * PATCH_KEEP; -1 when the clip is empty or does not reach the incident side's support plane */
-static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh, double best, double sc, double margin,
-                      kn_patch_point* out, int cap) {
+static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh, double best, int overlap, double sc,
+                      double margin, kn_patch_point* out, int cap) {
   /* face axis: reference face bf of side bside (outward bu), incident face of the other side: the
    * one whose outward normal is the most anti-parallel to bu */
   cpoly* R = &c[bside];
@@ -270,9 +270,10 @@ static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh
     double t = dot3(v, bu);
     if (t < lo) lo = t, fin = f;
   }
-  double poly[MAX_CORNERS * 2][3], tmp[MAX_CORNERS * 2][3], rc[MAX_CORNERS][3];
-  int np = face_corners(I, fin, poly, MAX_CORNERS), nr = face_corners(R, bf, rc, MAX_CORNERS);
+  double poly[MAX_CORNERS * 2][3], tmp[MAX_CORNERS * 2][3], rc[MAX_CORNERS][3], ic[MAX_CORNERS + 1][3];
+  int np = face_corners(I, fin, poly, MAX_CORNERS), nr = face_corners(R, bf, rc, MAX_CORNERS), ni = np;
   if (np == 0 || nr == 0) return -1;
+  memcpy(ic, poly, (size_t)np * sizeof ic[0]);
   for (int e = 0; e < nr && np > 0; ++e) {
     /* side plane of reference edge rc[e] -> rc[e+1]: outward normal (b - a) x bu */
     const double *a = rc[e], *b = rc[(e + 1) % nr];
@@ -283,12 +284,30 @@ static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh
     memcpy(poly, tmp, (size_t)np * sizeof poly[0]);
   }
   if (np == 0) return -1;
-  /* the clipped face must reach the incident side's support plane (gap best): it does not when the
-   * deepest vertex of I lies beside the reference face seen along bu (separated corners, or a face of
-   * I most anti-parallel without holding that vertex); then the probe path measures the pair */
+  /* the clipped face reaches the incident side's support plane (gap best), or it misses a deeper
+   * part of I beside the reference face: nearly parallel faces that overhang each other (a pad on a
+   * cube's edge). The clip stands then, for an overlap (EPA's, overlap), only when that part is outside R (the incident face's corners
+   * below the reference plane and I's deepest vertex: R is no wider below its face there), else
+   * the caller tries the edge axis or the probe path */
   double lowest = INFINITY;
   for (int i = 0; i < np; ++i) lowest = fmin(lowest, dot3(bu, poly[i]) - bh);
-  if (lowest > best + 1e-9 * sc) return -1;
+  if (lowest > best + 1e-9 * sc) {
+    if (!overlap) return -1; /* maybe separated: a gap larger than the distance would not be conservative */
+    double mu[3] = {-bu[0], -bu[1], -bu[2]};
+    int vs;
+    support(I, mu, &vs);
+    vert_world(I, vs, ic[ni++]);
+    for (int i = 0; i < ni; ++i) {
+      if (dot3(bu, ic[i]) - bh >= 0) continue; /* above the reference plane: outside R */
+      double out_most = -INFINITY;
+      for (int f = 0; f < nfaces(R) && out_most <= 1e-9 * sc; ++f) {
+        double v[3], hv;
+        face_plane(R, f, v, &hv);
+        out_most = fmax(out_most, dot3(v, ic[i]) - hv);
+      }
+      if (!(out_most > 1e-9 * sc)) return -1;
+    }
+  }
   int m = 0;
   for (int i = 0; i < np && m < cap; ++i) {
     double phi = dot3(bu, poly[i]) - bh;
@@ -347,7 +366,7 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
    * clearly better, by the slack of box-box (contact/narrow.c) */
   if (bside >= 0 && !(ebest > best + EDGE_SLACK(best, sc))) {
     if (!(best < margin)) return 0;
-    int m = face_patch(c, bside, bf, bu, bh, best, sc, margin, out, cap);
+    int m = face_patch(c, bside, bf, bu, bh, best, exact_n0, sc, margin, out, cap);
     if (m >= 0 || !(ebest > -INFINITY)) return m;
     /* the face patch misses the deepest vertex: the edge axis within the slack instead */
   }
