@@ -153,13 +153,22 @@ typedef struct {
 #define KN_CONVEX_PATCH_CAP 128
 /* (shape) => 1 for a box or a mesh recognized as convex with its hull's faces */
 int kn_convex_polytope(const kn_nshape* s);
+/* (shape) => 1 for a box or a mesh with its hull's faces, convex or not */
+int kn_hull_polytope(const kn_nshape* s);
+/* A non-convex mesh pair (or with a box) whose hulls are apart by more than this [m] gets its
+ * speculative contacts from the hulls' patch instead of the probes (contact/narrow.c): the hulls
+ * contain the meshes, so no point comes nearer than the hulls' gaps say; nearer than this, the
+ * exact probes (a link settling into another's concavity reaches them before it touches). */
+#define KN_HULL_APART 1e-3
 /* (convex polytopes S1, S2, unit EPA normal n0 from S1 into S2, exact_n0: 1 when n0 is the uninflated
- * EPA's (exact to its tolerance), margin, capacity) => the points with
+ * EPA's (exact to its tolerance), gap_point: 1 for face axes only, and separated polytopes whose face
+ * clip misses take one point at the face axis' gap (speculative contacts of hulls; its witness on the reference face's
+ * plane, maybe beside the face), margin, capacity) => the points with
  * phi < margin of the best separating axis near n0: the incident face clipped against the
  * reference face, or the closest points of two edges; their count (0: none within the margin), or
  * -1 when no patch can be formed (the caller takes the probe path) */
-int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, double margin,
-                    kn_patch_point* out, int cap);
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, int gap_point,
+                    double margin, kn_patch_point* out, int cap);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */

@@ -38,6 +38,12 @@ typedef struct {
   int hint;         /* hill climbing's start */
 } cpoly;
 
+// (shape) => 1 for a box or a mesh with hull faces (its hull, convex or not)
+int kn_hull_polytope(const kn_nshape* s) {
+  if (s->shape->type == KN_SHAPE_BOX) return 1;
+  return s->shape->type == KN_SHAPE_MESH && s->mesh && s->mesh->hull.nv > 0 && s->mesh->hull.nf > 0;
+}
+
 // (shape) => 1 when it is a convex polytope for the patch: a box, or a convex mesh with hull faces
 int kn_convex_polytope(const kn_nshape* s) {
   if (s->shape->type == KN_SHAPE_BOX) return 1;
@@ -93,6 +99,11 @@ static void face_plane(const cpoly* c, int f, double v[3], double* height) {
   }
   kn_mat3_vec(X->R, nl, v);
   *height = off + dot3(v, X->p);
+}
+/* face f => its outward normal (local frame) . dl, dl a direction in the local frame */
+static double local_normal_dot(const cpoly* c, int f, const double dl[3]) {
+  if (c->h) return dot3(&c->h->fn[4 * f], dl);
+  return f % 2 ? dl[f / 2] : -dl[f / 2];
 }
 /* face f => its corners (world, counter-clockwise seen from outside); count, 0 when above cap */
 static int face_corners(const cpoly* c, int f, double (*x)[3], int cap) {
@@ -264,10 +275,10 @@ static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh
   cpoly* I = &c[1 - bside];
   int fin = -1;
   double lo = INFINITY;
+  double bl[3];
+  kn_mat3_tvec(I->s->X->R, bu, bl);
   for (int f = 0; f < nfaces(I); ++f) {
-    double v[3], hv;
-    face_plane(I, f, v, &hv);
-    double t = dot3(v, bu);
+    double t = local_normal_dot(I, f, bl);
     if (t < lo) lo = t, fin = f;
   }
   double poly[MAX_CORNERS * 2][3], tmp[MAX_CORNERS * 2][3], rc[MAX_CORNERS][3], ic[MAX_CORNERS + 1][3];
@@ -323,33 +334,40 @@ static int face_patch(cpoly* c, int bside, int bf, const double bu[3], double bh
 }
 
 // (convex polytopes S1, S2 at their poses, unit EPA normal n0 from S1 into S2, 1 when n0 is the
-// uninflated EPA's, margin) => up to cap
+// uninflated EPA's, gap_point (1: face axes only, and separated polytopes whose face clip misses get
+// one point, the nearest vertex of the incident side at the face axis' gap, its witness on the
+// reference face's plane), margin) => up to cap
 // points with phi < margin in out (normal from S1 into S2); their count, or -1 when the patch
 // cannot be formed (no candidate axis near n0, a face of more than 64 corners, an empty clip)
-int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, double margin,
-                    kn_patch_point* out, int cap) {
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, int gap_point,
+                    double margin, kn_patch_point* out, int cap) {
   cpoly c[2] = {{S1, S1->shape->type == KN_SHAPE_MESH ? &S1->mesh->hull : NULL, 0},
                 {S2, S2->shape->type == KN_SHAPE_MESH ? &S2->mesh->hull : NULL, 0}};
   double sc = radius(S1) + radius(S2), m0[3] = {-n0[0], -n0[1], -n0[2]};
   /* face axes: sep(u) = -h2(-u) - h1(u), u from S1 to S2 */
   double best = -INFINITY, bu[3] = {0, 0, 0}, bh = 0;
   int bside = -1, bf = -1;
-  for (int side = 0; side < 2; ++side)
+  for (int side = 0; side < 2; ++side) {
+    double dl[3]; /* the window's axis in the side's frame: one product per face to test it */
+    kn_mat3_tvec(c[side].s->X->R, side ? m0 : n0, dl);
     for (int f = 0; f < nfaces(&c[side]); ++f) {
+      if (local_normal_dot(&c[side], f, dl) < COS_WINDOW) continue;
       double v[3], hv, mv[3];
       face_plane(&c[side], f, v, &hv);
-      if (dot3(v, side ? m0 : n0) < COS_WINDOW) continue;
       for (int k = 0; k < 3; ++k) mv[k] = -v[k];
       double sep = -hv - support(&c[1 - side], mv, NULL); /* min over the other of v . x is -h(-v) */
       if (sep > best) best = sep, bside = side, bf = f, bh = hv, memcpy(bu, v, sizeof bu);
     }
+  }
   /* edge axes from the two contact features along n0, unless n0 is a face normal (to 1.4e-5 rad) from
    * the uninflated EPA (exact_n0, contact/narrow.c): then EPA ended on that face of the
    * Minkowski difference, and no edge axis separates better by more than EPA's tolerance, far below
-   * EDGE_SLACK (the inflated EPA of larger hulls can stop short on a face) */
+   * EDGE_SLACK (the inflated EPA of larger hulls can stop short on a face). Not with gap_point: the
+   * face axes' separation bounds the hulls' distance from below, which speculative contacts of
+   * hulls only need (the edge pairs of two large hulls cost ~0.36 M instructions a call) */
   double align = bside < 0 ? -1.0 : dot3(bu, bside == 0 ? n0 : m0);
   edge_axis e = {.sep = -INFINITY};
-  if (!(exact_n0 && align > 1 - 1e-10)) {
+  if (!gap_point && !(exact_n0 && align > 1 - 1e-10)) {
     edge_axes(c, n0, sc, &e);
     /* once more from the best axis found, when it is not n0 (libccd's inflated EPA on a large hull
      * can stop short: its features may hold the true edges only seen from nearer the true axis) */
@@ -367,7 +385,19 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
   if (bside >= 0 && !(ebest > best + EDGE_SLACK(best, sc))) {
     if (!(best < margin)) return 0;
     int m = face_patch(c, bside, bf, bu, bh, best, exact_n0, sc, margin, out, cap);
-    if (m >= 0 || !(ebest > -INFINITY)) return m;
+    if (m >= 0) return m;
+    if (gap_point && best > 0) { /* separated hulls: I's nearest vertex along bu, at the axis' gap */
+      double mu[3] = {-bu[0], -bu[1], -bu[2]}, x[3];
+      int vs;
+      support(&c[1 - bside], mu, &vs);
+      vert_world(&c[1 - bside], vs, x);
+      double* pr = bside == 0 ? out[0].p1 : out[0].p2;
+      double* pi = bside == 0 ? out[0].p2 : out[0].p1;
+      for (int k = 0; k < 3; ++k) pi[k] = x[k], pr[k] = x[k] - best * bu[k], out[0].n[k] = bside == 0 ? bu[k] : -bu[k];
+      out[0].phi = best;
+      return 1;
+    }
+    if (!(ebest > -INFINITY)) return m;
     /* the face patch misses the deepest vertex: the edge axis within the slack instead */
   }
   if (!(ebest < margin) || cap < 1) return 0;

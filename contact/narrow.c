@@ -14,7 +14,9 @@
  *                           to libccd
  *   box/convex mesh pairs   libccd GJK/EPA for the normal, then the best separating axis near it
  *   (not box-box)           and the incident face clipped against the reference face
- *                           (convex_patch.c); when no patch can be formed, as the other pairs:
+ *                           (convex_patch.c); when no patch can be formed, as the other pairs;
+ *   non-convex mesh with    the same patch on the hulls while they are apart by more than
+ *   a mesh or a box         KN_HULL_APART (speculative contacts only), else as the other pairs:
  *   other convex pairs      libccd GJK/EPA on the pair with A inflated by the margin (one deepest
  *                           point), plus every probe point of one shape that lies within the margin
  *                           of a face of the other whose normal agrees with the pair normal
@@ -497,17 +499,34 @@ static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
    * the patch of the best separating axis near the EPA normal (convex_patch.c); overlapping hulls
    * of any size take the uninflated EPA, whose normal is exact to its tolerance (the inflated one
    * was 19 degrees off on a 98-vertex sphere hull: tests/contact/test_convex_patch.c) */
-  if (em->patch && kn_convex_polytope(S1) && kn_convex_polytope(S2)) {
+  int both_convex = em->patch && kn_convex_polytope(S1) && kn_convex_polytope(S2);
+  if (both_convex) {
     int how = ccd_deepest(S1, S2, em->margin, em->scan, 2, n, p1, p2, &phi);
     if (!how || !(phi < em->margin)) return 1;
     kn_patch_point pts[KN_CONVEX_PATCH_CAP];
-    int m = kn_convex_patch(S1, S2, n, how == 2, em->margin, pts, KN_CONVEX_PATCH_CAP);
+    int m = kn_convex_patch(S1, S2, n, how == 2, 0, em->margin, pts, KN_CONVEX_PATCH_CAP);
     for (int i = 0; i < m; ++i)
       if (!emit(em, pts[i].p1, pts[i].p2, pts[i].n, pts[i].phi)) return 0;
     if (m >= 0) return 1;
   }
   if (!ccd_deepest(S1, S2, em->margin, em->scan, 1, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
+  /* a non-convex mesh against a mesh or a box, their hulls apart by more than KN_HULL_APART (the
+   * patch's separating axis proves it): the speculative contacts of the hulls' patch, which contain
+   * the meshes (no tunnelling; the probes would give the same or larger gaps); nearer hulls, the
+   * probes */
+  if (em->patch && !both_convex && phi > KN_HULL_APART && kn_hull_polytope(S1) && kn_hull_polytope(S2)) {
+    kn_patch_point pts[KN_CONVEX_PATCH_CAP];
+    int m = kn_convex_patch(S1, S2, n, 0, 1, em->margin, pts, KN_CONVEX_PATCH_CAP);
+    double lo = INFINITY;
+    for (int i = 0; i < m; ++i) lo = fmin(lo, pts[i].phi);
+    if (m == 0) return 1; /* the hulls are apart by the margin or more */
+    if (m > 0 && lo > KN_HULL_APART) {
+      for (int i = 0; i < m; ++i)
+        if (!emit(em, pts[i].p1, pts[i].p2, pts[i].n, pts[i].phi)) return 0;
+      return 1;
+    }
+  }
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
   if (!face_probes(S2, S1, n, p1, p2, phi, 1, em)) return 0;
