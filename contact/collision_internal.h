@@ -21,6 +21,10 @@ typedef struct {
   int *adj_start, *adj; /* neighbours of vertex i: adj[adj_start[i] .. adj_start[i + 1]) */
   double inner_depth; /* the deepest mesh vertex below the hull's boundary [m] (0: all on it);
                          above the convexity tolerance, the first one found beyond it */
+  int nf;             /* faces: qhull's facets, one convex polygon per plane */
+  double* fn;         /* nf x 4: outward unit normal and offset (n . x + offset = 0 on the face) */
+  int *f_start, *f_vert; /* corners of face f (hull vertex indices, counter-clockwise seen from
+                            outside): f_vert[f_start[f] .. f_start[f + 1]) */
 } kn_hull;
 /* A mesh is recognized as convex when inner_depth <= KN_HULL_CONVEX_TOL x its bounding box
  * diagonal: every vertex on its hull to 1e-9 relative (round-off of the STL's float coordinates is
@@ -101,11 +105,15 @@ void kn_point_buf_free(kn_point_buf* b);
 kn_status kn_patch_reduce(kn_point_buf* b, int start);
 
 /* Narrow phase for one pair: appends points (a, b, normal from A into B) with phi < margin,
- * unreduced (kn_collision_detect_reach reduces a mesh pair's points with kn_patch_reduce).
+ * unreduced (two convex polytopes, not both boxes: the convex patch, at most 4 points) (kn_collision_detect_reach reduces a mesh pair's points with kn_patch_reduce).
  * ia, ib are the collider indices written into the points. Returns KN_ERR_NOMEM on growth
  * failure. */
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                          kn_point_buf* out);
+/* The same with the probes also for two convex polytopes (no convex patch, convex_patch.c): the
+ * culled probe path the tests compare with the references below. */
+kn_status kn_narrow_pair_probes(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                kn_point_buf* out);
 /* The same without culling: every probe point of a pair is measured (the reference the culled
  * path is tested against, tests/contact/test_probe_culling.c). */
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
@@ -121,6 +129,46 @@ kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, in
  * path) */
 int kn_narrow_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int polytopes, double n[3], double p1[3],
                       double p2[3], double* phi);
+
+/* Convex polytopes (polytope.c): a box, or a mesh with a hull. */
+/* (unit n) => R = [t1 t2 n] by columns (the contact frame) */
+void kn_tangent_frame(const double n[3], double R[9]);
+/* (shape) => 1 for a small polytope for libccd's uninflated EPA: a box or a mesh whose hull has at
+ * most 64 vertices */
+int kn_polytope_small(const kn_nshape* s);
+/* (small polytopes S1, S2 overlapping by depth along the unit n from S1 into S2) => witness points:
+ * p1 on S1's support plane, p2 = p1 - depth n, over the middle of the overlap of their contact
+ * features seen along n */
+void kn_polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const double n[3], double depth, double p1[3],
+                         double p2[3]);
+/* (polygon in[n], plane dot(x, e) <= off) => out: the part inside (Sutherland-Hodgman); its count */
+int kn_clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]);
+
+/* The contact patch of two convex polytopes (convex_patch.c). */
+typedef struct {
+  double p1[3], p2[3]; /* witnesses on S1 and S2 */
+  double n[3];         /* unit normal from S1 into S2 */
+  double phi;          /* gap along n (< 0: overlap) */
+} kn_patch_point;
+#define KN_CONVEX_PATCH_CAP 128
+/* (shape) => 1 for a box or a mesh recognized as convex with its hull's faces */
+int kn_convex_polytope(const kn_nshape* s);
+/* (shape) => 1 for a box or a mesh with its hull's faces, convex or not */
+int kn_hull_polytope(const kn_nshape* s);
+/* A non-convex mesh pair (or with a box) whose hulls are apart by more than this [m] gets its
+ * speculative contacts from the hulls' patch instead of the probes (contact/narrow.c): the hulls
+ * contain the meshes, so no point comes nearer than the hulls' gaps say; nearer than this, the
+ * exact probes (a link settling into another's concavity reaches them before it touches). */
+#define KN_HULL_APART 1e-3
+/* (convex polytopes S1, S2, unit EPA normal n0 from S1 into S2, exact_n0: 1 when n0 is the uninflated
+ * EPA's (exact to its tolerance), gap_point: 1 for face axes only, and separated polytopes whose face
+ * clip misses take one point at the face axis' gap (speculative contacts of hulls; its witness on the reference face's
+ * plane, maybe beside the face), margin, capacity) => the points with
+ * phi < margin of the best separating axis near n0: the incident face clipped against the
+ * reference face, or the closest points of two edges; their count (0: none within the margin), or
+ * -1 when no patch can be formed (the caller takes the probe path) */
+int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3], int exact_n0, int gap_point,
+                    double margin, kn_patch_point* out, int cap);
 
 /* Probe culling (probe_cull.c): conservative tests that a probe point cannot come within a
  * distance of a shape. */

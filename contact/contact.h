@@ -138,7 +138,11 @@ void kn_collision_exclude(kn_collision_scene* cs, int i, int j);
  * pairs with phi < margin. Broad phase first (AABBs inflated by margin), then the narrow phase:
  * analytic pairs where they exist (sphere-anything, box-halfspace, capsule-capsule, ...), libccd
  * GJK/EPA/MPR for convex pairs, point-vs-mesh BVH queries for meshes. Enough points per pair for
- * stable resting (a box on a half-space: each corner below the margin). A pair with a mesh side
+ * stable resting (a box on a half-space: each corner below the margin). Two convex polytopes (a box
+ * or a mesh whose vertices are all on its hull; not box-box) get the patch of their best separating
+ * axis near the EPA normal: the incident face clipped against the reference face, at most 4 points
+ * (contact/convex_patch.c); a non-convex mesh against a mesh or a box, while their hulls are apart
+ * by more than 1 mm, gets the same patch on the hulls as speculative contacts. A pair with a mesh side
  * (mesh-mesh, mesh-primitive, mesh-halfspace) has its points reduced to a patch: clusters of
  * normals within 25 degrees (seeded by the deepest point not yet clustered); a cluster of more than
  * 8 points keeps its deepest point and the points extreme along 7 directions evenly spaced in the

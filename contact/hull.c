@@ -12,7 +12,12 @@
  *
  * Convex recognition: a closed mesh is convex when every one of its vertices lies on its hull:
  * no vertex deeper below the hull's boundary than KN_HULL_CONVEX_TOL times the hull's bounding
- * box diagonal (facet planes from qhull). */
+ * box diagonal (facet planes from qhull).
+ *
+ * Faces: qhull's facets (merged where coplanar within its round-off; Qt triangulates a merged
+ * facet into triangles that share its plane), grouped back into one convex polygon per plane,
+ * its corners ordered counter-clockwise seen from outside (the convex patch's reference and
+ * incident faces, contact/convex_patch.c). */
 #define _GNU_SOURCE /* open_memstream */
 #include <libqhull_r/qhull_ra.h>
 #include <math.h>
@@ -34,8 +39,81 @@ static int cmp_edge(const void* pa, const void* pb) {
 // (hull) => its arrays freed, zeroed
 void kn_hull_free(kn_hull* h) {
   if (!h) return;
-  free(h->vid), free(h->v), free(h->adj_start), free(h->adj);
+  free(h->vid), free(h->v), free(h->adj_start), free(h->adj), free(h->fn), free(h->f_start), free(h->f_vert);
   memset(h, 0, sizeof *h);
+}
+
+typedef struct {
+  double key[4]; /* the plane (normal, offset) shared by the triangles of one merged facet */
+  int c[3];      /* hull vertex indices */
+} tri_plane;
+static int cmp_tri_plane(const void* pa, const void* pb) {
+  const tri_plane *x = pa, *y = pb;
+  for (int k = 0; k < 4; ++k)
+    if (x->key[k] != y->key[k]) return x->key[k] < y->key[k] ? -1 : 1;
+  return 0;
+}
+typedef struct {
+  double ang;
+  int v;
+} corner;
+static int cmp_corner(const void* pa, const void* pb) {
+  const corner *x = pa, *y = pb;
+  if (x->ang != y->ang) return x->ang < y->ang ? -1 : 1;
+  return (x->v > y->v) - (x->v < y->v);
+}
+
+/* (triangles with their planes, nt) => h's faces: the triangles of one plane merged into a polygon
+ * of their distinct corners, ordered by angle about the plane's normal (counter-clockwise seen from
+ * outside); 0 on out of memory */
+static int collect_faces(tri_plane* t, int nt, kn_hull* h) {
+  qsort(t, (size_t)nt, sizeof *t, cmp_tri_plane);
+  int nf = 0;
+  for (int i = 0; i < nt; ++i) nf += i == 0 || cmp_tri_plane(&t[i], &t[i - 1]) != 0;
+  h->fn = malloc((size_t)(4 * nf + 1) * sizeof(double));
+  h->f_start = malloc((size_t)(nf + 1) * sizeof(int));
+  h->f_vert = malloc((size_t)(3 * nt + 1) * sizeof(int));
+  corner* cs = malloc((size_t)(3 * nt + 1) * sizeof(corner));
+  if (!h->fn || !h->f_start || !h->f_vert || !cs) return free(cs), 0;
+  h->nf = 0;
+  int nfv = 0;
+  for (int i = 0; i < nt;) {
+    int j = i;
+    while (j < nt && cmp_tri_plane(&t[j], &t[i]) == 0) ++j;
+    const double* n = t[i].key;
+    /* a tangent basis (e1, e2 = n x e1) of the plane */
+    double a[3] = {fabs(n[0]) < 0.6 ? 1.0 : 0.0, fabs(n[0]) < 0.6 ? 0.0 : 1.0, 0}, e1[3], e2[3];
+    double an = a[0] * n[0] + a[1] * n[1] + a[2] * n[2];
+    for (int k = 0; k < 3; ++k) e1[k] = a[k] - an * n[k];
+    double l = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+    for (int k = 0; k < 3; ++k) e1[k] /= l;
+    e2[0] = n[1] * e1[2] - n[2] * e1[1], e2[1] = n[2] * e1[0] - n[0] * e1[2], e2[2] = n[0] * e1[1] - n[1] * e1[0];
+    int m = 0;
+    double c[3] = {0, 0, 0};
+    for (int q = i; q < j; ++q)
+      for (int r = 0; r < 3; ++r) {
+        int v = t[q].c[r], seen = 0;
+        for (int s = 0; s < m && !seen; ++s) seen = cs[s].v == v;
+        if (!seen) {
+          cs[m++].v = v;
+          for (int k = 0; k < 3; ++k) c[k] += h->v[3 * v + k];
+        }
+      }
+    for (int k = 0; k < 3; ++k) c[k] /= m;
+    for (int s = 0; s < m; ++s) {
+      const double* x = &h->v[3 * cs[s].v];
+      double d[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
+      cs[s].ang = atan2(d[0] * e2[0] + d[1] * e2[1] + d[2] * e2[2], d[0] * e1[0] + d[1] * e1[1] + d[2] * e1[2]);
+    }
+    qsort(cs, (size_t)m, sizeof *cs, cmp_corner);
+    memcpy(&h->fn[4 * h->nf], n, 4 * sizeof(double));
+    h->f_start[h->nf++] = nfv;
+    for (int s = 0; s < m; ++s) h->f_vert[nfv++] = cs[s].v;
+    i = j;
+  }
+  h->f_start[h->nf] = nfv;
+  free(cs);
+  return 1;
 }
 
 /* (qhull's result, vertex count n of the input, stop depth) => h: hull vertices in input order,
@@ -61,11 +139,17 @@ static int collect(qhT* qh, const double* pts, int n, double stop_depth, kn_hull
   for (int i = 0; i < n; ++i)
     if (map[i] >= 0) h->vid[map[i]] = i, memcpy(&h->v[3 * map[i]], &pts[3 * i], 3 * sizeof(double));
   /* edges of every (triangular) facet, both directions, then sorted and deduplicated */
-  int ne = 0;
+  int ne = 0, nt = 0;
   double depth = 0;
+  tri_plane* tp = malloc((size_t)(nf + 1) * sizeof *tp);
+  if (!tp) return free(map), free(e), 0;
   FORALLfacets {
     int c[3], k = 0;
     FOREACHvertex_(facet->vertices) if (k < 3) c[k++] = map[qh_pointid(qh, vertex->point)];
+    if (k == 3) {
+      tri_plane* q = &tp[nt++];
+      memcpy(q->key, facet->normal, 3 * sizeof(double)), q->key[3] = facet->offset, memcpy(q->c, c, sizeof c);
+    }
     for (int i = 0; i < k; ++i) {
       int j = (i + 1) % k;
       if (c[i] == c[j]) continue;
@@ -78,7 +162,8 @@ static int collect(qhT* qh, const double* pts, int n, double stop_depth, kn_hull
   for (int i = 0; i < ne; ++i)
     if (i == 0 || e[i].a != e[i - 1].a || e[i].b != e[i - 1].b) e[m++] = e[i];
   h->adj = malloc((size_t)(m + 1) * sizeof(int));
-  if (!h->adj) return free(map), free(e), 0;
+  if (!h->adj || !collect_faces(tp, nt, h)) return free(map), free(e), free(tp), 0;
+  free(tp);
   for (int i = 0; i < m; ++i) h->adj[i] = e[i].b, h->adj_start[e[i].a + 1]++;
   for (int i = 0; i < h->nv; ++i) h->adj_start[i + 1] += h->adj_start[i];
   /* depth of each input point below the boundary: min over facets of -(n . x + offset); a hull

@@ -12,6 +12,11 @@
  *   box-box                 separating axes (15) and, for a face axis, the incident face clipped
  *                           against the reference face (up to 8 points); an edge axis falls back
  *                           to libccd
+ *   box/convex mesh pairs   libccd GJK/EPA for the normal, then the best separating axis near it
+ *   (not box-box)           and the incident face clipped against the reference face
+ *                           (convex_patch.c); when no patch can be formed, as the other pairs;
+ *   non-convex mesh with    the same patch on the hulls while they are apart by more than
+ *   a mesh or a box         KN_HULL_APART (speculative contacts only), else as the other pairs:
  *   other convex pairs      libccd GJK/EPA on the pair with A inflated by the margin (one deepest
  *                           point), plus every probe point of one shape that lies within the margin
  *                           of a face of the other whose normal agrees with the pair normal
@@ -36,6 +41,7 @@ typedef struct {
   double margin;
   int cull;         /* skip probe points that cannot come within the margin (contact/probe_cull.c) */
   int scan;         /* libccd's support of a mesh by a scan of the hull vertices, not the hull climb */
+  int patch;        /* two convex polytopes: the convex patch (convex_patch.c) instead of the probes */
 } emitter;
 
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
@@ -47,21 +53,6 @@ static int grow(kn_point_buf* b) {
   if (!p) return 0;
   b->p = p, b->capacity = cap;
   return 1;
-}
-
-/* contact frame: z = n, t1 from the world axis least aligned with n (deterministic), t2 = n x t1 */
-static void frame_from_normal(const double n[3], double R[9]) {
-  int m = 0;
-  for (int k = 1; k < 3; ++k)
-    if (fabs(n[k]) < fabs(n[m])) m = k;
-  double e[3] = {0, 0, 0};
-  e[m] = 1;
-  double t1[3], t2[3], en = dot3(e, n);
-  for (int k = 0; k < 3; ++k) t1[k] = e[k] - en * n[k];
-  double l = sqrt(dot3(t1, t1));
-  for (int k = 0; k < 3; ++k) t1[k] /= l;
-  kn_vec3_cross(n, t1, t2);
-  for (int i = 0; i < 3; ++i) R[3 * i + 0] = t1[i], R[3 * i + 1] = t2[i], R[3 * i + 2] = n[i];
 }
 
 /* (witness on S1, witness on S2, unit normal S1 -> S2, phi) in the core's order => one point */
@@ -103,7 +94,7 @@ static int emit(emitter* em, const double p1[3], const double p2[3], const doubl
   c->a = em->ia, c->b = em->ib;
   memcpy(c->p, p, sizeof p);
   memcpy(c->n, n, sizeof n);
-  frame_from_normal(n, c->R_WC);
+  kn_tangent_frame(n, c->R_WC);
   c->phi = phi;
   c->material = em->mat;
   if (indexed) kn_point_grid_add(out, out->count - 1);
@@ -368,132 +359,10 @@ static void ccd_center(const void* obj, ccd_vec3_t* c) {
   to_world(o->s->X, cl, c->v);
 }
 
-/* a small polytope for libccd: a box, or a mesh whose hull has at most 64 vertices (on the hulls of
- * bullet3's iiwa links, hundreds of vertices, EPA without the inflation measured no faster) */
-static int is_small_polytope(const kn_nshape* s) {
-  return s->shape->type == KN_SHAPE_BOX ||
-         (s->shape->type == KN_SHAPE_MESH && s->mesh && s->mesh->hull.nv > 0 && s->mesh->hull.nv <= 64);
-}
-
-/* the vertices of a small polytope (world) within tol of its support plane along the unit d:
- * its contact feature (a vertex, an edge's two ends, a face's corners); count, at most 64 */
-static int support_feature(const kn_nshape* s, const double d[3], double tol, double (*out)[3]) {
-  double x[64][3];
-  int nx = 0;
-  if (s->shape->type == KN_SHAPE_BOX) {
-    for (int i = 0; i < 8; ++i) {
-      double xl[3];
-      for (int k = 0; k < 3; ++k) xl[k] = ((i >> k) & 1 ? 0.5 : -0.5) * s->shape->size[k];
-      to_world(s->X, xl, x[nx++]);
-    }
-  } else {
-    for (int i = 0; i < s->mesh->hull.nv; ++i) to_world(s->X, &s->mesh->hull.v[3 * i], x[nx++]);
-  }
-  double h = -INFINITY;
-  for (int i = 0; i < nx; ++i) h = fmax(h, dot3(x[i], d));
-  int m = 0;
-  for (int i = 0; i < nx; ++i)
-    if (dot3(x[i], d) >= h - tol) memcpy(out[m++], x[i], sizeof x[i]);
-  return m;
-}
-
-/* 2-D convex hull (Andrew's monotone chain), counter-clockwise, collinear points dropped; n >= 1 */
-static int cmp_xy(const void* a, const void* b) {
-  const double *p = a, *q = b;
-  if (p[0] != q[0]) return p[0] < q[0] ? -1 : 1;
-  return (p[1] > q[1]) - (p[1] < q[1]);
-}
-static double cross2(const double o[2], const double a[2], const double b[2]) {
-  return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
-}
-static int hull2(double (*p)[2], int n, double eps, double (*h)[2]) {
-  qsort(p, (size_t)n, sizeof p[0], cmp_xy);
-  int k = 0;
-  for (int i = 0; i < n; ++i) {
-    while (k >= 2 && cross2(h[k - 2], h[k - 1], p[i]) <= eps) --k;
-    memcpy(h[k++], p[i], sizeof p[i]);
-  }
-  for (int i = n - 2, lo = k + 1; i >= 0; --i) {
-    while (k >= lo && cross2(h[k - 2], h[k - 1], p[i]) <= eps) --k;
-    memcpy(h[k++], p[i], sizeof p[i]);
-  }
-  if (k > 1) --k; /* the last point repeats the first */
-  if (k == 2 && fabs(h[0][0] - h[1][0]) + fabs(h[0][1] - h[1][1]) <= eps) k = 1;
-  return k;
-}
-
-/* (convex polygon a, CCW, na >= 3; polygon or segment or point b) => b clipped to a
- * (Sutherland-Hodgman; a segment as the 2-gon [p, q]) */
-static int clip2(const double (*a)[2], int na, const double (*b)[2], int nb, double eps, double (*out)[2]) {
-  double buf[2][140][2];
-  int n = nb;
-  memcpy(buf[0], b, (size_t)nb * sizeof b[0]);
-  int cur = 0;
-  for (int e = 0; e < na && n > 0; ++e) {
-    const double *s0 = a[e], *s1 = a[(e + 1) % na];
-    int m = 0, nxt = 1 - cur;
-    for (int i = 0; i < n; ++i) {
-      const double *p = buf[cur][i], *q = buf[cur][(i + 1) % n];
-      double dp = cross2(s0, s1, p), dq = cross2(s0, s1, q);
-      if (dp >= -eps) memcpy(buf[nxt][m++], p, sizeof buf[0][0]);
-      if ((dp < -eps && dq > eps) || (dp > eps && dq < -eps)) {
-        double t = dp / (dp - dq);
-        buf[nxt][m][0] = p[0] + t * (q[0] - p[0]), buf[nxt][m][1] = p[1] + t * (q[1] - p[1]);
-        ++m;
-      }
-      if (m > 136) break;
-    }
-    n = m, cur = nxt;
-  }
-  memcpy(out, buf[cur], (size_t)n * sizeof out[0]);
-  return n;
-}
-
-/* (the unit normal n from S1 into S2 and the depth of two overlapping small polytopes) => witness
- * points: p1 on S1's support plane along n, p2 = p1 - depth n, both over the middle of the overlap
- * of the two contact features seen along n (a vertex: the vertex; two crossing edges: their
- * crossing; a face and anything: the part of the other feature inside it), so that the point does
- * not depend on which of tied support points EPA happened to use */
-static void polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const double n[3], double depth, double p1[3],
-                             double p2[3]) {
-  double f1[64][3], f2[64][3], m[3] = {-n[0], -n[1], -n[2]}, R[9];
-  double scale = 1e-9 * (1 + fabs(dot3(S1->X->p, n)) + fabs(dot3(S2->X->p, n)));
-  int n1 = support_feature(S1, n, scale, f1), n2 = support_feature(S2, m, scale, f2);
-  frame_from_normal(n, R);
-  double t1[3] = {R[0], R[3], R[6]}, t2[3] = {R[1], R[4], R[7]};
-  double a[64][2], b[64][2], ha[130][2], hb[130][2], c[140][2];
-  double h1 = -INFINITY;
-  for (int i = 0; i < n1; ++i) a[i][0] = dot3(f1[i], t1), a[i][1] = dot3(f1[i], t2), h1 = fmax(h1, dot3(f1[i], n));
-  for (int i = 0; i < n2; ++i) b[i][0] = dot3(f2[i], t1), b[i][1] = dot3(f2[i], t2);
-  double eps = scale * scale;
-  int na = hull2(a, n1, eps, ha), nb = hull2(b, n2, eps, hb), nc = 0;
-  if (na >= 3) nc = clip2((const double (*)[2])ha, na, (const double (*)[2])hb, nb, scale, c);
-  else if (nb >= 3) nc = clip2((const double (*)[2])hb, nb, (const double (*)[2])ha, na, scale, c);
-  else if (na == 2 && nb == 2) {
-    /* two edges: where they cross, if they do */
-    double r[2] = {ha[1][0] - ha[0][0], ha[1][1] - ha[0][1]}, q[2] = {hb[1][0] - hb[0][0], hb[1][1] - hb[0][1]};
-    double den = r[0] * q[1] - r[1] * q[0];
-    if (fabs(den) > eps) {
-      double w[2] = {hb[0][0] - ha[0][0], hb[0][1] - ha[0][1]};
-      double t = (w[0] * q[1] - w[1] * q[0]) / den;
-      c[0][0] = ha[0][0] + t * r[0], c[0][1] = ha[0][1] + t * r[1], nc = 1;
-    }
-  } else if (na == 1) {
-    memcpy(c[0], ha[0], sizeof c[0]), nc = 1;
-  } else if (nb == 1) {
-    memcpy(c[0], hb[0], sizeof c[0]), nc = 1;
-  }
-  if (nc == 0) { /* no overlap found (round-off at a grazing feature): the features' centres */
-    for (int i = 0; i < na; ++i) memcpy(c[nc++], ha[i], sizeof c[0]);
-    for (int i = 0; i < nb; ++i) memcpy(c[nc++], hb[i], sizeof c[0]);
-  }
-  double u = 0, v = 0;
-  for (int i = 0; i < nc; ++i) u += c[i][0], v += c[i][1];
-  u /= nc, v /= nc;
-  for (int k = 0; k < 3; ++k) p1[k] = u * t1[k] + v * t2[k] + h1 * n[k], p2[k] = p1[k] - depth * n[k];
-}
-
-/* libccd EPA on (S1 inflated by margin, S2): phi = margin - depth; the witness points sit at the
+/* (polytopes: 0 never, 1 small ones, 2 any two convex polytopes (the convex patch, which needs only
+ * the normal: the witness points of larger hulls are libccd's position)) => 1, or 2 when the
+ * uninflated EPA gave the normal; 0 none.
+ * libccd EPA on (S1 inflated by margin, S2): phi = margin - depth; the witness points sit at the
  * midpoint libccd reports +- half the inflated depth along n (n from S1 into S2).
  * A mesh and another small polytope that overlap by more than 1e-6 go to EPA without the inflation
  * instead: the same depth in exact arithmetic (PD(S1 + ball(r), S2) = PD(S1, S2) + r when S1 and
@@ -502,7 +371,7 @@ static void polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const dou
  * on a cube mesh) and still ends short: by up to 8e-5 m in depth and 4e-3 in the normal for a box
  * and a cube mesh (tests/contact/test_polytope_epa.c). libccd's position on polytopes (the mean of
  * the nearer half of all of EPA's vertices) can be centimetres from the contact, so the witness
- * points are the contact features' overlap (polytope_witness). Box-box pairs (box_box's edge-axis
+ * points are the contact features' overlap (kn_polytope_witness, polytope.c). Box-box pairs (box_box's edge-axis
  * fallback) keep the inflated EPA, so that the primitive scenes and their golden baselines do not
  * move. */
 static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int scan, int polytopes, double n[3],
@@ -517,7 +386,8 @@ static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, 
   ccd.dist_tolerance = 1e-10;
   ccd_real_t depth;
   ccd_vec3_t dir, pos;
-  if (polytopes && is_small_polytope(S1) && is_small_polytope(S2) &&
+  int small = kn_polytope_small(S1) && kn_polytope_small(S2);
+  if (((polytopes == 1 && small) || (polytopes == 2 && kn_convex_polytope(S1) && kn_convex_polytope(S2))) &&
       (S1->shape->type == KN_SHAPE_MESH || S2->shape->type == KN_SHAPE_MESH)) {
     ccd_obj q1 = {S1, 0, 0, scan}, q2 = {S2, 0, 0, scan};
     if (ccdGJKPenetration(&q1, &q2, &ccd, &depth, &dir, &pos) == 0 && depth > 1e-6) {
@@ -525,8 +395,9 @@ static int ccd_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, 
       if (l > 0) {
         for (int k = 0; k < 3; ++k) n[k] = dir.v[k] / l;
         *phi = -depth;
-        polytope_witness(S1, S2, n, depth, p1, p2);
-        return 1;
+        if (small) kn_polytope_witness(S1, S2, n, depth, p1, p2);
+        else memcpy(p1, pos.v, sizeof pos.v), memcpy(p2, pos.v, sizeof pos.v); /* unused: the patch's own */
+        return 2;
       }
     }
   }
@@ -624,8 +495,38 @@ static int face_probes(const kn_nshape* P, const kn_nshape* F, const double n[3]
 
 static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   double n[3], p1[3], p2[3], phi;
+  /* two convex polytopes (not both boxes; kn_narrow_pair only, the references keep the probes):
+   * the patch of the best separating axis near the EPA normal (convex_patch.c); overlapping hulls
+   * of any size take the uninflated EPA, whose normal is exact to its tolerance (the inflated one
+   * was 19 degrees off on a 98-vertex sphere hull: tests/contact/test_convex_patch.c) */
+  int both_convex = em->patch && kn_convex_polytope(S1) && kn_convex_polytope(S2);
+  if (both_convex) {
+    int how = ccd_deepest(S1, S2, em->margin, em->scan, 2, n, p1, p2, &phi);
+    if (!how || !(phi < em->margin)) return 1;
+    kn_patch_point pts[KN_CONVEX_PATCH_CAP];
+    int m = kn_convex_patch(S1, S2, n, how == 2, 0, em->margin, pts, KN_CONVEX_PATCH_CAP);
+    for (int i = 0; i < m; ++i)
+      if (!emit(em, pts[i].p1, pts[i].p2, pts[i].n, pts[i].phi)) return 0;
+    if (m >= 0) return 1;
+  }
   if (!ccd_deepest(S1, S2, em->margin, em->scan, 1, n, p1, p2, &phi)) return 1;
   if (!(phi < em->margin)) return 1;
+  /* a non-convex mesh against a mesh or a box, their hulls apart by more than KN_HULL_APART (the
+   * patch's separating axis proves it): the speculative contacts of the hulls' patch, which contain
+   * the meshes (no tunnelling; the probes would give the same or larger gaps); nearer hulls, the
+   * probes */
+  if (em->patch && !both_convex && phi > KN_HULL_APART && kn_hull_polytope(S1) && kn_hull_polytope(S2)) {
+    kn_patch_point pts[KN_CONVEX_PATCH_CAP];
+    int m = kn_convex_patch(S1, S2, n, 0, 1, em->margin, pts, KN_CONVEX_PATCH_CAP);
+    double lo = INFINITY;
+    for (int i = 0; i < m; ++i) lo = fmin(lo, pts[i].phi);
+    if (m == 0) return 1; /* the hulls are apart by the margin or more */
+    if (m > 0 && lo > KN_HULL_APART) {
+      for (int i = 0; i < m; ++i)
+        if (!emit(em, pts[i].p1, pts[i].p2, pts[i].n, pts[i].phi)) return 0;
+      return 1;
+    }
+  }
   /* probes first so that face contacts keep their exact corner points; the deepest point is
    * added after them unless it duplicates one */
   if (!face_probes(S2, S1, n, p1, p2, phi, 1, em)) return 0;
@@ -644,21 +545,6 @@ static void obox_of(const kn_nshape* s, obox* b) {
   for (int k = 0; k < 3; ++k) axis_col(s->X->R, k, b->a[k]), b->h[k] = 0.5 * s->shape->size[k];
 }
 
-/* clip polygon (n points) by dot(x, e) <= off; returns the new count */
-static int clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]) {
-  int m = 0;
-  for (int i = 0; i < n; ++i) {
-    const double *p = in[i], *q = in[(i + 1) % n];
-    double dp = dot3(p, e) - off, dq = dot3(q, e) - off;
-    if (dp <= 0) memcpy(out[m++], p, 3 * sizeof(double));
-    if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
-      double t = dp / (dp - dq);
-      for (int k = 0; k < 3; ++k) out[m][k] = p[k] + t * (q[k] - p[k]);
-      ++m;
-    }
-  }
-  return m;
-}
 
 /* reference face of R (axis k, normal nr pointing at I); the incident face of I clipped to it */
 static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3], int ref_is_s1, emitter* em) {
@@ -680,8 +566,8 @@ static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3]
     int e = (k + side) % 3;
     double ep[3], em_[3];
     for (int q = 0; q < 3; ++q) ep[q] = R->a[e][q], em_[q] = -R->a[e][q];
-    np = clip_poly(poly, np, ep, dot3(R->c, ep) + R->h[e], tmp);
-    np = clip_poly(tmp, np, em_, dot3(R->c, em_) + R->h[e], poly);
+    np = kn_clip_poly(poly, np, ep, dot3(R->c, ep) + R->h[e], tmp);
+    np = kn_clip_poly(tmp, np, em_, dot3(R->c, em_) + R->h[e], poly);
   }
   double plane = dot3(R->c, nr) + R->h[k];
   for (int i = 0; i < np; ++i) {
@@ -759,8 +645,9 @@ static int core(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
 
 /* one pair, with or without probe culling, with the hull climb or a scan as libccd's support */
 static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, int cull,
-                             int scan, kn_point_buf* out) {
-  emitter em = {.out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull, .scan = scan};
+                             int scan, int patch, kn_point_buf* out) {
+  emitter em = {
+      .out = out, .start = out->count, .ia = ia, .ib = ib, .margin = margin, .cull = cull, .scan = scan, .patch = patch};
   out->grid_start = -1; /* no pair indexed yet (an index left by an earlier call is stale) */
   em.mat = kn_contact_material_combine(&A->material, &B->material);
   em.kA = A->material.stiffness, em.kB = B->material.stiffness;
@@ -776,24 +663,30 @@ static kn_status narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int
 
 // (shapes A and B at their poses, collider indices, margin) => points appended to out
 kn_status kn_narrow_pair(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin, kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 1, 0, out);
+  return narrow_pair(A, B, ia, ib, margin, 1, 0, 1, out);
+}
+
+// (the same) => the culled probe path also for two convex polytopes (no convex patch)
+kn_status kn_narrow_pair_probes(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
+                                kn_point_buf* out) {
+  return narrow_pair(A, B, ia, ib, margin, 1, 0, 0, out);
 }
 
 // (the same) => the same points, every probe measured (no culling): the culling tests' reference
 kn_status kn_narrow_pair_exhaustive(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                                     kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 0, 0, out);
+  return narrow_pair(A, B, ia, ib, margin, 0, 0, 0, out);
 }
 
 // (the same) => no culling, libccd's mesh support by a scan of the hull vertices: the hull climb's reference
 kn_status kn_narrow_pair_scan(const kn_nshape* A, const kn_nshape* B, int ia, int ib, double margin,
                               kn_point_buf* out) {
-  return narrow_pair(A, B, ia, ib, margin, 0, 1, out);
+  return narrow_pair(A, B, ia, ib, margin, 0, 1, 0, out);
 }
 
 // (S1, S2 at their poses, margin, polytope path on/off) => the pair's deepest point as convex_pair
 // finds it (1), or none (0): the reference test for the uninflated EPA of small polytopes
 int kn_narrow_deepest(const kn_nshape* S1, const kn_nshape* S2, double margin, int polytopes, double n[3], double p1[3],
                       double p2[3], double* phi) {
-  return ccd_deepest(S1, S2, margin, 0, polytopes, n, p1, p2, phi);
+  return ccd_deepest(S1, S2, margin, 0, polytopes ? 1 : 0, n, p1, p2, phi) != 0;
 }

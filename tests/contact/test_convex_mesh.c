@@ -1,7 +1,7 @@
 /* Convex meshes (contact/hull.c): recognition at load (every vertex on the qhull hull to
  * KN_HULL_CONVEX_TOL of the box diagonal), the hill-climbing support against the scan over every
  * vertex, and the narrow phase on convex meshes with the hull's hill-climbing support (libccd
- * GJK/EPA, kn_narrow_pair) against the scan support (kn_narrow_pair_scan): distances,
+ * GJK/EPA, kn_narrow_pair_probes: the probe path, not the convex patch) against the scan support (kn_narrow_pair_scan): distances,
  * normals and both witness points to 1e-9 relative on random poses. Meshes written to a temp dir:
  * a UV sphere and a cube (convex), a dented sphere and a torus (not). */
 #include <criterion/criterion.h>
@@ -112,7 +112,7 @@ static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* s
     kn_nshape A = {sa, ma, &XA, kn_contact_material_default(0.01)};
     kn_nshape B = {sb, mb, &XB, kn_contact_material_default(0.01)};
     climb.count = scan.count = 0;
-    cr_assert_eq(kn_narrow_pair(&A, &B, 0, 1, 0.01, &climb), KN_OK);
+    cr_assert_eq(kn_narrow_pair_probes(&A, &B, 0, 1, 0.01, &climb), KN_OK);
     cr_assert_eq(kn_narrow_pair_scan(&A, &B, 0, 1, 0.01, &scan), KN_OK);
     cr_assert_eq(climb.count, scan.count, "%s, trial %d: %d points, scan %d", what, t, climb.count, scan.count);
     with_contacts += climb.count > 0;

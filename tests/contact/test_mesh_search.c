@@ -239,7 +239,7 @@ Test(mesh_search, primitive_pairs_culled_equal_exhaustive) {
         kn_nshape B = {&prims[j], NULL, &XB, kn_contact_material_default(0.01)};
         for (int k = 0; k < 3; ++k) {
           culled.count = exhaustive.count = 0;
-          cr_assert_eq(kn_narrow_pair(&A, &B, 0, 1, margins[k], &culled), KN_OK);
+          cr_assert_eq(kn_narrow_pair_probes(&A, &B, 0, 1, margins[k], &culled), KN_OK);
           cr_assert_eq(kn_narrow_pair_exhaustive(&A, &B, 0, 1, margins[k], &exhaustive), KN_OK);
           char what[32];
           snprintf(what, sizeof what, "shapes %d-%d", i, j);

@@ -1,6 +1,6 @@
 /* Probe culling (contact/probe_cull.c, narrow.c): on random poses of non-convex meshes against
  * each other, against every primitive and against a half-space, the culled narrow phase
- * (kn_narrow_pair) returns exactly the contact points of the exhaustive one
+ * (kn_narrow_pair_probes, the probe path also for convex pairs) returns exactly the contact points of the exhaustive one
  * (kn_narrow_pair_exhaustive, every probe measured, duplicates found by a scan; the same hull
  * climb as libccd's support): same count, same order, bit for bit. The
  * meshes are written to a temp dir: a torus (a hole) and a bumpy sphere (concave dents). */
@@ -46,7 +46,7 @@ static int compare(const kn_shape* sa, const kn_mesh_data* ma, const kn_shape* s
     kn_nshape B = {sb, mb, &XB, kn_contact_material_default(0.01)};
     for (int k = 0; k < 3; ++k) {
       culled.count = exhaustive.count = 0;
-      cr_assert_eq(kn_narrow_pair(&A, &B, 0, 1, margins[k], &culled), KN_OK);
+      cr_assert_eq(kn_narrow_pair_probes(&A, &B, 0, 1, margins[k], &culled), KN_OK);
       cr_assert_eq(kn_narrow_pair_exhaustive(&A, &B, 0, 1, margins[k], &exhaustive), KN_OK);
       same_points(&culled, &exhaustive, what, t);
       with_contacts += culled.count > 0;

@@ -4,7 +4,7 @@
  *   directions from random start vertices (libccd's support and the support-plane cull use it);
  * - the BVH signed-distance search equals a scan over every triangle to 1e-12 relative, and the
  *   bounded search returns its bits whenever it reports a triangle.
- * For pairs of links at random poses: the culled narrow phase (kn_narrow_pair) gives the exhaustive
+ * For pairs of links at random poses: the culled probe path (kn_narrow_pair_probes) gives the exhaustive
  * one's points (kn_narrow_pair_exhaustive) bit for bit at margins 0, 5 mm and 30 mm. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -153,7 +153,7 @@ Test(mesh_corpus, link_pairs_culled_equal_exhaustive, .init = setup, .fini = tea
         const kn_nshape* S[2] = {&A, &B};
         for (int k = 0; k < 3; ++k, ++cases) {
           culled.count = exhaustive.count = 0;
-          cr_assert_eq(kn_narrow_pair(&A, &B, 0, 1, margins[k], &culled), KN_OK);
+          cr_assert_eq(kn_narrow_pair_probes(&A, &B, 0, 1, margins[k], &culled), KN_OK);
           cr_assert_eq(kn_narrow_pair_exhaustive(&A, &B, 0, 1, margins[k], &exhaustive), KN_OK);
           /* the culled points are the exhaustive ones, bit for bit and in order, but for bogus probes */
           int p = 0;
