@@ -24,6 +24,7 @@ struct kn_fem_solver {
   double* Kv;           /* nnz: sum of element stiffnesses at the current iterate */
   double* Kd;           /* nnz: K at the step start, for stiffness (beta) damping */
   double *y, *y0, *g, *dy, *yt, *x, *Dy;
+  double *xh, *lin;     /* theta != 1: x^ = x_n + (1 - theta) dt v_n (3 nvert), (1 - theta) dt f_n (n) */
 };
 
 kn_fem_newton_options kn_fem_newton_options_default(void) {
@@ -51,6 +52,8 @@ void kn_fem_solver_free(kn_fem_solver* s) {
   free(s->yt);
   free(s->x);
   free(s->Dy);
+  free(s->xh);
+  free(s->lin);
   free(s);
 }
 
@@ -118,7 +121,10 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
   s->yt = kn_calloc((size_t)n, sizeof(double));
   s->Dy = kn_calloc((size_t)n, sizeof(double));
   s->x = kn_calloc(nv3, sizeof(double));
-  if (!pairs || !s->nbr_start || !s->tet_rank || !s->y || !s->y0 || !s->g || !s->dy || !s->yt || !s->Dy || !s->x) {
+  s->xh = kn_calloc(nv3, sizeof(double));
+  s->lin = kn_calloc((size_t)n + 1, sizeof(double));
+  if (!pairs || !s->nbr_start || !s->tet_rank || !s->y || !s->y0 || !s->g || !s->dy || !s->yt || !s->Dy || !s->x ||
+      !s->xh || !s->lin) {
     free(pairs);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the FEM solver", b->name);
   }
@@ -183,20 +189,24 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
 
 //---- the incremental potential ----
 
-/* E(y) = cm/2 (y - y0)^T M (y - y0) + Psi(x_n + sc y) + cd/2 y^T D y - sc (M g)^T y over free DoFs;
- * free motion: y = v, cm = 1, sc = cd = dt; static: y = displacement, cm = cd = 0, sc = 1. */
+/* E(y) = cm/2 (y - y0)^T M (y - y0) + Psi(xb + sc y) + cd/2 y^T D y - sc (M g)^T y - lin^T y over
+ * free DoFs; free motion: y = v, cm = 1, sc = cd = dt, xb = x_n, no lin; static: y = displacement,
+ * cm = cd = 0, sc = 1; the theta scheme: sc = cd = theta dt, xb = x^, lin = (1 - theta) dt f_n. */
 typedef struct {
   double cm, sc, cd;
-  const double* yn; /* y0 of the inertia term (v_n on free DoFs) */
+  const double* yn;  /* y0 of the inertia term (v_n on free DoFs) */
+  const double* xb;  /* positions at y = 0 (3 nvert; NULL: x_n) */
+  const double* lin; /* a constant force (NULL: none) */
 } potential;
 
 static int is_quadratic(kn_fem_model m) { return m == KN_FEM_LINEAR || m == KN_FEM_LINEAR_COROTATED; }
 
-/* y => x = x_n + sc y on free vertices (x_n on fixed ones) */
+/* y => x = xb + sc y on free vertices (xb on fixed ones) */
 static void positions(const kn_fem_body* b, const potential* pt, const double* y, double* x) {
+  const double* xb = pt->xb ? pt->xb : b->x;
   for (int i = 0; i < b->mesh.nvert; i++) {
     int f = b->free_index[i];
-    for (int k = 0; k < 3; k++) x[3 * i + k] = b->x[3 * i + k] + (f >= 0 ? pt->sc * y[3 * f + k] : 0.0);
+    for (int k = 0; k < 3; k++) x[3 * i + k] = xb[3 * i + k] + (f >= 0 ? pt->sc * y[3 * f + k] : 0.0);
   }
 }
 
@@ -263,6 +273,11 @@ static double evaluate(const kn_fem_body* b, kn_fem_solver* s, const potential* 
       if (g) g[d] = pt->cm * mi * dv + pt->cd * Dy - pt->sc * mi * b->gravity[k];
     }
   }
+  if (pt->lin)
+    for (int d = 0; d < s->n; d++) {
+      E -= pt->lin[d] * y[d];
+      if (g) g[d] -= pt->lin[d];
+    }
   positions(b, pt, y, s->x);
   E += elastic(b, s, s->x, pt->sc, g, Kv);
   return E;
@@ -395,7 +410,23 @@ static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double d
     /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
     elastic(b, s, b->x, 1.0, NULL, s->Kd);
   }
-  return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+  if (b->theta == 1.0) return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+  /* the theta scheme (deformable.h): lin = (1 - theta) dt f_n, f_n = -grad Psi(x_n) - D v_n + M g */
+  double th = b->theta, h0 = (1 - th) * dt, alpha = b->material.mass_damping, beta = b->material.stiffness_damping;
+  memset(s->lin, 0, (size_t)s->n * sizeof(double));
+  if (s->n > 0) elastic(b, s, b->x, 1.0, s->lin, NULL); /* lin = grad Psi(x_n) */
+  if (beta > 0 && s->n > 0) sym_matvec(s, s->Kd, s->y0, s->Dy);
+  for (int i = 0; i < b->mesh.nvert; i++) {
+    int f = b->free_index[i];
+    for (int k = 0; k < 3; k++) {
+      s->xh[3 * i + k] = b->x[3 * i + k] + (f >= 0 ? h0 * b->v[3 * i + k] : 0.0);
+      if (f < 0) continue;
+      int d = 3 * f + k;
+      double Dv = alpha * b->mass[i] * s->y0[d] + (beta > 0 ? beta * s->Dy[d] : 0.0);
+      s->lin[d] = h0 * (-s->lin[d] - Dv + b->mass[i] * b->gravity[k]);
+    }
+  }
+  return (potential){.cm = 1.0, .sc = th * dt, .cd = th * dt, .yn = s->y0, .xb = s->xh, .lin = s->lin};
 }
 
 //---- public stages ----
@@ -450,13 +481,15 @@ static void update_rotations(kn_fem_body* b) {
   }
 }
 
-// v_next => v, x += dt v, R0 = polar(F)
+// v_next => v, x += dt v (theta: dt ((1 - theta) v_n + theta v)), R0 = polar(F)
 void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next) {
+  double th = b->theta;
   for (int i = 0; i < b->mesh.nvert; i++)
     for (int k = 0; k < 3; k++) {
       double v = b->fixed[i] ? 0.0 : v_next[3 * i + k];
+      if (th == 1.0) b->x[3 * i + k] += dt * v;
+      else b->x[3 * i + k] += dt * ((1 - th) * b->v[3 * i + k] + th * v);
       b->v[3 * i + k] = v;
-      b->x[3 * i + k] += dt * v;
     }
   update_rotations(b);
 }
