@@ -239,7 +239,8 @@ kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_facto
  * v) - (1 - theta) dt f_n: the unified residual of digest implicit-smooth-friction §3.6 (zeta = theta).
  * Needs only the body state (x, v, R0 are the step start until kn_fem_advance): callable before or
  * after kn_fem_free_motion, with the same result. Builds the sparsity pattern on first use; with
- * stiffness damping (beta > 0) every call also assembles K(x_n). KN_ERR_INVALID for a bad dt,
+ * stiffness damping (beta > 0) K(x_n), and with theta != 1 the start force, are assembled when the
+ * state (x, v, R0, dt, theta) differs from the last call's (compared). KN_ERR_INVALID for a bad dt,
  * KN_ERR_NOMEM; non-finite values are returned as computed. */
 kn_status kn_fem_potential(kn_fem_body* b, double dt, const double* v, double* E, double* grad,
                            const struct cholmod_sparse_struct** hessian, kn_error* err);

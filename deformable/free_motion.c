@@ -25,6 +25,9 @@ struct kn_fem_solver {
   double* Kd;           /* nnz: K at the step start, for stiffness (beta) damping */
   double *y, *y0, *g, *dy, *yt, *x, *Dy;
   double *xh, *lin;     /* theta != 1: x^ = x_n + (1 - theta) dt v_n (3 nvert), (1 - theta) dt f_n (n) */
+  /* the body state Kd, xh and lin were computed from: (x, v, R0, dt, theta); recomputed when it differs */
+  double *key_x, *key_v, *key_R0, key_dt, key_theta;
+  int key_valid;
 };
 
 kn_fem_newton_options kn_fem_newton_options_default(void) {
@@ -54,6 +57,7 @@ void kn_fem_solver_free(kn_fem_solver* s) {
   free(s->Dy);
   free(s->xh);
   free(s->lin);
+  free(s->key_x), free(s->key_v), free(s->key_R0);
   free(s);
 }
 
@@ -123,8 +127,11 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
   s->x = kn_calloc(nv3, sizeof(double));
   s->xh = kn_calloc(nv3, sizeof(double));
   s->lin = kn_calloc((size_t)n + 1, sizeof(double));
+  s->key_x = kn_calloc(nv3, sizeof(double));
+  s->key_v = kn_calloc(nv3, sizeof(double));
+  s->key_R0 = kn_calloc(9 * (size_t)m->ntet + 1, sizeof(double));
   if (!pairs || !s->nbr_start || !s->tet_rank || !s->y || !s->y0 || !s->g || !s->dy || !s->yt || !s->Dy || !s->x ||
-      !s->xh || !s->lin) {
+      !s->xh || !s->lin || !s->key_x || !s->key_v || !s->key_R0) {
     free(pairs);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the FEM solver", b->name);
   }
@@ -398,21 +405,11 @@ static kn_status prepare(kn_fem_body* b, kn_error* err) {
   return st;
 }
 
-/* (x_n, v_n, R0, dt) => the free motion's potential: v_n on the free DoFs in s->y0 and, with
- * stiffness damping, K(x_n) in s->Kd (from the body state alone, so the same before and after
- * kn_fem_free_motion) */
-static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double dt) {
-  for (int i = 0; i < b->mesh.nvert; i++) {
-    int f = b->free_index[i];
-    if (f >= 0) memcpy(s->y0 + 3 * f, b->v + 3 * i, 3 * sizeof(double));
-  }
-  if (b->material.stiffness_damping > 0 && s->n > 0) {
-    /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
-    elastic(b, s, b->x, 1.0, NULL, s->Kd);
-  }
-  if (b->theta == 1.0) return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
-  /* the theta scheme (deformable.h): lin = (1 - theta) dt f_n, f_n = -grad Psi(x_n) - D v_n + M g */
-  double th = b->theta, h0 = (1 - th) * dt, alpha = b->material.mass_damping, beta = b->material.stiffness_damping;
+/* the theta scheme (deformable.h): x^ = x_n + (1 - theta) dt v_n into s->xh and lin = (1 - theta) dt
+ * f_n into s->lin, f_n = -grad Psi(x_n) - D v_n + M g the force at the step start (s->y0 = v_n and
+ * Kd set) */
+static void start_force(const kn_fem_body* b, kn_fem_solver* s, double dt) {
+  double h0 = (1 - b->theta) * dt, alpha = b->material.mass_damping, beta = b->material.stiffness_damping;
   memset(s->lin, 0, (size_t)s->n * sizeof(double));
   if (s->n > 0) elastic(b, s, b->x, 1.0, s->lin, NULL); /* lin = grad Psi(x_n) */
   if (beta > 0 && s->n > 0) sym_matvec(s, s->Kd, s->y0, s->Dy);
@@ -426,7 +423,35 @@ static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double d
       s->lin[d] = h0 * (-s->lin[d] - Dv + b->mass[i] * b->gravity[k]);
     }
   }
-  return (potential){.cm = 1.0, .sc = th * dt, .cd = th * dt, .yn = s->y0, .xb = s->xh, .lin = s->lin};
+}
+
+/* (x_n, v_n, R0, dt) => the free motion's potential: v_n on the free DoFs in s->y0 and, with
+ * stiffness damping, K(x_n) in s->Kd, with theta != 1 x^ in s->xh and the start force in s->lin
+ * (from the body state alone, so the same before and after kn_fem_free_motion). Kd, xh and lin are
+ * kept while the state they came from is unchanged (compared, not assumed: a caller may set x, v
+ * or R0 directly): the Newton solves call this per evaluation, and K(x_n) of a projected material
+ * costs an eigensolve per tet. */
+static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double dt) {
+  for (int i = 0; i < b->mesh.nvert; i++) {
+    int f = b->free_index[i];
+    if (f >= 0) memcpy(s->y0 + 3 * f, b->v + 3 * i, 3 * sizeof(double));
+  }
+  size_t nv3 = 3 * (size_t)b->mesh.nvert, nr = 9 * (size_t)b->mesh.ntet;
+  int same = s->key_valid && s->key_dt == dt && s->key_theta == b->theta && !memcmp(s->key_x, b->x, nv3 * sizeof(double)) &&
+             !memcmp(s->key_v, b->v, nv3 * sizeof(double)) && !memcmp(s->key_R0, b->R0, nr * sizeof(double));
+  if (!same) {
+    if (b->material.stiffness_damping > 0 && s->n > 0) {
+      /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
+      elastic(b, s, b->x, 1.0, NULL, s->Kd);
+    }
+    if (b->theta != 1.0) start_force(b, s, dt);
+    memcpy(s->key_x, b->x, nv3 * sizeof(double));
+    memcpy(s->key_v, b->v, nv3 * sizeof(double));
+    memcpy(s->key_R0, b->R0, nr * sizeof(double));
+    s->key_dt = dt, s->key_theta = b->theta, s->key_valid = 1;
+  }
+  if (b->theta == 1.0) return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+  return (potential){.cm = 1.0, .sc = b->theta * dt, .cd = b->theta * dt, .yn = s->y0, .xb = s->xh, .lin = s->lin};
 }
 
 //---- public stages ----
