@@ -50,3 +50,12 @@ const double* kn_csc_dense_into(const kn_csc_view* A, double** D, size_t* cap, k
   kn_csc_dense(A, *D);
   return *D;
 }
+
+kn_status kn_clique_set_scheme(kn_clique* c, double theta, kn_error* err) {
+  if (!(theta >= 0.5 && theta <= 1.0))
+    return kn_fail(err, KN_ERR_INVALID, "%s: time integration theta %g, expected within [0.5, 1]", c->ops->name(c->self),
+                   theta);
+  if (c->ops->set_scheme) return c->ops->set_scheme(c->self, theta, err);
+  if (theta == 1.0) return KN_OK;
+  return kn_fail(err, KN_ERR_UNSUPPORTED, "%s: only backward Euler", c->ops->name(c->self));
+}

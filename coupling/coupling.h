@@ -15,7 +15,21 @@
  *                       x(v) = x0 + dt (sum_a w_a v[col_a .. col_a + 3) + B v)
  *                     (the nodal form; SAP uses its linear part as the contact Jacobian, the other
  *                     backends evaluate geometry at their iterates with it);
- *   advance           v_n+1 => the body's state at t_n+1 (q, FEM x and R0, MPM G2P and plasticity).
+ *   advance           v_n+1 => the body's state at t_n+1 (q, FEM x and R0, MPM G2P and plasticity);
+ *   set_scheme        (optional) the time integration of every step from then on, a theta in
+ *                     [1/2, 1] (digest implicit-smooth-friction §3.6's unified form, zeta = theta):
+ *                       q_n+1 = q_n + dt ((1 - theta) v_n + theta v_n+1),
+ *                       M (v_n+1 - v_n) = dt ((1 - theta) f(q_n, v_n) + theta f(q_n+1, v_n+1)),
+ *                     theta = 1 backward Euler (every clique's default, and SAP's step), theta = 1/2
+ *                     the trapezoidal rule on the whole force. Under theta the potential is
+ *                       E(v) = 1/2 (v - v_n)^T M (v - v_n) + Psi(q^ + theta dt v)
+ *                              + theta dt (1/2 v^T D v - f_ext^T v) - (1 - theta) dt f(q_n, v_n)^T v,
+ *                     q^ = q_n + (1 - theta) dt v_n, its gradient the unified residual
+ *                     M (v - v_n) - theta dt f(q^ + theta dt v, v) - (1 - theta) dt f(q_n, v_n) over
+ *                     the clique's own forces; the point map x(v) = x0 + theta dt J v with
+ *                     x0 = x_n + (1 - theta) dt J v_n (v0 = J v_n given with it), and advance moves
+ *                     by dt ((1 - theta) v_n + theta v_n+1). A contact backend adds its own forces
+ *                     likewise: theta dt J^T f_c(x(v), v) + (1 - theta) dt J^T f_c(x_n, v0).
  *
  * The world owns the cliques (sim/cliques.c builds them in its order: trees with nv > 0, FEM bodies,
  * MPM grids); their scratch lives here, reused by every step. */
@@ -47,6 +61,7 @@ typedef struct {
  * the clique's scratch, valid until its next point_map call). */
 typedef struct {
   double x0[3];
+  double v0[3];   /* the point's velocity at the step start, J v_n (an MPM particle: its own v_n) */
   int n;
   int col[27];
   double w[27];
@@ -85,6 +100,10 @@ typedef struct kn_clique_ops {
   kn_status (*advance)(void* self, const double* v_next, double dt, kn_error* err);
   const char* (*name)(const void* self);
   void (*destroy)(void* self);
+  /* (optional; NULL: backward Euler only) theta of the following steps (above), before their free
+   * motion. KN_ERR_UNSUPPORTED naming the body when the kind has only backward Euler (an MPM grid,
+   * rebuilt every step, has no v_n at its nodes for the explicit half). */
+  kn_status (*set_scheme)(void* self, double theta, kn_error* err);
 } kn_clique_ops;
 
 typedef struct {
@@ -98,8 +117,11 @@ void kn_csc_dense(const kn_csc_view* A, double* D);
 /* kn_csc_dense into *D, grown to n^2 doubles (*cap) when needed; NULL with KN_ERR_NOMEM */
 const double* kn_csc_dense_into(const kn_csc_view* A, double** D, size_t* cap, kn_error* err);
 void kn_csc_mul(const kn_csc_view* A, const double* x, double* y);
-/* x(v) of a map (v: the clique's ndof velocities) */
+/* x(v) of a map (v: the clique's ndof velocities; dt: theta dt under a scheme theta) */
 void kn_point_map_eval(const kn_point_map* m, int ndof, const double* v, double dt, double x[3]);
+/* the clique's set_scheme; theta 1 is always accepted, anything outside [1/2, 1] is KN_ERR_INVALID,
+ * theta < 1 on a kind without set_scheme KN_ERR_UNSUPPORTED naming it */
+kn_status kn_clique_set_scheme(kn_clique* c, double theta, kn_error* err);
 
 /*---- the three kinds ----*/
 

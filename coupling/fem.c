@@ -1,6 +1,8 @@
 /* The FEM body as a clique over its free vertices' velocities (DoF 3 free_index[v] + k): the free
  * motion is Newton on its backward-Euler potential (kn_fem_free_motion), the Schur complement and
- * the recovery reuse that factor (deformable/schur.c), advance sets x, v and R0 (kn_fem_advance). */
+ * the recovery reuse that factor (deformable/schur.c), advance sets x, v and R0 (kn_fem_advance).
+ * Under a scheme theta (the trapezoidal rule: 1/2) the body carries theta and those functions
+ * integrate by it (deformable.h); a vertex's map starts at x_n + (1 - theta) dt v_n. */
 #include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
@@ -81,10 +83,14 @@ static kn_status fem_potential(void* self, const double* v, double* E, double* g
 }
 
 static void fem_point_map(void* self, int vertex, const double p[3], double dt, kn_point_map* out) {
-  (void)p, (void)dt;
+  (void)p;
   const fem_clique* f = self;
   int fv = f->b->free_index[vertex];
-  memcpy(out->x0, f->b->x + 3 * vertex, sizeof out->x0);
+  const kn_fem_body* b = f->b;
+  memcpy(out->x0, b->x + 3 * vertex, sizeof out->x0);
+  memcpy(out->v0, b->v + 3 * vertex, sizeof out->v0);
+  if (b->theta != 1.0)
+    for (int k = 0; k < 3; k++) out->x0[k] += (1 - b->theta) * dt * out->v0[k];
   out->n = fv >= 0;
   out->col[0] = 3 * fv, out->w[0] = 1.0;
   out->B = NULL;
@@ -107,6 +113,13 @@ static kn_status fem_advance(void* self, const double* v_next, double dt, kn_err
 
 static const char* fem_name(const void* self) { return ((const fem_clique*)self)->b->name; }
 
+/* the body's own theta: its free motion, potential and advance read it (deformable.h) */
+static kn_status fem_set_scheme(void* self, double theta, kn_error* err) {
+  (void)err;
+  ((fem_clique*)self)->b->theta = theta;
+  return KN_OK;
+}
+
 static void fem_destroy(void* self) {
   fem_clique* f = self;
   if (!f) return;
@@ -117,7 +130,8 @@ static void fem_destroy(void* self) {
 
 static const kn_clique_ops fem_ops = {KN_CLIQUE_FEM, fem_free_motion, fem_ndof,      fem_v_star,     fem_v_start,
                                       fem_diagonal,  fem_dense,       fem_sparse,    fem_schur,      fem_recover,
-                                      fem_potential, fem_point_map,   fem_advance,   fem_name,       fem_destroy};
+                                      fem_potential, fem_point_map,   fem_advance,   fem_name,       fem_destroy,
+                                      fem_set_scheme};
 
 kn_status kn_clique_fem_create(kn_fem_body* b, kn_clique* out, kn_error* err) {
   fem_clique* f = kn_calloc(1, sizeof *f);

@@ -95,6 +95,7 @@ static void mpm_point_map(void* self, int particle, const double p[3], double dt
   out->n = kn_mpm_particle_weights(m->b, particle, nodes, out->w);
   for (int a = 0; a < out->n; a++) out->col[a] = 3 * nodes[a];
   memcpy(out->x0, m->b->x + 3 * particle, sizeof out->x0);
+  memcpy(out->v0, m->b->v + 3 * particle, sizeof out->v0);
   out->B = NULL;
 }
 
@@ -119,6 +120,14 @@ static kn_status mpm_advance(void* self, const double* v_next, double dt, kn_err
 
 static const char* mpm_name(const void* self) { return ((const mpm_clique*)self)->b->name; }
 
+/* backward Euler only: the grid is rebuilt by every P2G, so its nodes have no v_n of their own for
+ * the trapezoidal rule's explicit half */
+static kn_status mpm_set_scheme(void* self, double theta, kn_error* err) {
+  if (theta == 1.0) return KN_OK;
+  return kn_fail(err, KN_ERR_UNSUPPORTED, "MPM body '%s': only backward Euler (theta 1), not theta %g",
+                 ((mpm_clique*)self)->b->name, theta);
+}
+
 static void mpm_destroy(void* self) {
   mpm_clique* m = self;
   if (!m) return;
@@ -129,7 +138,8 @@ static void mpm_destroy(void* self) {
 
 static const kn_clique_ops mpm_ops = {KN_CLIQUE_MPM, mpm_free_motion, mpm_ndof,      mpm_v_star,    mpm_v_start,
                                       mpm_diagonal,  mpm_dense,       mpm_sparse,    mpm_schur,     mpm_recover,
-                                      mpm_potential, mpm_point_map,   mpm_advance,   mpm_name,      mpm_destroy};
+                                      mpm_potential, mpm_point_map,   mpm_advance,   mpm_name,      mpm_destroy,
+                                      mpm_set_scheme};
 
 kn_status kn_clique_mpm_create(kn_mpm_body* b, const double gravity[3], kn_clique* out, kn_error* err) {
   mpm_clique* m = kn_calloc(1, sizeof *m);

@@ -82,6 +82,7 @@ kn_status kn_fem_body_create(const kn_tet_mesh* mesh, const kn_fem_material* mat
   b->material = *mat;
   kn_fem_lame(mat->youngs_modulus, mat->poisson_ratio, &b->mu, &b->lambda);
   b->gravity[2] = -9.81;
+  b->theta = 1.0;
   for (int e = 0; e < mesh->ntet; e++) {
     double X[12];
     for (int k = 0; k < 4; k++) memcpy(X + 3 * k, mesh->X + 3 * mesh->tet[4 * e + k], 3 * sizeof(double));

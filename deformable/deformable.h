@@ -142,6 +142,9 @@ typedef struct {
   kn_fem_material material;
   double mu, lambda;       /* Lame parameters of material */
   double gravity[3];       /* m/s^2, default (0, 0, -9.81) */
+  double theta;            /* time integration [1: backward Euler]; 1/2 the trapezoidal rule:
+                              x_n+1 = x_n + dt ((1 - theta) v_n + theta v_n+1), the forces likewise
+                              (kn_fem_free_motion, kn_fem_potential, kn_fem_advance) */
   double* Dm_inv;          /* 9 * ntet */
   double* volume;          /* ntet, rest volumes */
   double* mass;            /* nvert, lumped: sum over incident tets of rho V / 4 */
@@ -197,7 +200,11 @@ kn_fem_newton_options kn_fem_newton_options_default(void);
 
 /* (x_n, v_n, R0, dt) => v_star and the dynamics matrix A = M + dt D + dt^2 K at v_star, by
  * Newton on the backward-Euler incremental potential (velocity form)
- *   E(v) = 1/2 (v - v_n)^T M (v - v_n) + Psi(x_n + dt v) + dt/2 v^T D v - dt (M g)^T v,
+ *   E(v) = 1/2 (v - v_n)^T M (v - v_n) + Psi(x_n + dt v) + dt/2 v^T D v - dt (M g)^T v
+ * (with theta != 1, the theta scheme's: dt -> theta dt in every term, Psi at
+ * x^ + theta dt v, x^ = x_n + (1 - theta) dt v_n, and - (1 - theta) dt f_n^T v added, f_n =
+ * -grad Psi(x_n) - D v_n + M g the force at the step start: kn_fem_potential; A = M + theta dt D +
+ * theta^2 dt^2 K),
  * D = alpha M + beta K(x_n) (K frozen at the step start so E is a potential; for the linear
  * corotated model K is constant in the step, i.e. Drake's K at the current state).
  * Fixed vertices are eliminated (v = 0). Backtracking Armijo line search on E. The linear
@@ -227,13 +234,18 @@ kn_status kn_fem_body_dynamics_factor(kn_fem_body* b, const struct cholmod_facto
  * int); it is owned by the body, overwritten by the next call that asks for it, freed when the
  * fixed set changes; the dynamics matrix and its factor are not touched. At v = v_star (on the free
  * DoFs) it equals the dynamics matrix entry for entry and |grad E| meets the Newton stopping test.
+ * With theta != 1 it is the theta scheme's potential (kn_fem_free_motion above), Hessian M + theta
+ * dt D + theta^2 dt^2 K(x^ + theta dt v), and its gradient M (v - v_n) - theta dt f(x^ + theta dt v,
+ * v) - (1 - theta) dt f_n: the unified residual of digest implicit-smooth-friction §3.6 (zeta = theta).
  * Needs only the body state (x, v, R0 are the step start until kn_fem_advance): callable before or
  * after kn_fem_free_motion, with the same result. Builds the sparsity pattern on first use; with
- * stiffness damping (beta > 0) every call also assembles K(x_n). KN_ERR_INVALID for a bad dt,
+ * stiffness damping (beta > 0) K(x_n), and with theta != 1 the start force, are assembled when the
+ * state (x, v, R0, dt, theta) differs from the last call's (compared). KN_ERR_INVALID for a bad dt,
  * KN_ERR_NOMEM; non-finite values are returned as computed. */
 kn_status kn_fem_potential(kn_fem_body* b, double dt, const double* v, double* E, double* grad,
                            const struct cholmod_sparse_struct** hessian, kn_error* err);
-/* (v_next, 3 * nvert) => v = v_next (0 at fixed vertices), x += dt v, R0 = polar(F(x)) per tet. */
+/* (v_next, 3 * nvert) => v = v_next (0 at fixed vertices), x += dt v (theta != 1: x += dt ((1 -
+ * theta) v_n + theta v_next)), R0 = polar(F(x)) per tet. */
 void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next);
 /* Quasi-static equilibrium: minimize Psi(x) - (M g)^T x over the free vertices with the same
  * Newton (from the current x), then x = x*, v = 0, R0 = polar(F). Transactional like free motion. */

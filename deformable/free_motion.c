@@ -24,6 +24,10 @@ struct kn_fem_solver {
   double* Kv;           /* nnz: sum of element stiffnesses at the current iterate */
   double* Kd;           /* nnz: K at the step start, for stiffness (beta) damping */
   double *y, *y0, *g, *dy, *yt, *x, *Dy;
+  double *xh, *lin;     /* theta != 1: x^ = x_n + (1 - theta) dt v_n (3 nvert), (1 - theta) dt f_n (n) */
+  /* the body state Kd, xh and lin were computed from: (x, v, R0, dt, theta); recomputed when it differs */
+  double *key_x, *key_v, *key_R0, key_dt, key_theta;
+  int key_valid;
 };
 
 kn_fem_newton_options kn_fem_newton_options_default(void) {
@@ -51,6 +55,9 @@ void kn_fem_solver_free(kn_fem_solver* s) {
   free(s->yt);
   free(s->x);
   free(s->Dy);
+  free(s->xh);
+  free(s->lin);
+  free(s->key_x), free(s->key_v), free(s->key_R0);
   free(s);
 }
 
@@ -118,7 +125,13 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
   s->yt = kn_calloc((size_t)n, sizeof(double));
   s->Dy = kn_calloc((size_t)n, sizeof(double));
   s->x = kn_calloc(nv3, sizeof(double));
-  if (!pairs || !s->nbr_start || !s->tet_rank || !s->y || !s->y0 || !s->g || !s->dy || !s->yt || !s->Dy || !s->x) {
+  s->xh = kn_calloc(nv3, sizeof(double));
+  s->lin = kn_calloc((size_t)n + 1, sizeof(double));
+  s->key_x = kn_calloc(nv3, sizeof(double));
+  s->key_v = kn_calloc(nv3, sizeof(double));
+  s->key_R0 = kn_calloc(9 * (size_t)m->ntet + 1, sizeof(double));
+  if (!pairs || !s->nbr_start || !s->tet_rank || !s->y || !s->y0 || !s->g || !s->dy || !s->yt || !s->Dy || !s->x ||
+      !s->xh || !s->lin || !s->key_x || !s->key_v || !s->key_R0) {
     free(pairs);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for the FEM solver", b->name);
   }
@@ -183,20 +196,24 @@ static kn_status build_solver(kn_fem_body* b, kn_error* err) {
 
 //---- the incremental potential ----
 
-/* E(y) = cm/2 (y - y0)^T M (y - y0) + Psi(x_n + sc y) + cd/2 y^T D y - sc (M g)^T y over free DoFs;
- * free motion: y = v, cm = 1, sc = cd = dt; static: y = displacement, cm = cd = 0, sc = 1. */
+/* E(y) = cm/2 (y - y0)^T M (y - y0) + Psi(xb + sc y) + cd/2 y^T D y - sc (M g)^T y - lin^T y over
+ * free DoFs; free motion: y = v, cm = 1, sc = cd = dt, xb = x_n, no lin; static: y = displacement,
+ * cm = cd = 0, sc = 1; the theta scheme: sc = cd = theta dt, xb = x^, lin = (1 - theta) dt f_n. */
 typedef struct {
   double cm, sc, cd;
-  const double* yn; /* y0 of the inertia term (v_n on free DoFs) */
+  const double* yn;  /* y0 of the inertia term (v_n on free DoFs) */
+  const double* xb;  /* positions at y = 0 (3 nvert; NULL: x_n) */
+  const double* lin; /* a constant force (NULL: none) */
 } potential;
 
 static int is_quadratic(kn_fem_model m) { return m == KN_FEM_LINEAR || m == KN_FEM_LINEAR_COROTATED; }
 
-/* y => x = x_n + sc y on free vertices (x_n on fixed ones) */
+/* y => x = xb + sc y on free vertices (xb on fixed ones) */
 static void positions(const kn_fem_body* b, const potential* pt, const double* y, double* x) {
+  const double* xb = pt->xb ? pt->xb : b->x;
   for (int i = 0; i < b->mesh.nvert; i++) {
     int f = b->free_index[i];
-    for (int k = 0; k < 3; k++) x[3 * i + k] = b->x[3 * i + k] + (f >= 0 ? pt->sc * y[3 * f + k] : 0.0);
+    for (int k = 0; k < 3; k++) x[3 * i + k] = xb[3 * i + k] + (f >= 0 ? pt->sc * y[3 * f + k] : 0.0);
   }
 }
 
@@ -263,6 +280,11 @@ static double evaluate(const kn_fem_body* b, kn_fem_solver* s, const potential* 
       if (g) g[d] = pt->cm * mi * dv + pt->cd * Dy - pt->sc * mi * b->gravity[k];
     }
   }
+  if (pt->lin)
+    for (int d = 0; d < s->n; d++) {
+      E -= pt->lin[d] * y[d];
+      if (g) g[d] -= pt->lin[d];
+    }
   positions(b, pt, y, s->x);
   E += elastic(b, s, s->x, pt->sc, g, Kv);
   return E;
@@ -383,19 +405,53 @@ static kn_status prepare(kn_fem_body* b, kn_error* err) {
   return st;
 }
 
+/* the theta scheme (deformable.h): x^ = x_n + (1 - theta) dt v_n into s->xh and lin = (1 - theta) dt
+ * f_n into s->lin, f_n = -grad Psi(x_n) - D v_n + M g the force at the step start (s->y0 = v_n and
+ * Kd set) */
+static void start_force(const kn_fem_body* b, kn_fem_solver* s, double dt) {
+  double h0 = (1 - b->theta) * dt, alpha = b->material.mass_damping, beta = b->material.stiffness_damping;
+  memset(s->lin, 0, (size_t)s->n * sizeof(double));
+  if (s->n > 0) elastic(b, s, b->x, 1.0, s->lin, NULL); /* lin = grad Psi(x_n) */
+  if (beta > 0 && s->n > 0) sym_matvec(s, s->Kd, s->y0, s->Dy);
+  for (int i = 0; i < b->mesh.nvert; i++) {
+    int f = b->free_index[i];
+    for (int k = 0; k < 3; k++) {
+      s->xh[3 * i + k] = b->x[3 * i + k] + (f >= 0 ? h0 * b->v[3 * i + k] : 0.0);
+      if (f < 0) continue;
+      int d = 3 * f + k;
+      double Dv = alpha * b->mass[i] * s->y0[d] + (beta > 0 ? beta * s->Dy[d] : 0.0);
+      s->lin[d] = h0 * (-s->lin[d] - Dv + b->mass[i] * b->gravity[k]);
+    }
+  }
+}
+
 /* (x_n, v_n, R0, dt) => the free motion's potential: v_n on the free DoFs in s->y0 and, with
- * stiffness damping, K(x_n) in s->Kd (from the body state alone, so the same before and after
- * kn_fem_free_motion) */
+ * stiffness damping, K(x_n) in s->Kd, with theta != 1 x^ in s->xh and the start force in s->lin
+ * (from the body state alone, so the same before and after kn_fem_free_motion). Kd, xh and lin are
+ * kept while the state they came from is unchanged (compared, not assumed: a caller may set x, v
+ * or R0 directly): the Newton solves call this per evaluation, and K(x_n) of a projected material
+ * costs an eigensolve per tet. */
 static potential step_potential(const kn_fem_body* b, kn_fem_solver* s, double dt) {
   for (int i = 0; i < b->mesh.nvert; i++) {
     int f = b->free_index[i];
     if (f >= 0) memcpy(s->y0 + 3 * f, b->v + 3 * i, 3 * sizeof(double));
   }
-  if (b->material.stiffness_damping > 0 && s->n > 0) {
-    /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
-    elastic(b, s, b->x, 1.0, NULL, s->Kd);
+  size_t nv3 = 3 * (size_t)b->mesh.nvert, nr = 9 * (size_t)b->mesh.ntet;
+  int same = s->key_valid && s->key_dt == dt && s->key_theta == b->theta && !memcmp(s->key_x, b->x, nv3 * sizeof(double)) &&
+             !memcmp(s->key_v, b->v, nv3 * sizeof(double)) && !memcmp(s->key_R0, b->R0, nr * sizeof(double));
+  if (!same) {
+    if (b->material.stiffness_damping > 0 && s->n > 0) {
+      /* D = alpha M + beta K(x_n): stiffness frozen at the step start so E stays a potential */
+      elastic(b, s, b->x, 1.0, NULL, s->Kd);
+    }
+    if (b->theta != 1.0) start_force(b, s, dt);
+    memcpy(s->key_x, b->x, nv3 * sizeof(double));
+    memcpy(s->key_v, b->v, nv3 * sizeof(double));
+    memcpy(s->key_R0, b->R0, nr * sizeof(double));
+    s->key_dt = dt, s->key_theta = b->theta, s->key_valid = 1;
   }
-  return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+  if (b->theta == 1.0) return (potential){.cm = 1.0, .sc = dt, .cd = dt, .yn = s->y0};
+  return (potential){.cm = 1.0, .sc = b->theta * dt, .cd = b->theta * dt, .yn = s->y0, .xb = s->xh, .lin = s->lin};
 }
 
 //---- public stages ----
@@ -450,13 +506,15 @@ static void update_rotations(kn_fem_body* b) {
   }
 }
 
-// v_next => v, x += dt v, R0 = polar(F)
+// v_next => v, x += dt v (theta: dt ((1 - theta) v_n + theta v)), R0 = polar(F)
 void kn_fem_advance(kn_fem_body* b, double dt, const double* v_next) {
+  double th = b->theta;
   for (int i = 0; i < b->mesh.nvert; i++)
     for (int k = 0; k < 3; k++) {
       double v = b->fixed[i] ? 0.0 : v_next[3 * i + k];
+      if (th == 1.0) b->x[3 * i + k] += dt * v;
+      else b->x[3 * i + k] += dt * ((1 - th) * b->v[3 * i + k] + th * v);
       b->v[3 * i + k] = v;
-      b->x[3 * i + k] += dt * v;
     }
   update_rotations(b);
 }

@@ -23,6 +23,16 @@
 kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
                             const double* tau, double dt, double* A, double* v_star, double* scratch,
                             kn_error* err) {
+  return kn_mb_free_motion_theta(m, d, q, v, tau, dt, 1.0, A, v_star, scratch, err);
+}
+
+/* theta < 1: M (v - v_n) = dt (tau - c + M delta) - theta dt D v - (1 - theta) dt D v_n, the damping
+ * averaged, every other force explicit at (q_n, v_n) as under backward Euler (the tree is linearized
+ * at q_n); so only A's damping is scaled, A (v* - v_n) keeps its right-hand side. theta = 1 computes
+ * exactly what it did before theta (theta dt == dt). */
+kn_status kn_mb_free_motion_theta(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
+                                  const double* tau, double dt, double theta, double* A, double* v_star,
+                                  double* scratch, kn_error* err) {
   const int nv = m->nv;
   const char* name = m->name ? m->name : "model";
   if (!(dt > 0) || !isfinite(dt))
@@ -48,7 +58,7 @@ kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q
     const kn_mb_body* body = &m->bodies[b];
     for (int k = 0; k < body->nv; k++) {
       int i = body->v_adr + k;
-      A[(size_t)i * nv + i] += dt * body->damping;
+      A[(size_t)i * nv + i] += (theta * dt) * body->damping;
       r[i] -= dt * body->damping * v[i];
     }
   }

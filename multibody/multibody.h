@@ -222,6 +222,12 @@ kn_status kn_mb_step(const kn_mb_model* m, kn_mb_data* d, double* q, double* v, 
 kn_status kn_mb_free_motion(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
                             const double* tau, double dt, double* A, double* v_star, double* scratch,
                             kn_error* err);
+/* The same under the theta scheme (coupling.h's set_scheme; 1 backward Euler, 1/2 the trapezoidal
+ * rule): A = M(q_n) + theta dt D and A (v* - v_n) = dt (tau - c(q_n, v_n) - D v_n), i.e. the
+ * damping force -D v averaged between v_n and v, every other force explicit at (q_n, v_n). */
+kn_status kn_mb_free_motion_theta(const kn_mb_model* m, kn_mb_data* d, const double* q, const double* v,
+                                  const double* tau, double dt, double theta, double* A, double* v_star,
+                                  double* scratch, kn_error* err);
 
 /*---- momentum form (momentum.c) ----*/
 

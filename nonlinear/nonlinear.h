@@ -50,10 +50,12 @@ void kn_nl_triplets_free(kn_nl_triplets* t);
 /*---- material points ----*/
 
 /* The step's material points: each one's velocity Jacobian J (3 x n, by its nonzero columns) from
- * its clique's point map, x(v) = x0 + dt J v. A point with no columns is fixed (a world collider's). */
+ * its clique's point map, x(v) = x0 + dt J v (under a scheme theta, coupling.h: theta dt, x0 = x_n +
+ * (1 - theta) dt v0), and its velocity v0 = J v_n at the step start. A point with no columns is
+ * fixed (a world collider's). */
 typedef struct {
   int start, m;    /* its columns: col[start .. start + m), u[3 (start ..)] */
-  double x0[3];
+  double x0[3], v0[3];
 } kn_nl_point;
 typedef struct {
   kn_nl_point* p;
@@ -76,6 +78,8 @@ void kn_nl_points_add_block(const kn_nl_points* P, int a, double sa, int b, doub
                             kn_nl_triplets* T);
 /* relative velocity w = J_b v - J_a v, its force rows r += J_rel^T f, and J_rel^T K J_rel */
 void kn_nl_pair_velocity(const kn_nl_points* P, int a, int b, const double* v, double w[3]);
+/* the relative velocity at the step start, v0_b - v0_a */
+void kn_nl_pair_start_velocity(const kn_nl_points* P, int a, int b, double w[3]);
 void kn_nl_pair_add_force(const kn_nl_points* P, int a, int b, double s, const double f[3], double* r);
 void kn_nl_pair_add_block(const kn_nl_points* P, int a, int b, const double K[9], kn_nl_triplets* T);
 

@@ -54,6 +54,8 @@ int kn_nl_points_add(kn_nl_points* P, const kn_point_map* map, int offset, int n
   kn_nl_point* pt = &P->p[P->n];
   pt->start = P->m, pt->m = 0;
   memcpy(pt->x0, map ? map->x0 : x0, sizeof pt->x0);
+  if (map) memcpy(pt->v0, map->v0, sizeof pt->v0);
+  else pt->v0[0] = pt->v0[1] = pt->v0[2] = 0;
   if (map && map->B) {
     for (int j = 0; j < ndof; j++) {
       const double c[3] = {map->B[j], map->B[ndof + j], map->B[2 * ndof + j]};
@@ -120,6 +122,10 @@ void kn_nl_pair_velocity(const kn_nl_points* P, int a, int b, const double* v, d
   kn_nl_point_velocity(P, b, v, w);
   kn_nl_point_velocity(P, a, v, va);
   for (int k = 0; k < 3; k++) w[k] -= va[k];
+}
+
+void kn_nl_pair_start_velocity(const kn_nl_points* P, int a, int b, double w[3]) {
+  for (int k = 0; k < 3; k++) w[k] = (b >= 0 ? P->p[b].v0[k] : 0.0) - (a >= 0 ? P->p[a].v0[k] : 0.0);
 }
 
 void kn_nl_pair_add_force(const kn_nl_points* P, int a, int b, double s, const double f[3], double* r) {

@@ -17,7 +17,8 @@
  *                                  contact; penalty and ipc are rejected by kn_world_create as "not
  *                                  implemented" (KN_ERR_UNSUPPORTED)
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
- *                       lagged, adaptive, solver: iterative|direct}   kn_scene_smooth
+ *                       lagged, adaptive, solver: iterative|direct,
+ *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -457,7 +458,14 @@ typedef struct {
   bool* lagged;             /* friction's lambda and basis at the step start (IPC's) [false] */
   bool* adaptive;           /* raise kappa and redo a step that ends penetrating (§3.9) [true] */
   int solver;               /* kn_scene_nl_solver: the Newton systems [iterative] */
+  int integrator;           /* kn_scene_smooth_integrator [backward_euler] */
 } kn_scene_smooth;
+/* contact.smooth_friction.integrator (digest §3.6): backward_euler, L-stable; trapezoidal = the
+ * trapezoidal rule on the whole force, contact and friction included (second order, keeps energy:
+ * not damped, |R| = 1 for every stiff mode). Trees and FEM bodies only: a scene with an MPM body is
+ * refused. Robot-side terms (implicit PD, joint limits, couplers, welds, attachments) stay implicit
+ * at the end of the step under either. */
+typedef enum { KN_SCENE_SMOOTH_BACKWARD_EULER = 0, KN_SCENE_SMOOTH_TRAPEZOIDAL } kn_scene_smooth_integrator;
 /* contact.smooth_friction.solver: iterative = BiCGSTAB preconditioned by the Cholesky factor of the
  * Jacobian's symmetric part (Algorithm 2's inexact Newton); direct = UMFPACK's LU (Algorithm 1) */
 typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solver;

@@ -165,6 +165,8 @@ static const cyaml_schema_field_t solver_fields[] = {
                      mpm_clique_strings, 3),
     CYAML_FIELD_END};
 static const cyaml_strval_t nl_solver_strings[] = {{"iterative", KN_SCENE_NL_ITERATIVE}, {"direct", KN_SCENE_NL_DIRECT}};
+static const cyaml_strval_t smooth_integrator_strings[] = {{"backward_euler", KN_SCENE_SMOOTH_BACKWARD_EULER},
+                                                            {"trapezoidal", KN_SCENE_SMOOTH_TRAPEZOIDAL}};
 static const cyaml_schema_field_t smooth_fields[] = {
     DBL_OPT("thickness", kn_scene_smooth, thickness),
     DBL_OPT("stiffness", kn_scene_smooth, stiffness),
@@ -177,6 +179,8 @@ static const cyaml_schema_field_t smooth_fields[] = {
     CYAML_FIELD_ENUM_PTR("adaptive", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_smooth, adaptive,
                          bool_strings, 6),
     CYAML_FIELD_ENUM("solver", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_smooth, solver, nl_solver_strings, 2),
+    CYAML_FIELD_ENUM("integrator", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_smooth, integrator,
+                     smooth_integrator_strings, 2),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),

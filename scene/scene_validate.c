@@ -301,6 +301,12 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "%g: expected a compressibility > 0 [1/atm]",
                            *o->volume_compressibility);
   }
+  const kn_scene_smooth* sf = d->contact ? d->contact->smooth_friction : NULL;
+  if (o->model == KN_DEFORMABLE_MPM && s->backend == KN_BACKEND_SMOOTH_FRICTION && sf &&
+      sf->integrator == KN_SCENE_SMOOTH_TRAPEZOIDAL)
+    return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, "contact.smooth_friction.integrator",
+                         "trapezoidal: MPM body '%s' has only backward Euler (its grid is rebuilt every step: no v_n "
+                         "at the nodes for the rule's explicit half)", o->name);
   if (o->model == KN_DEFORMABLE_MPM && check_mpm(s, o, key, err)) return err->status;
   if (o->model != KN_DEFORMABLE_MPM) {
     const char* mpm_only = o->particles_per_cell ? "particles_per_cell"

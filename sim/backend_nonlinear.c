@@ -82,7 +82,7 @@ static int side_point(kn_world* w, nl_state* s, const kn_contact_candidate* cc, 
     memset(&m, 0, sizeof m);
     for (int k = 0; k < sd->n; k++) {
       cq->ops->point_map(cq->self, sd->point[k], NULL, dt, &mk);
-      for (int a = 0; a < 3; a++) m.x0[a] += sd->w[k] * mk.x0[a];
+      for (int a = 0; a < 3; a++) m.x0[a] += sd->w[k] * mk.x0[a], m.v0[a] += sd->w[k] * mk.v0[a];
       for (int a = 0; a < mk.n && m.n < 27; a++) m.col[m.n] = mk.col[a], m.w[m.n++] = sd->w[k] * mk.w[a];
     }
   }

@@ -3,7 +3,10 @@
  * and implicit friction over each candidate's points and the volume zones' surface vertices
  * (smooth/contact.c), the stiffness adaptation of §3.9 (a solve that ends with a gap below 0 and
  * below where the step began raises kappa by b'(d_min) / b'(delta / 2) and is redone; kappa halves
- * back toward its start while nothing is in contact), kappa in saved states. */
+ * back toward its start while nothing is in contact), kappa in saved states; the integrator
+ * (contact.smooth_friction.integrator): backward Euler, or the trapezoidal rule on the whole force
+ * (§3.6), set on every clique (coupling.h's theta = 1/2) with the contacts' and volume zones' start
+ * forces in the term (smooth/contact.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@ typedef struct {
   kn_smooth_term term;
   double kappa0;            /* stiffness at the start; term.kappa is the current one (saved) */
   int adaptive;
+  double theta;             /* 1 backward Euler, 1/2 the trapezoidal rule */
   kn_smooth_volume* vol;    /* FEM bodies with a volume constraint (deformables[i].volume_compressibility) */
   int* vol_fem;             /* per zone: the FEM body */
   int nvol;
@@ -29,7 +33,7 @@ static void smooth_destroy(void* p) {
   if (!s) return;
   free(s->sc), free(s->lambda_ref);
   for (int z = 0; z < s->nvol; z++) {
-    free((int*)s->vol[z].point), free((int*)s->vol[z].tri), free(s->vol[z].x), free(s->vol[z].dV);
+    free((int*)s->vol[z].point), free((int*)s->vol[z].tri), free(s->vol[z].x), free(s->vol[z].dV), free(s->vol[z].g0);
   }
   free(s->vol), free(s->vol_fem);
   free(s);
@@ -46,6 +50,7 @@ static kn_status smooth_params(const kn_scene* sc, smooth_state* s, kn_error* er
   t->viscous = k && k->viscous ? *k->viscous : 0.0;
   t->lagged = k && k->lagged ? *k->lagged : 0;
   s->adaptive = k && k->adaptive ? *k->adaptive : 1;
+  s->theta = k && k->integrator == KN_SCENE_SMOOTH_TRAPEZOIDAL ? 0.5 : 1.0;
   s->kappa0 = t->kappa;
   struct {
     const char* key;
@@ -89,7 +94,8 @@ static kn_status volumes_create(kn_world* w, smooth_state* s, kn_error* err) {
     z->x = malloc(3 * (size_t)F->nsurf_vert * sizeof *z->x + 1);
     z->dV = malloc(3 * (size_t)F->nsurf_vert * sizeof *z->dV + 1);
     z->tri = tri;
-    if (!loc || !tri || !z->point || !z->x || !z->dV) {
+    if (s->theta != 1.0) z->g0 = malloc(3 * (size_t)F->nsurf_vert * sizeof *z->g0 + 1);
+    if (!loc || !tri || !z->point || !z->x || !z->dV || (s->theta != 1.0 && !z->g0)) {
       free(loc);
       return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
     }
@@ -117,6 +123,13 @@ static kn_status smooth_create(kn_world* w, void** out, kn_nl_options* opt, doub
   if (!s) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   kn_status st = smooth_params(sc, s, err);
   if (!st) st = volumes_create(w, s, err);
+  for (int c = 0; !st && s->theta != 1.0 && c < w->nclique; c++)
+    if (kn_clique_set_scheme(&w->cliques[c], s->theta, err)) {
+      char why[sizeof err->msg];
+      snprintf(why, sizeof why, "%s", err->msg);
+      st = kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.smooth_friction.integrator",
+                         "trapezoidal: %s", why);
+    }
   if (st) {
     smooth_destroy(s);
     return st;
@@ -148,6 +161,7 @@ static kn_status smooth_begin(void* self, const kn_nl_step* st, kn_nl_term* term
     for (int a = 0; a < 3; a++) k->n[a] = cc->R_WC[3 * a + 2];
     k->phi0 = cc->phi;
     k->mu = cc->material.mu;
+    kn_nl_pair_start_velocity(st->points, k->a, k->b, k->w0);
     double db;
     kn_smooth_penalty(cc->phi, s->term.delta, s->term.kappa, &db, NULL);
     k->lambda0 = -db;
@@ -168,7 +182,9 @@ static kn_status smooth_begin(void* self, const kn_nl_step* st, kn_nl_term* term
   s->term.c = s->sc;
   s->term.n = c->n;
   s->term.lambda_ref = s->lambda_ref;
-  s->term.dt = st->dt;
+  s->term.dt = s->theta * st->dt;           /* theta 1: dt itself */
+  s->term.dt0 = (1 - s->theta) * st->dt;    /* theta 1: 0, no start half */
+  kn_smooth_term_start(&s->term, s->sc);
   *term = (kn_nl_term){.eval = kn_smooth_term_eval, .lag = kn_smooth_term_lag, .self = &s->term};
   *potential = s->term.lagged;
   return KN_OK;
@@ -192,6 +208,7 @@ static int smooth_after_solve(void* self, const kn_nl_step* st, const double* v,
   if (!active && s->term.kappa > s->kappa0) s->term.kappa = fmax(s->kappa0, 0.5 * s->term.kappa);
   if (!(d_min < d_start) || attempt == 5) return 0;
   s->term.kappa *= kn_smooth_kappa_factor(d_min, s->term.delta);
+  kn_smooth_term_start(&s->term, s->sc); /* the start half's penalty at the new kappa (§6 pitfall 6) */
   return 1;
 }
 

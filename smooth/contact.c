@@ -17,6 +17,7 @@ typedef struct {
 static void local_eval(const kn_smooth_term* t, const kn_smooth_contact* c, const double w[3], local* L) {
   double wn = c->n[0] * w[0] + c->n[1] * w[1] + c->n[2] * w[2];
   L->d = c->phi0 + t->dt * wn;
+  if (t->dt0 > 0) L->d = c->phi0 + t->dt0 * (c->n[0] * c->w0[0] + c->n[1] * c->w0[1] + c->n[2] * c->w0[2]) + t->dt * wn;
   L->b = kn_smooth_penalty(L->d, t->delta, t->kappa, &L->db, &L->d2b);
   for (int k = 0; k < 3; k++) L->vt[k] = w[k] - wn * c->n[k];
   L->s = sqrt(L->vt[0] * L->vt[0] + L->vt[1] * L->vt[1] + L->vt[2] * L->vt[2]);
@@ -47,6 +48,14 @@ static double volume_eval(const kn_smooth_term* t, const kn_smooth_volume* z, co
   }
   double V = kn_smooth_surface_volume(z->x, z->nvert, z->tri, z->ntri, z->dV), dW = z->coef * (V - z->V0);
   for (int a = 0; a < z->nvert; a++) kn_nl_point_add_force(t->points, z->point[a], h * dW, z->dV + 3 * a, r);
+  double e0 = 0; /* the start half: a constant force, its potential linear in v */
+  if (t->dt0 > 0 && z->g0)
+    for (int a = 0; a < z->nvert; a++) {
+      double u[3];
+      kn_nl_point_velocity(t->points, z->point[a], v, u);
+      kn_nl_point_add_force(t->points, z->point[a], 1.0, z->g0 + 3 * a, r);
+      e0 += z->g0[3 * a] * u[0] + z->g0[3 * a + 1] * u[1] + z->g0[3 * a + 2] * u[2];
+    }
   if (T) {
     double K[9];
     /* (V - V0) hess V: d2V/dxa dxb = -[x_c]x / 6, cyclic; indefinite, so left out where the term is
@@ -67,7 +76,7 @@ static double volume_eval(const kn_smooth_term* t, const kn_smooth_volume* z, co
           kn_nl_points_add_block(t->points, z->point[a], 1, z->point[b], 1, K, T);
         }
   }
-  return 0.5 * z->coef * (V - z->V0) * (V - z->V0);
+  return 0.5 * z->coef * (V - z->V0) * (V - z->V0) + e0;
 }
 
 kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
@@ -83,6 +92,10 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
     kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
     local L;
     local_eval(t, c, w, &L);
+    if (t->dt0 > 0) { /* the start half (trapezoidal rule): a constant impulse, linear in v as a potential */
+      kn_nl_pair_add_force(t->points, c->a, c->b, t->dt0, c->f0, r);
+      e += t->dt0 * (c->f0[0] * w[0] + c->f0[1] * w[1] + c->f0[2] * w[2]);
+    }
     int lag = t->lagged || t->use_ref; /* friction is then the gradient of a potential */
     double lambda = t->lagged ? c->lambda0 : t->use_ref ? t->lambda_ref[i] : -L.db;
     if (L.db == 0.0 && lambda == 0.0) continue; /* beyond the thickness, no lagged force */
@@ -148,5 +161,33 @@ double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, dou
   kn_smooth_friction fl = law(t, c);
   if (L.db != 0.0 || lambda != 0.0) kn_smooth_friction_magnitude(&fl, L.s, lambda, &dc, &dcdl, &rho);
   for (int k = 0; k < 3; k++) f[k] = -(L.db * c->n[k] + rho * L.vt[k]);
+  if (t->dt0 > 0) /* the impulse over the step, dt f_end + dt0 f_start, per unit time */
+    for (int k = 0; k < 3; k++) f[k] = (t->dt * f[k] - t->dt0 * c->f0[k]) / (t->dt + t->dt0);
   return L.d;
+}
+
+void kn_smooth_term_start(kn_smooth_term* t, kn_smooth_contact* cs) {
+  if (!(t->dt0 > 0)) return;
+  for (int i = 0; i < t->n; i++) {
+    kn_smooth_contact* c = &cs[i];
+    double db, wn = c->n[0] * c->w0[0] + c->n[1] * c->w0[1] + c->n[2] * c->w0[2], vt[3], rho = 0, dc, dcdl;
+    kn_smooth_penalty(c->phi0, t->delta, t->kappa, &db, NULL);
+    for (int k = 0; k < 3; k++) vt[k] = c->w0[k] - wn * c->n[k];
+    double lambda = t->lagged ? c->lambda0 : -db, s = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+    /* the implicit law at the start state (the lagged variant's lambda0 is lambda(phi0) too) */
+    kn_smooth_friction fl = {.mu_s = c->mu * t->static_ratio, .mu_d = c->mu, .v_s = t->stribeck_speed,
+                             .mu_v = t->viscous, .eps = t->eps};
+    if (db != 0.0 || lambda != 0.0) kn_smooth_friction_magnitude(&fl, s, lambda, &dc, &dcdl, &rho);
+    for (int k = 0; k < 3; k++) c->f0[k] = db * c->n[k] + rho * vt[k];
+  }
+  for (int zi = 0; zi < t->nvolumes; zi++) {
+    kn_smooth_volume* z = &t->volumes[zi];
+    if (!z->g0) continue;
+    for (int a = 0; a < z->nvert; a++) {
+      const kn_nl_point* pt = &t->points->p[z->point[a]];
+      for (int k = 0; k < 3; k++) z->x[3 * a + k] = pt->x0[k] - t->dt0 * pt->v0[k];
+    }
+    double V = kn_smooth_surface_volume(z->x, z->nvert, z->tri, z->ntri, z->dV), dW = z->coef * (V - z->V0);
+    for (int k = 0; k < 3 * z->nvert; k++) z->g0[k] = t->dt0 * dW * z->dV[k];
+  }
 }

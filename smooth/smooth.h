@@ -57,10 +57,16 @@ double kn_smooth_surface_volume(const double* x, int nvert, const int* tri, int 
  * (dynamic; static = mu * static_ratio with Stribeck), and for the lagged variant the normal force
  * lambda0 = -b'(phi0) and the tangent projector at the step start. Over the step (backward Euler,
  * x(v) = x0 + dt J v) the gap is d(v) = phi0 + dt n . w with w = J_b v - J_a v: exact for the
- * points' affine maps, the normal kept from detection. */
+ * points' affine maps, the normal kept from detection. Under the trapezoidal rule (kn_smooth_term's
+ * dt0 > 0: the points' maps are x(v) = x_n + dt0 v0 + dt J v, coupling.h's theta scheme) it is
+ * d(v) = phi0 + dt0 n . w0 + dt n . w, with w0 = v0_b - v0_a the relative velocity at the start,
+ * and the contact's start force f0 = b'(phi0) n + rho(|P w0|, lambda(phi0)) P w0 (minus the force on
+ * B; kn_smooth_term_start) enters the residual as dt0 J_rel^T f0: the whole force averaged
+ * (digest §3.6). */
 typedef struct {
   int a, b;
   double n[3], phi0, mu, lambda0;
+  double w0[3], f0[3];
 } kn_smooth_contact;
 
 /* A closed FEM surface's soft volume constraint (§3.5): W = coef / 2 (V - V0)^2 with coef =
@@ -75,11 +81,13 @@ typedef struct {
   const int* tri;        /* 3 ntri local vertex indices, outward */
   double V0, coef;
   double *x, *dV;        /* 3 nvert scratch each */
+  double* g0;            /* 3 nvert: dt0 W'(V_n) dV_n/dx, the start half (trapezoidal rule; NULL: none) */
 } kn_smooth_volume;
 #define KN_SMOOTH_RANK_ONE_MAX 200
 
 typedef struct {
-  double dt;
+  double dt;             /* the end-of-step positions' factor: the step (backward Euler), half of it (TR) */
+  double dt0;            /* the start force's factor: 0 (backward Euler), half the step (trapezoidal rule) */
   double delta, kappa;   /* thickness [m], stiffness [N/m] of the cubic penalty */
   double eps;            /* friction smoothing speed [m/s] */
   double static_ratio;   /* mu_s / mu_d (1: no Stribeck) */
@@ -106,8 +114,13 @@ kn_status kn_smooth_term_eval(void* self, const double* v, double* E, double* r,
 /* kn_nl_term's lag: on, lambda_ref = lambda(d(v)) and the term becomes the potential of friction
  * lagged there (the dynamic coefficient alone), for the solver's lagged passes; off, implicit again */
 void kn_smooth_term_lag(void* self, const double* v, int on);
-/* contact i at v => the force on B [N] (world) and the gap d(v) (returned) */
+/* contact i at v => the force on B [N] (world; under the trapezoidal rule the step's mean, the
+ * average of the start and end forces) and the gap d(v) at the end of the step (returned) */
 double kn_smooth_term_force(const kn_smooth_term* t, int i, const double* v, double f[3]);
+/* dt0 > 0 (the trapezoidal rule): each contact's f0 from phi0 and w0 (set by the caller) at the
+ * current kappa, into cs (the term's contacts t->c, n of them), and each volume zone's g0 at the start
+ * positions x_n = x0 - dt0 v0 of its points; again after kappa changes (digest §6 pitfall 6) */
+void kn_smooth_term_start(kn_smooth_term* t, kn_smooth_contact* cs);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nonlinear/nonlinear.h"
 #include "sim/sim.h"
 #include "../support/mesh_poses.h"
 
@@ -307,4 +308,204 @@ Test(cliques, mpm) {
   cr_assert(kept > 0 && kept < n1 / 3, "%d of %d nodes remain", kept, n1 / 3);
   free(v), free(v1), free(index);
   done(&f);
+}
+
+/*---- the trapezoidal rule (coupling.h's scheme theta = 1/2) ----*/
+
+/* The tree under theta = 1/2: the box has no joint damping, so v* and A are backward Euler's (only
+ * damping is averaged; gravity is explicit in both halves); the potential passes the same finite
+ * differences; a point's map starts half a step along its start velocity, x(v) = p + dt/2 J (v_n +
+ * v), and advance by the mean velocity puts the corner there within the linearization's dt^2 |w|^2 r
+ * bound. */
+Test(cliques, tree_trapezoidal) {
+  g_rng = 0x4567891;
+  fixture f = make();
+  kn_error err = {0};
+  double omega[3] = {3, -2, 5}, v[6] = {2, -1, 4, 0.4, -0.3, 0.2}, vs_be[6];
+  kn_clique* c = box(f.w, omega);
+  kn_world_tree* tr = &f.w->trees[0];
+  tr->v[3] = -0.2, tr->v[5] = 0.1; /* v_n: spinning and moving */
+  kn_mb_kinematics(tr->robot->model, tr->q, tr->v, tr->data);
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  memcpy(vs_be, c->ops->v_star(c->self), sizeof vs_be);
+  cr_assert_eq(kn_clique_set_scheme(c, 0.5, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  for (int a = 0; a < 6; a++) cr_assert_eq(c->ops->v_star(c->self)[a], vs_be[a], "undamped: v* as backward Euler's");
+  fd_check(c, "tree, trapezoidal");
+  double pb[3] = {0.1, 0.05, 0.025}, p[3], Vn[6], V[6], x[3];
+  kn_pose_apply(&tr->data->X_wb[0], pb, p);
+  kn_mb_point_velocity(tr->robot->model, tr->data, 0, pb, Vn);
+  kn_point_map m;
+  c->ops->point_map(c->self, 0, p, DT, &m);
+  for (int a = 0; a < 3; a++) {
+    cr_assert_float_eq(m.v0[a], Vn[3 + a], 1e-14, "v0 = J v_n, axis %d", a);
+    cr_assert_float_eq(m.x0[a], p[a] + DT / 2 * Vn[3 + a], 1e-15, "x0 = p + dt/2 J v_n, axis %d", a);
+  }
+  kn_point_map_eval(&m, 6, v, DT / 2, x);
+  kn_mb_kinematics(tr->robot->model, tr->q, v, tr->data);
+  kn_mb_point_velocity(tr->robot->model, tr->data, 0, pb, V);
+  for (int a = 0; a < 3; a++) cr_assert_float_eq(x[a], p[a] + DT / 2 * (Vn[3 + a] + V[3 + a]), 1e-14, "axis %d", a);
+  double Rn[9], Rv[3], Rw[3], Vw[6];
+  memcpy(Rn, tr->data->X_wb[0].R, sizeof Rn);
+  cr_assert_eq(c->ops->advance(c->self, v, DT, &err), KN_OK);
+  kn_mb_kinematics(tr->robot->model, tr->q, NULL, tr->data);
+  double p1[3], d2 = 0, w2 = 38, r = norm(pb, 3);
+  kn_pose_apply(&tr->data->X_wb[0], pb, p1);
+  for (int a = 0; a < 3; a++) d2 += (p1[a] - x[a]) * (p1[a] - x[a]);
+  cr_assert(sqrt(d2) <= DT * DT * w2 * r, "the corner lands %g m from its map, bound %g", sqrt(d2), DT * DT * w2 * r);
+  /* v_n+1 re-expressed in the turned frame: the world velocities are v's in the frame at q_n */
+  kn_mb_kinematics(tr->robot->model, tr->q, tr->v, tr->data);
+  kn_mb_point_velocity(tr->robot->model, tr->data, 0, (double[3]){0, 0, 0}, Vw);
+  kn_mat3_vec(Rn, v + 3, Rv);
+  kn_mat3_vec(Rn, v, Rw);
+  for (int a = 0; a < 3; a++) {
+    cr_assert(fabs(Vw[3 + a] - Rv[a]) <= 1e-13, "linear, axis %d: %.17g, expected %.17g", a, Vw[3 + a], Rv[a]);
+    cr_assert(fabs(Vw[a] - Rw[a]) <= 1e-13, "angular, axis %d: %.17g, expected %.17g", a, Vw[a], Rw[a]);
+  }
+  done(&f);
+}
+
+/* The FEM body under theta = 1/2, from a deformed and moving start (x_n = rest + noise, v_n random):
+ * the potential passes finite differences, v* is its stationary point, and its gradient is the
+ * unified residual M (v - v_n) - dt/2 f(x^ + dt/2 v) - dt/2 f(x_n, v_n), x^ = x_n + dt/2 v_n, checked
+ * against backward Euler's potential over dt/2 (theta 1): on the body moved to x^ its gradient is the
+ * first two terms, and at v = 0 on the body at x_n, grad E = -M v_n - dt/2 f_n (elastic + gravity;
+ * no damping in this material). Then a vertex's map starts at x_n + dt/2 v_n and advance puts it at
+ * x(v) exactly. */
+Test(cliques, fem_trapezoidal) {
+  g_rng = 0x5678912;
+  fixture f = make();
+  kn_error err = {0};
+  kn_clique* c = clique_of(f.w, KN_CLIQUE_FEM);
+  kn_fem_body* b = f.w->fems[0].body;
+  int n = c->ops->ndof(c->self), nv = b->mesh.nvert;
+  for (int i = 0; i < 3 * nv; i++) b->x[i] += 2e-3 * (urand() - 0.5), b->v[i] = 0.4 * (urand() - 0.5);
+  cr_assert_eq(kn_clique_set_scheme(c, 0.5, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(c->ops->free_motion(c->self, DT, &err), KN_OK, "%s", err.msg);
+  const double* vs = c->ops->v_star(c->self);
+  stationary_check(c, vs);
+  fd_check(c, "fem, trapezoidal");
+  double *v = calloc((size_t)n, sizeof *v), *g = calloc((size_t)n, sizeof *g), *g1 = calloc((size_t)n, sizeof *g1),
+         *g0 = calloc((size_t)n, sizeof *g0), *zero = calloc((size_t)n, sizeof *zero),
+         *xn = malloc(3 * (size_t)nv * sizeof *xn);
+  for (int i = 0; i < n; i++) v[i] = vs[i] + 0.3 * (urand() - 0.5);
+  cr_assert_eq(c->ops->potential(c->self, v, NULL, g, NULL, &err), KN_OK, "%s", err.msg);
+  b->theta = 1.0;
+  cr_assert_eq(kn_fem_potential(b, DT / 2, zero, NULL, g0, NULL, &err), KN_OK, "%s", err.msg);
+  memcpy(xn, b->x, 3 * (size_t)nv * sizeof *xn);
+  for (int i = 0; i < 3 * nv; i++) b->x[i] += DT / 2 * b->v[i];
+  cr_assert_eq(kn_fem_potential(b, DT / 2, v, NULL, g1, NULL, &err), KN_OK, "%s", err.msg);
+  memcpy(b->x, xn, 3 * (size_t)nv * sizeof *xn);
+  b->theta = 0.5;
+  double e = 0, s = 0;
+  for (int u = 0; u < nv; u++)
+    for (int k = 0; k < 3; k++) {
+      int d = 3 * b->free_index[u] + k;
+      double expect = g1[d] + g0[d] + b->mass[u] * b->v[3 * u + k];
+      e = fmax(e, fabs(g[d] - expect)), s = fmax(s, fabs(g[d]));
+    }
+  cr_assert(s > 0 && e <= 1e-10 * s, "trapezoidal gradient differs from the unified residual by %g (of %g)", e, s);
+  kn_point_map m;
+  c->ops->point_map(c->self, 5, NULL, DT, &m);
+  double x[3];
+  for (int a = 0; a < 3; a++) {
+    cr_assert_eq(m.v0[a], b->v[15 + a]);
+    cr_assert_float_eq(m.x0[a], b->x[15 + a] + DT / 2 * b->v[15 + a], 1e-15);
+  }
+  kn_point_map_eval(&m, n, v, DT / 2, x);
+  cr_assert_eq(c->ops->advance(c->self, v, DT, &err), KN_OK);
+  for (int a = 0; a < 3; a++) {
+    cr_assert_float_eq(b->x[15 + a], x[a], 1e-15, "advance moves the vertex to x(v)");
+    cr_assert_eq(b->v[15 + a], v[3 * b->free_index[5] + a]);
+  }
+  free(v), free(g), free(g1), free(g0), free(zero), free(xn);
+  done(&f);
+}
+
+/* An MPM grid has only backward Euler: theta 1/2 is refused naming the body; theta outside
+ * [1/2, 1] is refused for any kind */
+Test(cliques, mpm_refuses_the_trapezoidal_rule) {
+  fixture f = make();
+  kn_error err = {0};
+  cr_assert_eq(kn_clique_set_scheme(clique_of(f.w, KN_CLIQUE_MPM), 0.5, &err), KN_ERR_UNSUPPORTED);
+  cr_assert(strstr(err.msg, "block") && strstr(err.msg, "backward Euler"), "%s", err.msg);
+  cr_assert_eq(kn_clique_set_scheme(clique_of(f.w, KN_CLIQUE_MPM), 1.0, &err), KN_OK);
+  cr_assert_eq(kn_clique_set_scheme(clique_of(f.w, KN_CLIQUE_FEM), 0.3, &err), KN_ERR_INVALID);
+  done(&f);
+}
+
+/* Digest T4's TR stiffness unit test through the FEM clique and the nonlinear solver: one free vertex
+ * of a linear-elastic tet (the other three fixed, no gravity, no damping) is an undamped spring
+ * whose stiffest mode has omega h = 100 (h chosen so). Displaced along that mode and released, each
+ * step multiplies the mode's energy-norm amplitude sqrt(k u^2 + m v^2) by |R|: 1 for the trapezoidal
+ * rule, exactly (1 + (omega h / 2)^2 - ... its |R| = |(1 - (omega h / 2)^2 + i omega h) / (1 +
+ * (omega h / 2)^2)| = 1), 1 / sqrt(1 + (omega h)^2) = 0.0099995 for backward Euler. The step is
+ * kn_nl_solve over the clique's potential (no contact), checked against the clique's own v*. */
+static double spring_ratio(double theta, int steps) {
+  kn_tet_mesh mesh = {0};
+  mesh.nvert = 4, mesh.ntet = 1;
+  mesh.X = calloc(12, sizeof(double));
+  mesh.tet = calloc(4, sizeof(int));
+  const double X[12] = {0, 0, 0, 0.1, 0, 0, 0.02, 0.09, 0, 0.03, 0.02, 0.08};
+  memcpy(mesh.X, X, sizeof X);
+  for (int k = 0; k < 4; k++) mesh.tet[k] = k;
+  kn_error err = {0};
+  cr_assert_eq(kn_tet_mesh_finalize(&mesh, "spring", &err), KN_OK, "%s", err.msg);
+  kn_fem_material mat = kn_fem_material_default();
+  mat.model = KN_FEM_LINEAR, mat.youngs_modulus = 1e5, mat.poisson_ratio = 0.3, mat.density = 1000;
+  kn_fem_body* b = NULL;
+  cr_assert_eq(kn_fem_body_create(&mesh, &mat, "spring", &b, &err), KN_OK, "%s", err.msg);
+  kn_tet_mesh_free(&mesh);
+  cr_assert_eq(kn_fem_body_fix_vertices(b, (int[3]){0, 1, 2}, 3, &err), KN_OK, "%s", err.msg);
+  memset(b->gravity, 0, sizeof b->gravity);
+  kn_clique c;
+  cr_assert_eq(kn_clique_fem_create(b, &c, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_clique_set_scheme(&c, theta, &err), KN_OK, "%s", err.msg);
+  /* K from the Hessian at any h: H = m I + theta^2 h^2 K; its stiffest direction by power iteration */
+  const double m = b->mass[3], h0 = 1e-3;
+  double K[9], e[3] = {1, 1, 1}, k = 0, zero[3] = {0, 0, 0};
+  cr_assert_eq(c.ops->free_motion(c.self, h0, &err), KN_OK, "%s", err.msg);
+  kn_csc_view H;
+  cr_assert_eq(c.ops->potential(c.self, zero, NULL, NULL, &H, &err), KN_OK, "%s", err.msg);
+  kn_csc_dense(&H, K);
+  for (int i = 0; i < 9; i++) K[i] = (K[i] - (i % 4 == 0 ? m : 0)) / (theta * theta * h0 * h0);
+  for (int it = 0; it < 200; it++) {
+    double y[3];
+    kn_mat3_vec(K, e, y);
+    k = norm(y, 3);
+    for (int a = 0; a < 3; a++) e[a] = y[a] / k;
+  }
+  const double h = 100 / sqrt(k / m);
+  for (int a = 0; a < 3; a++) b->x[9 + a] = X[9 + a] + 1e-3 * e[a], b->v[9 + a] = 0;
+  kn_nl_solver* s = kn_nl_solver_create();
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &c, .potential = 1};
+  kn_nl_options opt = kn_nl_options_default();
+  double amp0 = sqrt(k) * 1e-3, amp = amp0, ratio = 0;
+  for (int step = 0; step < steps; step++) {
+    double v0[3], v[3], u[3];
+    kn_nl_stats st;
+    cr_assert_eq(c.ops->free_motion(c.self, h, &err), KN_OK, "%s", err.msg);
+    c.ops->v_start(c.self, v0);
+    cr_assert_eq(kn_nl_solve(s, &prob, &opt, v0, v, &st, &err), KN_OK, "%s", err.msg);
+    for (int a = 0; a < 3; a++)
+      cr_assert(fabs(v[a] - c.ops->v_star(c.self)[a]) <= 1e-9 * norm(v, 3), "the solver's v is the clique's v*");
+    cr_assert_eq(c.ops->advance(c.self, v, h, &err), KN_OK);
+    for (int a = 0; a < 3; a++) u[a] = b->x[9 + a] - X[9 + a];
+    double Ku[3];
+    kn_mat3_vec(K, u, Ku);
+    double a1 = sqrt(u[0] * Ku[0] + u[1] * Ku[1] + u[2] * Ku[2] + m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    ratio = a1 / amp, amp = a1;
+    if (theta == 0.5) cr_assert(fabs(ratio - 1) <= 1e-9, "step %d: |R| = %.12f, expected 1", step, ratio);
+  }
+  kn_nl_solver_free(s);
+  kn_clique_destroy(&c);
+  kn_fem_body_free(b);
+  return steps == 1 ? ratio : amp / amp0;
+}
+
+Test(cliques, trapezoidal_rule_keeps_a_stiff_spring_backward_euler_damps_it) {
+  double tr = spring_ratio(0.5, 10), be = spring_ratio(1.0, 1);
+  printf("omega h = 100: |R| per step trapezoidal %.12f (over 10 steps), backward Euler %.7f\n", pow(tr, 0.1), be);
+  cr_assert(fabs(tr - 1) <= 1e-8, "trapezoidal: amplitude x %.12f over 10 steps, expected 1", tr);
+  cr_assert(fabs(be - 1 / sqrt(1 + 1e4)) <= 1e-6, "backward Euler: |R| = %.8f, expected %.8f", be, 1 / sqrt(1 + 1e4));
 }

@@ -37,6 +37,7 @@ static kn_status pm_potential(void* self, const double* v, double* E, double* gr
 static void pm_point_map(void* self, int index, const double q[3], double dt, kn_point_map* out) {
   (void)index, (void)q, (void)dt;
   memcpy(out->x0, ((point_mass*)self)->x, sizeof out->x0);
+  memcpy(out->v0, ((point_mass*)self)->v, sizeof out->v0);
   out->n = 1, out->col[0] = 0, out->w[0] = 1, out->B = NULL;
 }
 static const char* pm_name(const void* self) { (void)self; return "point mass"; }
