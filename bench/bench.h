@@ -163,5 +163,8 @@ int kb_fem_run(int quick);
  * and P2G + one A_MPM factorization + G2P of the same body (--quick: 1 particle per cell, 2 steps);
  * printed; 0 on a failure. */
 int kb_mpm_run(int quick);
+/* the contact backends on the regression suite's rigid grasp, FEM soft cube and MPM dough cube
+ * (examples: the examples folder), each timed against SAP in the same run (backends.c) */
+int kb_backends_run(const char* examples, int quick);
 
 #endif

@@ -3,7 +3,7 @@
  * both engines compute the same mass matrix, torques and accelerations.
  *
  *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
- *               [--only multibody|contact|fem|mpm] [--contact] [--scene FILE]... [--steps N] [--runs N]
+ *               [--only multibody|contact|fem|mpm|backends] [--contact] [--scene FILE]... [--steps N] [--runs N]
  *               [--mjcf DIR] [--fidelity FILE] [robot.urdf]
  *
  * --fidelity FILE: only the physical-fidelity scenes (the .yaml files of examples/fidelity, or the --scene files)
@@ -272,11 +272,12 @@ static int write_json(const char* path, const char* urdf, const char* cpu, const
 static void usage(FILE* f) {
   fprintf(f,
           "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]\n"
-          "                   [--only multibody|contact|fem|mpm] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
+          "                   [--only multibody|contact|fem|mpm|backends] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
           "                   [--mjcf DIR] [robot.urdf]\n"
           "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot,\n"
           "  then whole contact time steps (kn_world_step vs mj_step) on scenes, then the FEM soft-cube\n"
-          "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only);\n"
+          "  grasp by stage at ~1k/10k/50k tets vs one CHOLMOD factorization (--quick: 1k only), then the\n"
+          "  contact backends against SAP on the regression grasps (rigid box, FEM cube, MPM dough);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
           "  --fidelity FILE: only the fidelity scenes (%s/fidelity/*.yaml or --scene) in MuJoCo,\n"
@@ -417,7 +418,7 @@ int main(int argc, char** argv) {
   const char* json = NULL;
   const char* body_name = NULL;
   kb_plan plan = {.warmup_calls = 2000, .reps = 21, .calls = 4000};
-  int do_mpm = 1, do_multibody = 1, do_contact = 1, do_fem = 1, quick = 0, runs = 0;
+  int do_mpm = 1, do_multibody = 1, do_contact = 1, do_fem = 1, do_backends = 1, quick = 0, runs = 0;
   long steps = -1;
   const char* scenes[8];
   int nscene = 0;
@@ -429,15 +430,16 @@ int main(int argc, char** argv) {
       plan = (kb_plan){.warmup_calls = 20, .reps = 3, .calls = 50};
       quick = 1;
     } else if (strcmp(a, "--contact") == 0) {
-      do_multibody = 0, do_contact = 1, do_fem = 0, do_mpm = 0;
+      do_multibody = 0, do_contact = 1, do_fem = 0, do_mpm = 0, do_backends = 0;
     } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
       const char* what = argv[++i];
       do_multibody = strcmp(what, "multibody") == 0;
       do_contact = strcmp(what, "contact") == 0;
       do_fem = strcmp(what, "fem") == 0;
       do_mpm = strcmp(what, "mpm") == 0;
-      if (!do_multibody && !do_contact && !do_fem && !do_mpm) {
-        fprintf(stderr, "knead-bench: --only takes multibody, contact, fem or mpm, not '%s'\n", what);
+      do_backends = strcmp(what, "backends") == 0;
+      if (!do_multibody && !do_contact && !do_fem && !do_mpm && !do_backends) {
+        fprintf(stderr, "knead-bench: --only takes multibody, contact, fem, mpm or backends, not '%s'\n", what);
         return 1;
       }
     } else if (strcmp(a, "--scene") == 0 && i + 1 < argc) {
@@ -500,6 +502,7 @@ int main(int argc, char** argv) {
     if (do_contact) ok = run_contact(scenes, nscene, steps, runs, mjcf_dir);
     if (do_fem) ok = kb_fem_run(quick) && ok;
     if (do_mpm) ok = kb_mpm_run(quick) && ok;
+    if (do_backends) ok = kb_backends_run(KNEAD_BENCH_EXAMPLES, quick) && ok;
     return ok ? 0 : 1;
   }
 
@@ -629,6 +632,7 @@ int main(int argc, char** argv) {
   if (do_contact && !run_contact(scenes, nscene, steps, runs, mjcf_dir)) status = 1;
   if (do_fem && !kb_fem_run(quick)) status = 1;
   if (do_mpm && !kb_mpm_run(quick)) status = 1;
+  if (do_backends && !kb_backends_run(KNEAD_BENCH_EXAMPLES, quick)) status = 1;
 
   kb_mujoco_free(mj);
   configs_free(&cfg);

@@ -124,6 +124,7 @@ static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_
     if ((e = kn_nl_solve(s->solver, &prob, &s->opt, s->v0, s->v, &st1, err)))
       return kn_error_prefix(err, "stage 2 (%s Newton solve, %d contacts): ", s->f->name, st->cand->n);
     stats->iterations += st1.iterations, stats->line_search_iterations += st1.line_search_iterations;
+    stats->factorizations += st1.factorizations, stats->krylov_iterations += st1.krylov_iterations;
     stats->residual = st1.residual;
     if (!s->f->after_solve || !s->f->after_solve(s->fs, st, s->v, attempt) || attempt == 5) break;
     memcpy(s->v0, s->v, (size_t)st->nv * sizeof(double));
@@ -186,6 +187,8 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   double t5 = kn_wall_time();
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
+  w->last.factorizations = stats.factorizations;
+  w->last.krylov_iterations = stats.krylov_iterations;
   w->last.residual = stats.residual;
   w->last.contacts = sp->cand.n;
   w->last.constraints = kn_sap_problem_num_constraints(sp->prob);

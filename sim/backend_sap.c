@@ -163,6 +163,8 @@ static kn_status sap_step(kn_world* w, void* state, kn_error* err) {
   double t5 = kn_wall_time();
   w->last.iterations = stats.iterations;
   w->last.line_search_iterations = stats.line_search_iterations;
+  w->last.factorizations = stats.factorizations;
+  w->last.krylov_iterations = stats.cg_iterations;
   w->last.residual = stats.residual;
   w->last.contacts = s->cand.n;
   w->last.constraints = kn_sap_problem_num_constraints(s->prob);

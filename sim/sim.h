@@ -87,6 +87,9 @@ typedef struct {
 /* Solver numbers of one step, and their accumulation over a run. */
 typedef struct {
   int iterations, line_search_iterations, contacts, constraints;
+  int factorizations;       /* sparse or dense numeric factorizations in the contact solve */
+  int krylov_iterations;    /* products with the system matrix inside iterative linear solves (SAP's
+                               CG on a reused factor, the nonlinear backends' BiCGSTAB) */
   double residual;
   /* wall seconds of the last step by stage (sap backend; 0 otherwise): controllers and free
    * motion (trees and FEM Newton), contact detection (rigid and FEM), SAP (FEM Schur complements,
