@@ -6,11 +6,14 @@
  * And the friction relaxation of Ding & Schroeder against a level set or plane
  * (../shared/papers/penalty-coulomb-friction.md §3.1-3.4, §3.7.1): a particle Z tied by a
  * zero-rest-length spring to its anchor on the surface, the anchor moved only as far as the
- * friction cone requires. No backend uses them yet: `contact.backend: penalty` is still refused. */
+ * friction cone requires. And the `penalty` backend's contact term in the shared nonlinear step
+ * (term.c; nonlinear/nonlinear.h): each contact a zero-rest-length spring between its two material
+ * points' relative position and an anchor on a local plane, relaxed into the cone at every iterate. */
 #ifndef KNEAD_PENALTY_H
 #define KNEAD_PENALTY_H
 
 #include "../common/common.h"
+#include "../nonlinear/nonlinear.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +64,42 @@ typedef enum { KN_RELAX_INACTIVE = 0, KN_RELAX_STATIC = 1, KN_RELAX_DYNAMIC = 2 
  * the force is exactly on the cone when dynamic; on a curved level set approximately (§3.4). */
 kn_relax_state kn_penalty_relax(const kn_levelset* ls, const double X[3], const double Z[3], double mu, double k,
                                 double Y[3], double f[3], double dfdZ[9]);
+
+/*---- the backend's contact term (term.c) ----*/
+
+/* One contact of the step (digest 000 §3.1, §3.3, §3.6): material points a and b (kn_nl_points; -1:
+ * fixed in the world), the unit normal n from A into B, the gap phi0 at the step start, mu, and the
+ * anchor X. The contact is written in the frame of A's surface, a plane through A's point with
+ * normal n that moves with A's point: B's point there is Z(v) = phi0 n + dt (J_b - J_a) v (exact for
+ * the points' affine maps, the normal kept from detection; the origin below B's point at the step
+ * start), the anchor X on the plane (n.X = 0) is where A's side of the spring sits relative to that
+ * origin, i.e. the tangential part of (A's anchored point - B's anchored point) at the step start,
+ * 0 for a new contact (the closest point, §3.4). At each iterate the anchor is relaxed against the
+ * plane (kn_penalty_relax: Y = X while the spring's force k (Y - Z) is inside the cone, slid toward
+ * Z's projection onto its edge otherwise) and B feels f = k (Y - Z) while Z is below the plane,
+ * nothing above it. */
+typedef struct {
+  int a, b;
+  double n[3], phi0, X[3], mu;
+} kn_penalty_contact;
+
+typedef struct {
+  double dt, k;                     /* time step [s], spring stiffness [N/m] */
+  const kn_nl_points* points;
+  const kn_penalty_contact* c;
+  int n;
+} kn_penalty_term;
+
+/* contact i at v => its state, Z, the relaxed anchor Y, the force on B f = k (Y - Z) [N] (0 when
+ * inactive) and df/dZ (9, row-major; may be NULL) */
+kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
+                                       double f[3], double dfdZ[9]);
+/* kn_nl_term's eval (self: a kn_penalty_term), a root-finding term (E untouched): r += J_rel^T (-dt
+ * f) per active contact, T += dt^2 J_rel^T (-df/dZ) J_rel (not symmetric while sliding: the
+ * friction's dependence on the normal load, mu u n^T), S += its PSD part dt^2 k (n n^T + s w w^T)
+ * sliding (u the slide direction, w = n x u, s = mu |phi| / |X - W|) or dt^2 k I sticking. */
+kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                               kn_error* err);
 
 #ifdef __cplusplus
 }
