@@ -31,6 +31,7 @@ typedef struct {
   int pccap;
   kn_pose* X_WG;            /* per collider, at the step start then at its end */
   int ncollider;
+  kn_world* w;              /* its MPM grids' warm starts go into saved states */
   kn_stiction rigid;
   kn_stiction_keyed fem, mpm;
 } penalty_state;
@@ -74,7 +75,7 @@ static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, dou
     penalty_destroy(s);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  s->ncollider = w->ncollider;
+  s->ncollider = w->ncollider, s->w = w;
   kn_status st = penalty_params(sc, s, opt, err);
   if (st) {
     penalty_destroy(s);
@@ -213,9 +214,11 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
   return KN_OK;
 }
 
-/*---- saved states: the anchors ----
+/*---- saved states: the anchors, and each MPM grid's warm start (the Newton guess of its next step,
+ * which the adapter does not save) ----
  * rigid: n, then per anchor a, b, sliding (int32), pa[3], pb[3], mu (double); FEM, MPM: n, then per
- * anchor key (uint64), p[3], mu (double), sliding (int32) */
+ * anchor key (uint64), p[3], mu (double), sliding (int32); grids: their count, then per grid n, its
+ * nodes (3 n int32), their v (3 n double), as the SAP adapter's (sap_state.c) */
 
 static void save_keyed(const kn_stiction_keyed* k, kn_state_out* out) {
   kn_state_put_u64(out, (uint64_t)k->nprev);
@@ -241,6 +244,17 @@ static void penalty_save(const void* self, kn_state_out* out) {
   }
   save_keyed(&s->fem, out);
   save_keyed(&s->mpm, out);
+  const kn_world* w = s->w;
+  kn_state_put_u64(out, (uint64_t)w->nmpm_grid);
+  for (int i = 0; i < w->nmpm_grid; i++) {
+    const int* nodes;
+    const double* v;
+    int n;
+    kn_clique_mpm_warm_start(&w->cliques[w->first_mpm_clique + i], &nodes, &v, &n);
+    kn_state_put_u64(out, (uint64_t)n);
+    kn_state_put_i32(out, nodes, 3 * (size_t)n);
+    kn_state_put_f64(out, v, 3 * (size_t)n);
+  }
 }
 
 // a record count checked against the bytes left (a corrupt count never allocates), or -1
@@ -288,8 +302,30 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   }
   if (!what && !load_keyed(in, &fem, &nfem)) what = "truncated or invalid FEM anchors";
   if (!what && !load_keyed(in, &mpm, &nmpm)) what = "truncated or invalid MPM anchors";
-  if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's anchors";
+  kn_world* w = s->w;
+  int ng = w->nmpm_grid, *count = kn_calloc((size_t)ng + 1, sizeof *count);
+  int** nodes = kn_calloc((size_t)ng + 1, sizeof *nodes);
+  double** vel = kn_calloc((size_t)ng + 1, sizeof *vel);
+  uint64_t ngrid = 0;
+  if (!count || !nodes || !vel) what = "out of memory";
+  if (!what && (!kn_state_get_u64(in, &ngrid) || ngrid != (uint64_t)ng)) what = "MPM grid count differs";
+  for (int i = 0; !what && i < ng; i++) {
+    long n = get_count(in, 3 * 4 + 3 * 8);
+    if (n < 0) {
+      what = "truncated MPM warm start";
+      break;
+    }
+    count[i] = (int)n;
+    nodes[i] = kn_calloc(3 * (size_t)n + 1, sizeof **nodes);
+    vel[i] = kn_calloc(3 * (size_t)n + 1, sizeof **vel);
+    if (!nodes[i] || !vel[i]) what = "out of memory";
+    else if (!kn_state_get_i32(in, nodes[i], 3 * (size_t)n) || !kn_state_get_f64(in, vel[i], 3 * (size_t)n))
+      what = "truncated MPM warm start";
+  }
+  if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's state";
   if (what) {
+    for (int i = 0; nodes && vel && i < ng; i++) free(nodes[i]), free(vel[i]);
+    free(count), free(nodes), free(vel);
     free(rigid), free(taken), free(fem), free(mpm);
     return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
   }
@@ -300,6 +336,8 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   free(s->fem.prev), free(s->mpm.prev);
   s->fem.prev = fem, s->fem.nprev = s->fem.cap_prev = nfem;
   s->mpm.prev = mpm, s->mpm.nprev = s->mpm.cap_prev = nmpm;
+  for (int i = 0; i < ng; i++) kn_clique_mpm_take_warm_start(&w->cliques[w->first_mpm_clique + i], nodes[i], vel[i], count[i]);
+  free(count), free(nodes), free(vel);
   return KN_OK;
 }
 
