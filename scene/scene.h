@@ -101,7 +101,7 @@
  *           frame_rate: fps > 0    frames per second of vtk and html [30]
  *
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
- *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
+ *   deformables:                   (backends sap, smooth_friction, penalty) FEM bodies, each its own clique
  *     - name: text                 (required, unique among objects, robots and deformables)
  *       model: fem | mpm           [fem]; mpm: material point method (below)
  *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, l]} | {torus: [R, r]} |
