@@ -88,6 +88,8 @@ typedef struct {
   const kn_nl_points* points;
   const kn_penalty_contact* c;
   int n;
+  double* dense;                    /* scratch: small systems' blocks summed densely (kn_penalty_term_free) */
+  int dense_cap;
 } kn_penalty_term;
 
 /* contact i at v => its state, Z, the relaxed anchor Y, the force on B f = k (Y - Z) [N] (0 when
@@ -97,9 +99,15 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
 /* kn_nl_term's eval (self: a kn_penalty_term), a root-finding term (E untouched): r += J_rel^T (-dt
  * f) per active contact, T += dt^2 J_rel^T (-df/dZ) J_rel (not symmetric while sliding: the
  * friction's dependence on the normal load, mu u n^T), S += its PSD part dt^2 k (n n^T + s w w^T)
- * sliding (u the slide direction, w = n x u, s = mu |phi| / |X - W|) or dt^2 k I sticking. */
+ * sliding (u the slide direction, w = n x u, s = mu |phi| / |X - W|) or dt^2 k I sticking. On
+ * systems of at most KN_PENALTY_DENSE_MAX DoFs the contacts' blocks are summed in a dense scratch
+ * and added once (a rigid grasp's contacts all couple the same few DoFs); KN_ERR_NOMEM when that
+ * scratch cannot grow. */
+#define KN_PENALTY_DENSE_MAX 128
 kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                                kn_error* err);
+/* the term's scratch freed */
+void kn_penalty_term_free(kn_penalty_term* t);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * local plane, the anchor relaxed into the friction cone at every evaluation (relax.c against the
  * plane), residuals in impulses (r = M (v - v*) - dt f, as smooth/contact.c). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "penalty/penalty.h"
@@ -25,11 +26,59 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
   return kn_penalty_relax(&ls, c->X, Z, c->mu, t->k, Y, f, dfdZ);
 }
 
+/* D (n x n, row-major) += (s_a J_a)^T K (s_b J_b), as kn_nl_points_add_block */
+static void dense_block(const kn_nl_points* P, int a, double sa, int b, double sb, const double K[9], double* D, int n) {
+  if (a < 0 || b < 0) return;
+  const kn_nl_point *pa = &P->p[a], *pb = &P->p[b];
+  for (int j = pb->start; j < pb->start + pb->m; j++) {
+    const double* ub = P->u + 3 * j;
+    double Ku[3];
+    for (int r = 0; r < 3; r++) Ku[r] = sa * sb * (K[3 * r] * ub[0] + K[3 * r + 1] * ub[1] + K[3 * r + 2] * ub[2]);
+    double* col = D + P->col[j];
+    for (int i = pa->start; i < pa->start + pa->m; i++) {
+      const double* ua = P->u + 3 * i;
+      col[(size_t)n * P->col[i]] += ua[0] * Ku[0] + ua[1] * Ku[1] + ua[2] * Ku[2];
+    }
+  }
+}
+
+// J_rel^T K J_rel into the triplets, or into the dense scratch D when given
+static void add_pair(const kn_nl_points* P, int a, int b, const double K[9], kn_nl_triplets* T, double* D) {
+  if (!D) {
+    kn_nl_pair_add_block(P, a, b, K, T);
+    return;
+  }
+  int n = T->n;
+  dense_block(P, b, 1, b, 1, K, D, n);
+  dense_block(P, a, -1, b, 1, K, D, n);
+  dense_block(P, b, 1, a, -1, K, D, n);
+  dense_block(P, a, -1, a, -1, K, D, n);
+}
+
+// the dense scratch's nonzeros into T
+static void flush(const double* D, kn_nl_triplets* T) {
+  int n = T->n;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      if (D[(size_t)n * i + j] != 0.0) kn_nl_triplets_add(T, i, j, D[(size_t)n * i + j]);
+}
+
 kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                                kn_error* err) {
-  (void)E, (void)err;
-  const kn_penalty_term* t = self;
+  (void)E;
+  kn_penalty_term* t = self;
   const double h = t->dt;
+  double *DT = NULL, *DS = NULL;
+  if (T && T->n <= KN_PENALTY_DENSE_MAX) {
+    size_t nn = (size_t)T->n * (size_t)T->n;
+    if (2 * (int)nn > t->dense_cap) {
+      double* d = realloc(t->dense, 2 * nn * sizeof *d);
+      if (!d) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the penalty term's %d DoFs", T->n);
+      t->dense = d, t->dense_cap = 2 * (int)nn;
+    }
+    DT = t->dense, DS = S ? t->dense + nn : NULL;
+    memset(DT, 0, (S ? 2 : 1) * nn * sizeof *DT);
+  }
   for (int i = 0; i < t->n; i++) {
     const kn_penalty_contact* c = &t->c[i];
     double Z[3], Y[3], f[3], J[9], g[3];
@@ -40,7 +89,7 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
     if (!T) continue;
     double K[9];
     for (int k = 0; k < 9; k++) K[k] = -h * h * J[k];
-    kn_nl_pair_add_block(t->points, c->a, c->b, K, T);
+    add_pair(t->points, c->a, c->b, K, T, DT);
     if (!S) continue;
     /* the PSD part: sticking, the spring k I; sliding, k (n n^T + s w w^T) without the load coupling
      * mu u n^T (digest §8: the symmetric part of the full block is indefinite) */
@@ -60,7 +109,14 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
       for (int b = 0; b < 3; b++)
         K[3 * a + b] = h * h * t->k *
                        (st == KN_RELAX_STATIC ? (double)(a == b) : n[a] * n[b] + s * ww[a] * ww[b]);
-    kn_nl_pair_add_block(t->points, c->a, c->b, K, S);
+    add_pair(t->points, c->a, c->b, K, S, DS);
   }
+  if (DT) flush(DT, T);
+  if (DS) flush(DS, S);
   return KN_OK;
+}
+
+void kn_penalty_term_free(kn_penalty_term* t) {
+  free(t->dense);
+  t->dense = NULL, t->dense_cap = 0;
 }

@@ -40,6 +40,7 @@ static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
   free(s->pc), free(s->gamma), free(s->X_WG);
+  kn_penalty_term_free(&s->term);
   kn_stiction_free(&s->rigid);
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);

@@ -56,6 +56,15 @@ Test(penalty_term, jacobian_against_central_differences) {
     kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
     cr_assert_eq(kn_penalty_term_eval(&f.t, v, NULL, r, &Tt, &St, NULL), KN_OK);
     dense(&Tt, T), dense(&St, S);
+    /* the same through the triplet path (systems above KN_PENALTY_DENSE_MAX DoFs) */
+    double r2[NV] = {0};
+    kn_nl_triplets_reset(&Tt, KN_PENALTY_DENSE_MAX + 1), kn_nl_triplets_reset(&St, KN_PENALTY_DENSE_MAX + 1);
+    cr_assert_eq(kn_penalty_term_eval(&f.t, v, NULL, r2, &Tt, &St, NULL), KN_OK);
+    double T2[NV * NV], S2[NV * NV];
+    Tt.n = St.n = NV, dense(&Tt, T2), dense(&St, S2);
+    for (int j = 0; j < NV * NV; j++)
+      cr_assert(fabs(T2[j] - T[j]) <= 1e-12 * fabs(T[j]) && fabs(S2[j] - S[j]) <= 1e-12 * fabs(S[j]),
+                "dense and triplet paths agree");
     kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St);
     kn_relax_state st0[4];
     for (int i = 0; i < 4; i++) {
@@ -98,6 +107,7 @@ Test(penalty_term, jacobian_against_central_differences) {
   }
   cr_assert(states[KN_RELAX_STATIC] > 10 && states[KN_RELAX_DYNAMIC] > 10 && states[KN_RELAX_INACTIVE] > 0,
             "every state exercised: inactive %d, static %d, dynamic %d", states[0], states[1], states[2]);
+  kn_penalty_term_free(&f.t);
   kn_nl_points_free(&f.P);
 }
 
@@ -148,5 +158,6 @@ Test(penalty_term, cone_idempotence_and_sticking_symmetry) {
   kn_penalty_term_contact(&f.t, 0, v, Z, Y, fo, NULL);
   for (int k = 0; k < 3; k++) cr_assert(fabs(fo[k] + 1e4 * f.c[0].phi0 * f.c[0].n[k]) <= 1e-12);
   kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St);
+  kn_penalty_term_free(&f.t);
   kn_nl_points_free(&f.P);
 }
