@@ -3,7 +3,8 @@
  * (kn_world_state_hash equal at the end), on a rigid box held by friction on a tilted floor (four
  * corner anchors), an FEM cube and an MPM block on the floor (keyed vertex and particle anchors);
  * a truncated or corrupt backend part is refused with its message and leaves the anchors as they
- * were (all or nothing). */
+ * were (all or nothing); a step whose Newton solve fails leaves the state and the anchors as they
+ * were. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,5 +142,41 @@ Test(penalty_state, a_bad_backend_part_is_refused_and_changes_nothing) {
   kn_state_out after = backend_bytes(&s);
   cr_assert(after.len == good.len && memcmp(after.data, good.data, good.len) == 0, "the anchors are unchanged");
   free(bad), free(longer), free(good.data), free(after.data);
+  sim_free(&s);
+}
+
+/* A Newton solve that does not converge (the grasp with contact.solver.max_iterations = 2, set
+ * for that reason) fails the step with a message naming the step, the stage and the worst DoF's
+ * body, and leaves everything as it was: the state hash, the step count and the anchors. */
+Test(penalty_state, a_failed_newton_solve_changes_nothing) {
+  const char* path = KNEAD_SOURCE_DIR "/examples/regression/box_50mm_500g.yaml";
+  const char* set[] = {"contact.backend=penalty", "contact.solver.max_iterations=2"};
+  sim s = {0};
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_with(path, set, 2, &s.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(s.scene, &s.world, &err), KN_OK, "%s", err.msg);
+  int failed = 0;
+  for (long k = 0; k < 380 && !failed; k++) {
+    uint64_t h = kn_world_state_hash(s.world);
+    long step = s.world->step;
+    kn_state_out before = backend_bytes(&s);
+    if (kn_world_step(s.world, &err) != KN_OK) {
+      failed = 1;
+      cr_log_info("%s", err.msg);
+      char want[64];
+      snprintf(want, sizeof want, "step %ld (t = ", step + 1);
+      cr_expect(strstr(err.msg, want) != NULL, "names the step: %s", err.msg);
+      cr_expect(strstr(err.msg, "penalty backend: stage 2 (penalty Newton solve, ") != NULL, "names the stage: %s",
+                err.msg);
+      cr_expect(strstr(err.msg, "Newton did not converge in 2 iterations") != NULL, "says why: %s", err.msg);
+      cr_expect_eq(kn_world_state_hash(s.world), h, "the state is restored");
+      cr_expect_eq(s.world->step, step);
+      kn_state_out after = backend_bytes(&s);
+      cr_expect(after.len == before.len && memcmp(after.data, before.data, before.len) == 0, "the anchors are kept");
+      free(after.data);
+    }
+    free(before.data);
+  }
+  cr_assert(failed, "the grasp never needed more than 2 Newton iterations");
   sim_free(&s);
 }
