@@ -158,3 +158,29 @@ Test(penalty, incline_fem_block) { other_mode(FEM, 1e-3, 0.01 * 0.404795, 0.005,
  * centroid moves back uphill by 1.1 um as the block's elastic strain relaxes (not creep, which
  * would go downhill), hence 1e-5 m there */
 Test(penalty, incline_mpm_block) { other_mode(MPM, 1e-2, 1e-4, 0.01, 1e-5); }
+
+/* contact.penalty's keys: what the backend cannot run, or a bad number, is refused when the world is
+ * built, with the key named */
+Test(penalty, bad_or_unbuilt_keys_are_refused_by_name) {
+  const struct {
+    const char *set, *key;
+  } cases[] = {{"contact: {backend: penalty, penalty: {continuous: true}}\n", "contact.penalty.continuous"},
+               {"contact: {backend: penalty, penalty: {ablation: dpf}}\n", "contact.penalty.ablation"},
+               {"contact: {backend: penalty, penalty: {stiffness: -1}}\n", "contact.penalty.stiffness"},
+               {"contact: {backend: penalty, penalty: {tolerance: 0}}\n", "contact.penalty.tolerance"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "%sobjects:\n  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+             "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1, pose: {xyz: [0, 0, 0.05]}}\n",
+             cases[i].set);
+    kn_scene* sc = NULL;
+    kn_world* w = NULL;
+    kn_error err = {0};
+    cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &sc, &err), KN_OK, "%s", err.msg);
+    cr_expect_neq(kn_world_create(sc, &w, &err), KN_OK, "%s accepted", cases[i].key);
+    cr_expect(strstr(err.msg, cases[i].key) != NULL, "the message names %s: %s", cases[i].key, err.msg);
+    kn_world_free(w);
+    kn_scene_free(sc);
+  }
+}
