@@ -90,6 +90,9 @@ typedef struct {
   int n;
   double* dense;                    /* scratch: small systems' blocks summed densely (kn_penalty_term_free) */
   int dense_cap;
+  double* Y_ref;                    /* n x 3, or NULL (no lagged passes): the anchors of kn_penalty_term_lag */
+  unsigned char* active_ref;        /* n: the contact was active there */
+  int use_ref;                      /* set by kn_penalty_term_lag: the term is the potential lagged there */
 } kn_penalty_term;
 
 /* contact i at v => its state, Z, the relaxed anchor Y, the force on B f = k (Y - Z) [N] (0 when
@@ -106,6 +109,12 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
 #define KN_PENALTY_DENSE_MAX 128
 kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                                kn_error* err);
+/* kn_nl_term's lag (the solver's passes where Newton on the whole residual stalls): on, each
+ * contact's relaxed anchor Y_ref = Y(v) and activity are frozen and the term becomes the convex
+ * potential sum k/2 min(phi(Z), 0)^2 + k/2 |P_t (Y_ref - Z)|^2 (the second for the contacts active at
+ * v), whose gradient at v equals the residual there, so the passes' fixed point is a root; off, the
+ * relaxed term again */
+void kn_penalty_term_lag(void* self, const double* v, int on);
 /* the term's scratch freed */
 void kn_penalty_term_free(kn_penalty_term* t);
 

@@ -63,6 +63,39 @@ static void flush(const double* D, kn_nl_triplets* T) {
       if (D[(size_t)n * i + j] != 0.0) kn_nl_triplets_add(T, i, j, D[(size_t)n * i + j]);
 }
 
+/* contact i lagged (kn_penalty_term_lag): its energy k/2 min(phi, 0)^2 + k/2 |P_t (Y_ref - Z)|^2
+ * (returned), gradient into r, Hessian dt^2 J_rel^T k (n n^T [phi < 0] + P_t [active]) J_rel into T
+ * and S (symmetric: the same in both) */
+static double lagged(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T, double* DT,
+                     kn_nl_triplets* S, double* DS) {
+  const kn_penalty_contact* c = &t->c[i];
+  const double *n = c->n, *Y = t->Y_ref + 3 * i, h = t->dt;
+  double w[3], Z[3], d[3], f[3];
+  kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
+  for (int k = 0; k < 3; k++) Z[k] = c->phi0 * n[k] + h * w[k];
+  double phi = n[0] * Z[0] + n[1] * Z[1] + n[2] * Z[2], dn, e = 0;
+  int act = t->active_ref[i], pen = phi < 0;
+  if (!act && !pen) return 0;
+  for (int k = 0; k < 3; k++) d[k] = Y[k] - Z[k];
+  dn = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+  for (int k = 0; k < 3; k++) {
+    double dt_k = act ? d[k] - dn * n[k] : 0.0;
+    f[k] = t->k * (dt_k - (pen ? phi : 0.0) * n[k]); /* on B: the potential's -dU/dZ */
+    e += 0.5 * t->k * dt_k * dt_k;
+  }
+  if (pen) e += 0.5 * t->k * phi * phi;
+  double g[3] = {-h * f[0], -h * f[1], -h * f[2]};
+  kn_nl_pair_add_force(t->points, c->a, c->b, 1.0, g, r);
+  if (!T) return e;
+  double K[9];
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      K[3 * a + b] = h * h * t->k * ((pen ? n[a] * n[b] : 0.0) + (act ? (a == b) - n[a] * n[b] : 0.0));
+  add_pair(t->points, c->a, c->b, K, T, DT);
+  if (S) add_pair(t->points, c->a, c->b, K, S, DS);
+  return e;
+}
+
 kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                                kn_error* err) {
   (void)E;
@@ -79,9 +112,14 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
     DT = t->dense, DS = S ? t->dense + nn : NULL;
     memset(DT, 0, (S ? 2 : 1) * nn * sizeof *DT);
   }
+  double e = 0;
   for (int i = 0; i < t->n; i++) {
     const kn_penalty_contact* c = &t->c[i];
     double Z[3], Y[3], f[3], J[9], g[3];
+    if (t->use_ref) {
+      e += lagged(t, i, v, r, T, DT, S, DS);
+      continue;
+    }
     kn_relax_state st = kn_penalty_term_contact(t, i, v, Z, Y, f, T ? J : NULL);
     if (st == KN_RELAX_INACTIVE) continue;
     for (int k = 0; k < 3; k++) g[k] = -h * f[k];
@@ -113,7 +151,18 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
   }
   if (DT) flush(DT, T);
   if (DS) flush(DS, S);
+  if (E && t->use_ref) *E += e;
   return KN_OK;
+}
+
+void kn_penalty_term_lag(void* self, const double* v, int on) {
+  kn_penalty_term* t = self;
+  t->use_ref = on && t->Y_ref && t->active_ref;
+  if (!t->use_ref) return;
+  for (int i = 0; i < t->n; i++) {
+    double Z[3], f[3];
+    t->active_ref[i] = kn_penalty_term_contact(t, i, v, Z, t->Y_ref + 3 * i, f, NULL) != KN_RELAX_INACTIVE;
+  }
 }
 
 void kn_penalty_term_free(kn_penalty_term* t) {

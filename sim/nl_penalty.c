@@ -39,7 +39,7 @@ typedef struct {
 static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
-  free(s->pc), free(s->gamma), free(s->X_WG);
+  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref);
   kn_penalty_term_free(&s->term);
   kn_stiction_free(&s->rigid);
   kn_stiction_keyed_free(&s->fem);
@@ -141,10 +141,12 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
   if (c->n > s->pccap) {
-    free(s->pc), free(s->gamma);
+    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
     s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
-    s->pccap = s->pc && s->gamma ? c->n : 0;
+    s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
+    s->term.active_ref = malloc((size_t)c->n);
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref ? c->n : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
@@ -165,7 +167,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   s->term.points = st->points;
   s->term.c = s->pc;
   s->term.n = c->n;
-  *term = (kn_nl_term){.eval = kn_penalty_term_eval, .self = &s->term};
+  s->term.use_ref = 0;
+  *term = (kn_nl_term){.eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .self = &s->term};
   *potential = 0;
   return KN_OK;
 }

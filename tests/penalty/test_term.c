@@ -161,3 +161,48 @@ Test(penalty_term, cone_idempotence_and_sticking_symmetry) {
   kn_penalty_term_free(&f.t);
   kn_nl_points_free(&f.P);
 }
+
+/* The lagged passes' term (kn_penalty_term_lag): at the point it is lagged at its gradient is the
+ * relaxed term's residual (so the passes' fixed point is a root), its residual is the gradient of
+ * its energy and its Jacobian that residual's derivative (central differences), symmetric */
+Test(penalty_term, lagged_potential) {
+  fixture f;
+  setup(&f);
+  double Yref[12];
+  unsigned char act[4];
+  f.t.Y_ref = Yref, f.t.active_ref = act;
+  for (int trial = 0; trial < 20; trial++) {
+    double v[NV], r0[NV] = {0}, r1[NV] = {0}, T[NV * NV];
+    for (int j = 0; j < NV; j++) v[j] = 0.05 * sin(1.1 * j + 0.8 * trial);
+    kn_penalty_term_eval(&f.t, v, NULL, r0, NULL, NULL, NULL);
+    kn_penalty_term_lag(&f.t, v, 1);
+    cr_assert(f.t.use_ref);
+    double E = 0;
+    kn_nl_triplets Tt = {0};
+    kn_nl_triplets_reset(&Tt, NV);
+    kn_penalty_term_eval(&f.t, v, &E, r1, &Tt, NULL, NULL);
+    dense(&Tt, T);
+    kn_nl_triplets_free(&Tt);
+    for (int j = 0; j < NV; j++) cr_assert(fabs(r1[j] - r0[j]) <= 1e-12 * (1 + fabs(r0[j])), "lagged at v: r equal");
+    for (int i = 0; i < NV; i++)
+      for (int j = 0; j < NV; j++) cr_assert(fabs(T[NV * i + j] - T[NV * j + i]) <= 1e-12 * (1 + fabs(T[NV * i + j])));
+    for (int cidx = 0; cidx < NV; cidx++) {
+      const double h = 1e-7;
+      double vp[NV], vm[NV], rp[NV] = {0}, rm[NV] = {0}, Ep = 0, Em = 0;
+      memcpy(vp, v, sizeof vp), memcpy(vm, v, sizeof vm);
+      vp[cidx] += h, vm[cidx] -= h;
+      kn_penalty_term_eval(&f.t, vp, &Ep, rp, NULL, NULL, NULL);
+      kn_penalty_term_eval(&f.t, vm, &Em, rm, NULL, NULL, NULL);
+      cr_assert(fabs((Ep - Em) / (2 * h) - r1[cidx]) <= 1e-6 * (1e-3 + fabs(r1[cidx])), "dE/dv%d = %g, r %g", cidx,
+                (Ep - Em) / (2 * h), r1[cidx]);
+      for (int rr = 0; rr < NV; rr++)
+        cr_assert(fabs((rp[rr] - rm[rr]) / (2 * h) - T[NV * rr + cidx]) <= 1e-6 * (1 + fabs(T[NV * rr + cidx])),
+                  "dr%d/dv%d", rr, cidx);
+    }
+    kn_penalty_term_lag(&f.t, v, 0);
+    cr_assert(!f.t.use_ref);
+  }
+  f.t.Y_ref = NULL, f.t.active_ref = NULL;
+  kn_penalty_term_free(&f.t);
+  kn_nl_points_free(&f.P);
+}
