@@ -13,15 +13,16 @@
  *     the anchor on the collider B.
  * The anchor X of the step is the tangential part of (A's point - B's point) at its start. At the end
  * of a successful step an active contact whose relaxation slid keeps the anchor moved by the slide
- * Y - X (a sticking one keeps it untouched), an inactive one is dropped (§3.10). FEM-FEM contacts
- * and rigid feature points in FEM faces have no identity across steps (their sides are nearest
- * triangles): their anchor starts at the closest point every step. */
+ * Y - X (a sticking one keeps it untouched), an inactive one is dropped (§3.10). A rigid feature
+ * point in an FEM face and an FEM vertex at another FEM body's face keep their anchor as a point of
+ * the face (penalty_faces.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/penalty_faces.h"
 #include "sim/stiction.h"
 
 typedef struct {
@@ -34,6 +35,7 @@ typedef struct {
   kn_world* w;              /* its MPM grids' warm starts go into saved states */
   kn_stiction rigid;
   kn_stiction_keyed fem, mpm;
+  kn_penalty_faces faces;
 } penalty_state;
 
 static void penalty_destroy(void* p) {
@@ -44,6 +46,7 @@ static void penalty_destroy(void* p) {
   kn_stiction_free(&s->rigid);
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);
+  kn_penalty_faces_free(&s->faces);
   free(s);
 }
 
@@ -131,6 +134,10 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
     if (keyed) {
       kn_pose_apply(&s->X_WG[ka], s->fem.cur[j].p, xa);
       for (int k = 0; k < 3; k++) d[k] = xa[k] - x[k];
+      s->faces.cur[j].kind = -1;
+    } else { /* the particle: the rigid point A, or B's vertex */
+      const double* xp = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE ? point_x0(st, st->pa[i], cc) : x;
+      kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d);
     }
   }
   tangential(d, pc->n, pc->X);
@@ -152,6 +159,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
   if (!e) e = kn_stiction_keyed_reserve(&s->fem, c->nfem, err);
   if (!e) e = kn_stiction_keyed_reserve(&s->mpm, c->nmpm, err);
+  if (!e) e = kn_penalty_faces_reserve(&s->faces, c->nfem, err);
   if (e) return e;
   for (int k = 0; k < w->ncollider; k++) kn_sim_collider_pose(w, k, &s->X_WG[k]);
   for (int i = 0; i < c->n; i++) {
@@ -206,6 +214,8 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
       p = s->mpm.cur[i - c->first_mpm].p, body = cc->b.body, sign = -1; /* the anchor is on B */
     } else if (cc->origin == KN_CANDIDATE_FEM_VERTEX_RIGID) {
       p = s->fem.cur[i - c->first_fem].p, body = cc->a.body;
+    } else {
+      kn_penalty_faces_slide(&s->faces, w, cc, i - c->first_fem, slide);
     }
     if (!p) continue;
     kn_pose_apply(&s->X_WG[body], p, x);
@@ -215,14 +225,16 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
   kn_stiction_commit(&s->rigid, c->first_fem, s->gamma);
   kn_stiction_keyed_commit(&s->fem, c->nfem, s->gamma + 3 * (size_t)c->first_fem);
   kn_stiction_keyed_commit(&s->mpm, c->nmpm, s->gamma + 3 * (size_t)c->first_mpm);
+  kn_penalty_faces_commit(&s->faces, c->nfem, s->gamma + 3 * (size_t)c->first_fem);
   return KN_OK;
 }
 
 /*---- saved states: the anchors, and each MPM grid's warm start (the Newton guess of its next step,
  * which the adapter does not save) ----
  * rigid: n, then per anchor a, b, sliding (int32), pa[3], pb[3], mu (double); FEM, MPM: n, then per
- * anchor key (uint64), p[3], mu (double), sliding (int32); grids: their count, then per grid n, its
- * nodes (3 n int32), their v (3 n double), as the SAP adapter's (sap_state.c) */
+ * anchor key (uint64), p[3], mu (double), sliding (int32); on FEM faces: kn_penalty_faces_save;
+ * grids: their count, then per grid n, its nodes (3 n int32), their v (3 n double), as the SAP
+ * adapter's (sap_state.c) */
 
 static void save_keyed(const kn_stiction_keyed* k, kn_state_out* out) {
   kn_state_put_u64(out, (uint64_t)k->nprev);
@@ -248,6 +260,7 @@ static void penalty_save(const void* self, kn_state_out* out) {
   }
   save_keyed(&s->fem, out);
   save_keyed(&s->mpm, out);
+  kn_penalty_faces_save(&s->faces, out);
   const kn_world* w = s->w;
   kn_state_put_u64(out, (uint64_t)w->nmpm_grid);
   for (int i = 0; i < w->nmpm_grid; i++) {
@@ -307,6 +320,9 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   if (!what && !load_keyed(in, &fem, &nfem)) what = "truncated or invalid FEM anchors";
   if (!what && !load_keyed(in, &mpm, &nmpm)) what = "truncated or invalid MPM anchors";
   kn_world* w = s->w;
+  kn_penalty_face* faces = NULL;
+  int nfaces = 0;
+  if (!what) what = kn_penalty_faces_read(w, in, &faces, &nfaces);
   int ng = w->nmpm_grid, *count = kn_calloc((size_t)ng + 1, sizeof *count);
   int** nodes = kn_calloc((size_t)ng + 1, sizeof *nodes);
   double** vel = kn_calloc((size_t)ng + 1, sizeof *vel);
@@ -330,7 +346,7 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   if (what) {
     for (int i = 0; nodes && vel && i < ng; i++) free(nodes[i]), free(vel[i]);
     free(count), free(nodes), free(vel);
-    free(rigid), free(taken), free(fem), free(mpm);
+    free(rigid), free(taken), free(fem), free(mpm), free(faces);
     return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
   }
   /* commit: nothing below fails */
@@ -340,6 +356,7 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   free(s->fem.prev), free(s->mpm.prev);
   s->fem.prev = fem, s->fem.nprev = s->fem.cap_prev = nfem;
   s->mpm.prev = mpm, s->mpm.nprev = s->mpm.cap_prev = nmpm;
+  kn_penalty_faces_take(&s->faces, faces, nfaces);
   for (int i = 0; i < ng; i++) kn_clique_mpm_take_warm_start(&w->cliques[w->first_mpm_clique + i], nodes[i], vel[i], count[i]);
   free(count), free(nodes), free(vel);
   return KN_OK;

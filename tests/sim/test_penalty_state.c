@@ -51,6 +51,22 @@ static const char* const MPM =
     "    material: {type: linear_corotated, youngs_modulus: 1e5, poisson_ratio: 0.3, density: 1e3}\n"
     "    pose: {xyz: [0, 0, 0.0374]}\n";
 
+/* a rigid box on an FEM slab fixed at its base: the box's corners in the slab's faces (anchors on
+ * FEM faces), the slab's top vertices under the box's bottom face in it */
+static const char* const FACES =
+    "time_step: 0.002\nduration: 0.04\ngravity: [1, 0, -9.81]\n"
+    "contact: {backend: penalty}\n"
+    "objects:\n"
+    "  - {name: box, shape: {box: [0.04, 0.04, 0.04]}, mass: 0.2, pose: {xyz: [0, 0, 0.0199]}, friction: 0.8}\n"
+    "deformables:\n"
+    "  - name: slab\n"
+    "    shape: {box: [0.12, 0.12, 0.04]}\n"
+    "    resolution: 0.03\n"
+    "    material: {youngs_modulus: 1e6, poisson_ratio: 0.4, density: 1e3}\n"
+    "    pose: {xyz: [0, 0, -0.02]}\n"
+    "    fixed: {box: {min: [-1, -1, -1], max: [1, 1, -0.019]}}\n"
+    "    friction: 0.8\n";
+
 typedef struct {
   kn_scene* scene;
   kn_world* world;
@@ -102,25 +118,45 @@ static size_t continuation(const char* yaml, int k, int n) {
 
 Test(penalty_state, rigid_box_held_by_its_anchors_continues_bitwise) {
   size_t len = continuation(RIGID, 10, 30);
-  /* 4 corners press: 4 rigid anchors (3 int32 + 7 doubles each) beyond the 3 counts and no grid */
-  cr_assert_eq(len, 4 * 8 + 4 * (3 * 4 + 7 * 8), "backend part %zu bytes", len);
+  /* 4 corners press: 4 rigid anchors (3 int32 + 7 doubles each) beyond the 5 counts (rigid, FEM
+   * vertex, MPM particle and FEM face anchors, MPM grids) */
+  cr_assert_eq(len, 5 * 8 + 4 * (3 * 4 + 7 * 8), "backend part %zu bytes", len);
 }
 
 Test(penalty_state, fem_cube_continues_bitwise) {
   size_t len = continuation(FEM, 8, 20);
-  cr_assert_gt(len, 3 * 8, "FEM vertices on the floor keep anchors (%zu bytes)", len);
+  cr_assert_gt(len, 5 * 8, "FEM vertices on the floor keep anchors (%zu bytes)", len);
 }
 
 Test(penalty_state, mpm_block_continues_bitwise) {
   size_t len = continuation(MPM, 8, 20);
-  cr_assert_gt(len, 3 * 8, "MPM particles on the floor keep anchors (%zu bytes)", len);
+  cr_assert_gt(len, 5 * 8, "MPM particles on the floor keep anchors (%zu bytes)", len);
+}
+
+Test(penalty_state, box_on_fem_slab_continues_bitwise) {
+  continuation(FACES, 8, 20);
+  /* the backend part's anchors on FEM faces, after the rigid, FEM-vertex and MPM ones */
+  sim a = make(FACES);
+  steps(a.world, 20);
+  kn_state_out o = backend_bytes(&a);
+  uint64_t n[4];
+  size_t at = 0, record[3] = {3 * 4 + 7 * 8, 8 + 4 * 8 + 4, 8 + 4 * 8 + 4};
+  for (int k = 0; k < 4; k++) {
+    memcpy(&n[k], o.data + at, 8); /* little-endian hosts only run these tests (x86-64) */
+    at += 8 + (k < 3 ? n[k] * record[k] : 0);
+  }
+  cr_log_info("anchors: %llu rigid, %llu FEM vertex, %llu MPM, %llu on FEM faces", (unsigned long long)n[0],
+              (unsigned long long)n[1], (unsigned long long)n[2], (unsigned long long)n[3]);
+  cr_assert_gt(n[3], 0, "the box's corners keep anchors in the slab's faces");
+  free(o.data);
+  sim_free(&a);
 }
 
 Test(penalty_state, a_bad_backend_part_is_refused_and_changes_nothing) {
   sim s = make(RIGID);
   steps(s.world, 10);
   kn_state_out good = backend_bytes(&s);
-  cr_assert_gt(good.len, 4 * 8);
+  cr_assert_gt(good.len, 5 * 8);
   kn_error err = {0};
   /* truncated inside the second rigid anchor */
   kn_state_in in = {good.data, 8 + 3 * 4 + 7 * 8 + 20, 0};
@@ -170,7 +206,7 @@ Test(penalty_state, a_failed_newton_solve_changes_nothing) {
       cr_expect(strstr(err.msg, want) != NULL, "names the step: %s", err.msg);
       cr_expect(strstr(err.msg, "penalty backend: stage 2 (penalty Newton solve, ") != NULL, "names the stage: %s",
                 err.msg);
-      cr_expect_gt(before.len, 4 * 8, "anchors held before the failure");
+      cr_expect_gt(before.len, 5 * 8, "anchors held before the failure");
       cr_expect_eq(kn_world_state_hash(s.world), h, "the state is restored");
       cr_expect_eq(s.world->step, step);
       kn_state_out after = backend_bytes(&s);
