@@ -6,11 +6,14 @@
  * And the friction relaxation of Ding & Schroeder against a level set or plane
  * (../shared/papers/penalty-coulomb-friction.md §3.1-3.4, §3.7.1): a particle Z tied by a
  * zero-rest-length spring to its anchor on the surface, the anchor moved only as far as the
- * friction cone requires. No backend uses them yet: `contact.backend: penalty` is still refused. */
+ * friction cone requires. And the `penalty` backend's contact term in the shared nonlinear step
+ * (term.c; nonlinear/nonlinear.h): each contact a zero-rest-length spring between its two material
+ * points' relative position and an anchor on a local plane, relaxed into the cone at every iterate. */
 #ifndef KNEAD_PENALTY_H
 #define KNEAD_PENALTY_H
 
 #include "../common/common.h"
+#include "../nonlinear/nonlinear.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +64,59 @@ typedef enum { KN_RELAX_INACTIVE = 0, KN_RELAX_STATIC = 1, KN_RELAX_DYNAMIC = 2 
  * the force is exactly on the cone when dynamic; on a curved level set approximately (§3.4). */
 kn_relax_state kn_penalty_relax(const kn_levelset* ls, const double X[3], const double Z[3], double mu, double k,
                                 double Y[3], double f[3], double dfdZ[9]);
+
+/*---- the backend's contact term (term.c) ----*/
+
+/* One contact of the step (digest 000 §3.1, §3.3, §3.6): material points a and b (kn_nl_points; -1:
+ * fixed in the world), the unit normal n from A into B, the gap phi0 at the step start, mu, and the
+ * anchor X. The contact is written in the frame of A's surface, a plane through A's point with
+ * normal n that moves with A's point: B's point there is Z(v) = phi0 n + dt (J_b - J_a) v (exact for
+ * the points' affine maps, the normal kept from detection; the origin below B's point at the step
+ * start), the anchor X on the plane (n.X = 0) is where A's side of the spring sits relative to that
+ * origin, i.e. the tangential part of (A's anchored point - B's anchored point) at the step start,
+ * 0 for a new contact (the closest point, §3.4). At each iterate the anchor is relaxed against the
+ * plane (kn_penalty_relax: Y = X while the spring's force k (Y - Z) is inside the cone, slid toward
+ * Z's projection onto its edge otherwise) and B feels f = k (Y - Z) while Z is below the plane,
+ * nothing above it. */
+typedef struct {
+  int a, b;
+  double n[3], phi0, X[3], mu;
+} kn_penalty_contact;
+
+typedef struct {
+  double dt, k;                     /* time step [s], spring stiffness [N/m] */
+  const kn_nl_points* points;
+  const kn_penalty_contact* c;
+  int n;
+  double* dense;                    /* scratch: small systems' blocks summed densely (kn_penalty_term_free) */
+  int dense_cap;
+  double* Y_ref;                    /* n x 3, or NULL (no lagged passes): the anchors of kn_penalty_term_lag */
+  unsigned char* active_ref;        /* n: the contact was active there */
+  int use_ref;                      /* set by kn_penalty_term_lag: the term is the potential lagged there */
+} kn_penalty_term;
+
+/* contact i at v => its state, Z, the relaxed anchor Y, the force on B f = k (Y - Z) [N] (0 when
+ * inactive) and df/dZ (9, row-major; may be NULL) */
+kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
+                                       double f[3], double dfdZ[9]);
+/* kn_nl_term's eval (self: a kn_penalty_term), a root-finding term (E untouched): r += J_rel^T (-dt
+ * f) per active contact, T += dt^2 J_rel^T (-df/dZ) J_rel (not symmetric while sliding: the
+ * friction's dependence on the normal load, mu u n^T), S += its PSD part dt^2 k (n n^T + s w w^T)
+ * sliding (u the slide direction, w = n x u, s = mu |phi| / |X - W|) or dt^2 k I sticking. On
+ * systems of at most KN_PENALTY_DENSE_MAX DoFs the contacts' blocks are summed in a dense scratch
+ * and added once (a rigid grasp's contacts all couple the same few DoFs); KN_ERR_NOMEM when that
+ * scratch cannot grow. */
+#define KN_PENALTY_DENSE_MAX 128
+kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                               kn_error* err);
+/* kn_nl_term's lag (the solver's passes where Newton on the whole residual stalls): on, each
+ * contact's relaxed anchor Y_ref = Y(v) and activity are frozen and the term becomes the convex
+ * potential sum k/2 min(phi(Z), 0)^2 + k/2 |P_t (Y_ref - Z)|^2 (the second for the contacts active at
+ * v), whose gradient at v equals the residual there, so the passes' fixed point is a root; off, the
+ * relaxed term again */
+void kn_penalty_term_lag(void* self, const double* v, int on);
+/* the term's scratch freed */
+void kn_penalty_term_free(kn_penalty_term* t);
 
 #ifdef __cplusplus
 }

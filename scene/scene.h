@@ -13,12 +13,14 @@
  *     backend: sap | penalty | ipc | smooth_friction | none   [sap]
  *                                  sap: the two-stage SAP step (backend_sap.c); smooth_friction:
  *                                  implicit smoothed friction in the shared nonlinear step
- *                                  (backend_nonlinear.c); none: each tree alone by kn_mb_step, no
- *                                  contact; penalty and ipc are rejected by kn_world_create as "not
+ *                                  (backend_nonlinear.c); penalty: Ding & Schroeder's anchored
+ *                                  springs in the same step (nl_penalty.c); none: each tree alone by
+ *                                  kn_mb_step, no contact; ipc is rejected by kn_world_create as "not
  *                                  implemented" (KN_ERR_UNSUPPORTED)
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
  *                       lagged, adaptive, solver: iterative|direct,
  *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
+ *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd}   kn_scene_penalty
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -100,7 +102,7 @@
  *           frame_rate: fps > 0    frames per second of vtk and html [30]
  *
  * libcyaml cannot give one key both a number and a list type, hence kp / kp_per_joint.
- *   deformables:                   (sap backend only) FEM bodies, each its own SAP clique
+ *   deformables:                   (backends sap, smooth_friction, penalty) FEM bodies, each its own clique
  *     - name: text                 (required, unique among objects, robots and deformables)
  *       model: fem | mpm           [fem]; mpm: material point method (below)
  *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, l]} | {torus: [R, r]} |
@@ -470,6 +472,22 @@ typedef enum { KN_SCENE_SMOOTH_BACKWARD_EULER = 0, KN_SCENE_SMOOTH_TRAPEZOIDAL }
  * Jacobian's symmetric part (Algorithm 2's inexact Newton); direct = UMFPACK's LU (Algorithm 1) */
 typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solver;
 
+/* contact.penalty: the penalty backend's keys (sim/nl_penalty.c; digests penalty-coulomb-friction.md
+ * and continuous-penalty-forces.md), each optional */
+typedef struct {
+  double* stiffness;        /* k of every contact's spring [N/m] [1e4] (the digest's prototype's stiffer
+                               value; the paper's scenes use 1 to 1e6): a held load F per contact
+                               sinks F / k */
+  double* tolerance;        /* Newton's stopping test on max |M^-1 r| [m/s] [1e-8]: a velocity error,
+                               not the paper's unscaled tau = 1 (digest §7 item 2) */
+  bool* continuous;         /* Tang et al.'s continuous penalty forces for mesh pairs [false]; true
+                               is refused: not built yet */
+  int* ablation;            /* kn_scene_penalty_ablation, with continuous only [cpf] */
+} kn_scene_penalty;
+/* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form, the default),
+ * cpf_exact (quadrature), dpf (closest-point penalty at the step's end), dpf_ccd (dpf on CCD pairs) */
+typedef enum { KN_SCENE_CPF = 0, KN_SCENE_CPF_EXACT, KN_SCENE_DPF, KN_SCENE_DPF_CCD } kn_scene_penalty_ablation;
+
 typedef struct {
   kn_contact_backend backend;
   double* margin;           /* detection margin [m] [0] */
@@ -480,6 +498,7 @@ typedef struct {
   kn_scene_solver* solver;  /* SAP solver options (kn_sap_options); the nonlinear backends read
                                max_iterations, rel_tolerance, abs_tolerance (kn_nl_options) */
   kn_scene_smooth* smooth_friction;
+  kn_scene_penalty* penalty;
 } kn_scene_contact;
 
 typedef struct {

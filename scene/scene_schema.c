@@ -182,6 +182,16 @@ static const cyaml_schema_field_t smooth_fields[] = {
     CYAML_FIELD_ENUM("integrator", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_smooth, integrator,
                      smooth_integrator_strings, 2),
     CYAML_FIELD_END};
+static const cyaml_strval_t ablation_strings[] = {
+    {"cpf", KN_SCENE_CPF}, {"cpf_exact", KN_SCENE_CPF_EXACT}, {"dpf", KN_SCENE_DPF}, {"dpf_ccd", KN_SCENE_DPF_CCD}};
+static const cyaml_schema_field_t penalty_fields[] = {
+    DBL_OPT("stiffness", kn_scene_penalty, stiffness),
+    DBL_OPT("tolerance", kn_scene_penalty, tolerance),
+    CYAML_FIELD_ENUM_PTR("continuous", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_penalty,
+                         continuous, bool_strings, 6),
+    CYAML_FIELD_ENUM_PTR("ablation", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_penalty,
+                         ablation, ablation_strings, 4),
+    CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),
     SEQ_OPT("members", kn_scene_filter_group, members, nmembers, &schema_string),
@@ -208,6 +218,8 @@ static const cyaml_schema_field_t contact_fields[] = {
                             solver_fields),
     CYAML_FIELD_MAPPING_PTR("smooth_friction", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact,
                             smooth_friction, smooth_fields),
+    CYAML_FIELD_MAPPING_PTR("penalty", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, penalty,
+                            penalty_fields),
     CYAML_FIELD_END};
 
 static const cyaml_schema_field_t fem_shape_fields[] = {

@@ -1,0 +1,373 @@
+/* The penalty backend's formulation (backend_nonlinear.h; Ding & Schroeder,
+ * penalty-coulomb-friction.md): its scene keys (contact.penalty), the anchored springs of
+ * penalty/term.c over each candidate's points, and the anchors kept from step to step in the
+ * frame of the body that carries them, so that a sticking contact never creeps (§3.6, §3.10).
+ *
+ * Which side's point is the spring's "particle" and which carries the anchor, and how a contact is
+ * found again next step, is the stiction anchors' keying (sim/stiction.h), not another one:
+ *   rigid-rigid (kn_stiction): A's anchor pa in A's geometry frame, B's material point pb in B's;
+ *     next step's contact of the same collider pair nearest to B's point (within 1 mm);
+ *   an FEM vertex in a rigid collider (kn_stiction_keyed, key (body, collider, vertex)): the vertex
+ *     is B's point, the anchor on the collider A;
+ *   an MPM particle in a rigid collider (key (grid, collider, particle)): the particle is A's point,
+ *     the anchor on the collider B.
+ * The anchor X of the step is the tangential part of (A's point - B's point) at its start. At the end
+ * of a successful step an active contact whose relaxation slid keeps the anchor moved by the slide
+ * Y - X (a sticking one keeps it untouched), an inactive one is dropped (§3.10). A rigid feature
+ * point in an FEM face and an FEM vertex at another FEM body's face keep their anchor as a point of
+ * the face (penalty_faces.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "penalty/penalty.h"
+#include "sim/backend_nonlinear.h"
+#include "sim/penalty_faces.h"
+#include "sim/stiction.h"
+
+typedef struct {
+  kn_penalty_term term;
+  kn_penalty_contact* pc;
+  double* gamma;            /* per candidate (0, 0, active): the anchors' commit */
+  int pccap;
+  kn_pose* X_WG;            /* per collider, at the step start then at its end */
+  int ncollider;
+  kn_world* w;              /* its MPM grids' warm starts go into saved states */
+  kn_stiction rigid;
+  kn_stiction_keyed fem, mpm;
+  kn_penalty_faces faces;
+} penalty_state;
+
+static void penalty_destroy(void* p) {
+  penalty_state* s = p;
+  if (!s) return;
+  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref);
+  kn_penalty_term_free(&s->term);
+  kn_stiction_free(&s->rigid);
+  kn_stiction_keyed_free(&s->fem);
+  kn_stiction_keyed_free(&s->mpm);
+  kn_penalty_faces_free(&s->faces);
+  free(s);
+}
+
+/* contact.penalty's keys => k and the Newton tolerance (errors name the key) */
+static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_options* opt, kn_error* err) {
+  const kn_scene_penalty* k = sc->doc->contact ? sc->doc->contact->penalty : NULL;
+  s->term.k = k && k->stiffness ? *k->stiffness : 1e4;
+  double tol = k && k->tolerance ? *k->tolerance : 1e-8;
+  if (!isfinite(s->term.k) || !(s->term.k > 0))
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.stiffness", "%g: expected a finite number > 0 [N/m]",
+                         s->term.k);
+  if (!isfinite(tol) || !(tol > 0))
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
+                         tol);
+  if (k && k->continuous && *k->continuous)
+    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.continuous",
+                         "the continuous penalty forces (Tang et al.) are not built into the backend yet: they need "
+                         "continuous collision pairs between meshes, which detection does not give; use false");
+  if (k && k->ablation)
+    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.ablation",
+                         "the ablation modes apply only with contact.penalty.continuous: true, which is not built yet");
+  opt->abs_tol = tol;
+  return KN_OK;
+}
+
+static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  penalty_state* s = kn_calloc(1, sizeof *s);
+  if (!s || !(s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG))) {
+    penalty_destroy(s);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  s->ncollider = w->ncollider, s->w = w;
+  kn_status st = penalty_params(sc, s, opt, err);
+  if (st) {
+    penalty_destroy(s);
+    return st;
+  }
+  *extra_margin = 0; /* a spring acts only while its point is inside */
+  *out = s;
+  return KN_OK;
+}
+
+// the tangential part of d (unit n) into X
+static void tangential(const double d[3], const double n[3], double X[3]) {
+  double dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+  for (int k = 0; k < 3; k++) X[k] = d[k] - dn * n[k];
+}
+
+// (world point x, pose P) => x in P's frame
+static void to_frame(const kn_pose* P, const double x[3], double y[3]) {
+  double r[3] = {x[0] - P->p[0], x[1] - P->p[1], x[2] - P->p[2]};
+  for (int k = 0; k < 3; k++) y[k] = P->R[k] * r[0] + P->R[3 + k] * r[1] + P->R[6 + k] * r[2];
+}
+
+// a candidate's point's position at the step start (its map's x0; the contact point when fixed)
+static const double* point_x0(const kn_nl_step* st, int p, const kn_contact_candidate* cc) {
+  return p >= 0 ? st->points->p[p].x0 : cc->p;
+}
+
+/* candidate i's anchor X at the step start (its record in the stiction tables for this step) */
+static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penalty_contact* pc) {
+  const kn_sim_candidates* c = st->cand;
+  const kn_contact_candidate* cc = &c->c[i];
+  double vh[2], d[3] = {0, 0, 0}, xa[3], xb[3];
+  if (cc->origin == KN_CANDIDATE_RIGID) {
+    kn_stiction_bias(&s->rigid, i, &c->pts[cc->source], s->X_WG, st->dt, vh);
+    const kn_stiction_anchor* an = &s->rigid.cur[i];
+    kn_pose_apply(&s->X_WG[an->a], an->pa, xa);
+    kn_pose_apply(&s->X_WG[an->b], an->pb, xb);
+    for (int k = 0; k < 3; k++) d[k] = xa[k] - xb[k];
+  } else if (cc->origin == KN_CANDIDATE_PARTICLE_RIGID) {
+    int g = cc->a.body, kb = cc->b.body, p = cc->a.point[0];
+    const double* x = point_x0(st, st->pa[i], cc);
+    kn_stiction_keyed* t = &s->mpm;
+    int j = i - c->first_mpm;
+    kn_stiction_keyed_bias(t, j, kn_stiction_key(g, kb, p), x, &s->X_WG[kb], 0, cc->R_WC, cc->material.mu, st->dt, vh);
+    kn_pose_apply(&s->X_WG[kb], t->cur[j].p, xb);
+    for (int k = 0; k < 3; k++) d[k] = x[k] - xb[k];
+  } else {
+    int keyed = cc->origin == KN_CANDIDATE_FEM_VERTEX_RIGID, ka = cc->a.body, j = i - c->first_fem;
+    const double* x = point_x0(st, st->pb[i], cc);
+    uint64_t key = keyed ? kn_stiction_key(cc->b.body, ka, cc->b.point[0]) : 0;
+    kn_stiction_keyed_bias(&s->fem, j, key, x, keyed ? &s->X_WG[ka] : NULL, 1, cc->R_WC, cc->material.mu, st->dt, vh);
+    if (keyed) {
+      kn_pose_apply(&s->X_WG[ka], s->fem.cur[j].p, xa);
+      for (int k = 0; k < 3; k++) d[k] = xa[k] - x[k];
+      s->faces.cur[j].kind = -1;
+    } else { /* the particle: the rigid point A, or B's vertex */
+      const double* xp = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE ? point_x0(st, st->pa[i], cc) : x;
+      kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d);
+    }
+  }
+  tangential(d, pc->n, pc->X);
+}
+
+static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
+  penalty_state* s = self;
+  const kn_sim_candidates* c = st->cand;
+  kn_world* w = st->w;
+  if (c->n > s->pccap) {
+    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref);
+    s->pc = malloc((size_t)c->n * sizeof *s->pc);
+    s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
+    s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
+    s->term.active_ref = malloc((size_t)c->n);
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref ? c->n : 0;
+    if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
+  }
+  kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
+  if (!e) e = kn_stiction_keyed_reserve(&s->fem, c->nfem, err);
+  if (!e) e = kn_stiction_keyed_reserve(&s->mpm, c->nmpm, err);
+  if (!e) e = kn_penalty_faces_reserve(&s->faces, c->nfem, err);
+  if (e) return e;
+  for (int k = 0; k < w->ncollider; k++) kn_sim_collider_pose(w, k, &s->X_WG[k]);
+  for (int i = 0; i < c->n; i++) {
+    const kn_contact_candidate* cc = &c->c[i];
+    kn_penalty_contact* pc = &s->pc[i];
+    pc->a = st->pa[i], pc->b = st->pb[i];
+    for (int a = 0; a < 3; a++) pc->n[a] = cc->R_WC[3 * a + 2];
+    pc->phi0 = cc->phi;
+    pc->mu = cc->material.mu;
+    anchor_start(s, st, i, pc);
+  }
+  s->term.dt = st->dt;
+  s->term.points = st->points;
+  s->term.c = s->pc;
+  s->term.n = c->n;
+  s->term.use_ref = 0;
+  *term = (kn_nl_term){.eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .self = &s->term};
+  *potential = 0;
+  return KN_OK;
+}
+
+static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  (void)st;
+  double Z[3], Y[3];
+  kn_penalty_term_contact(&((penalty_state*)self)->term, i, v, Z, Y, f, NULL);
+}
+
+/* after the step: the anchors of the active contacts become the next step's, moved by their slide
+ * in the frame of the body that carries them (at its new pose); the inactive ones are dropped */
+static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
+  (void)err;
+  penalty_state* s = self;
+  const kn_sim_candidates* c = st->cand;
+  kn_world* w = st->w;
+  for (int k = 0; k < w->ntree; k++)
+    if (w->trees[k].robot->model->nv > 0) kn_mb_kinematics(w->trees[k].robot->model, w->trees[k].q, NULL, w->trees[k].data);
+  for (int k = 0; k < w->ncollider; k++) kn_sim_collider_pose(w, k, &s->X_WG[k]);
+  for (int i = 0; i < c->n; i++) {
+    const kn_contact_candidate* cc = &c->c[i];
+    const kn_penalty_contact* pc = &s->pc[i];
+    double Z[3], Y[3], f[3], slide[3], x[3];
+    kn_relax_state r = kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
+    double* g = s->gamma + 3 * i;
+    g[0] = g[1] = 0, g[2] = r != KN_RELAX_INACTIVE;
+    if (r != KN_RELAX_DYNAMIC) continue;
+    for (int k = 0; k < 3; k++) slide[k] = Y[k] - pc->X[k]; /* A's side of the spring moved by this */
+    double sign = 1, *p = NULL;
+    int body = -1;
+    if (cc->origin == KN_CANDIDATE_RIGID) {
+      p = s->rigid.cur[i].pa, body = s->rigid.cur[i].a;
+    } else if (cc->origin == KN_CANDIDATE_PARTICLE_RIGID) {
+      p = s->mpm.cur[i - c->first_mpm].p, body = cc->b.body, sign = -1; /* the anchor is on B */
+    } else if (cc->origin == KN_CANDIDATE_FEM_VERTEX_RIGID) {
+      p = s->fem.cur[i - c->first_fem].p, body = cc->a.body;
+    } else {
+      kn_penalty_faces_slide(&s->faces, w, cc, i - c->first_fem, slide);
+    }
+    if (!p) continue;
+    kn_pose_apply(&s->X_WG[body], p, x);
+    for (int k = 0; k < 3; k++) x[k] += sign * slide[k];
+    to_frame(&s->X_WG[body], x, p);
+  }
+  kn_stiction_commit(&s->rigid, c->first_fem, s->gamma);
+  kn_stiction_keyed_commit(&s->fem, c->nfem, s->gamma + 3 * (size_t)c->first_fem);
+  kn_stiction_keyed_commit(&s->mpm, c->nmpm, s->gamma + 3 * (size_t)c->first_mpm);
+  kn_penalty_faces_commit(&s->faces, c->nfem, s->gamma + 3 * (size_t)c->first_fem);
+  return KN_OK;
+}
+
+/*---- saved states: the anchors, and each MPM grid's warm start (the Newton guess of its next step,
+ * which the adapter does not save) ----
+ * rigid: n, then per anchor a, b, sliding (int32), pa[3], pb[3], mu (double); FEM, MPM: n, then per
+ * anchor key (uint64), p[3], mu (double), sliding (int32); on FEM faces: kn_penalty_faces_save;
+ * grids: their count, then per grid n, its nodes (3 n int32), their v (3 n double), as the SAP
+ * adapter's (sap_state.c) */
+
+static void save_keyed(const kn_stiction_keyed* k, kn_state_out* out) {
+  kn_state_put_u64(out, (uint64_t)k->nprev);
+  for (int i = 0; i < k->nprev; i++) {
+    const kn_stiction_point* a = &k->prev[i];
+    kn_state_put_u64(out, a->key);
+    kn_state_put_f64(out, a->p, 3);
+    kn_state_put_f64(out, &a->mu, 1);
+    kn_state_put_i32(out, &a->sliding, 1);
+  }
+}
+
+static void penalty_save(const void* self, kn_state_out* out) {
+  const penalty_state* s = self;
+  kn_state_put_u64(out, (uint64_t)s->rigid.nprev);
+  for (int i = 0; i < s->rigid.nprev; i++) {
+    const kn_stiction_anchor* a = &s->rigid.prev[i];
+    int ab[3] = {a->a, a->b, a->sliding};
+    kn_state_put_i32(out, ab, 3);
+    kn_state_put_f64(out, a->pa, 3);
+    kn_state_put_f64(out, a->pb, 3);
+    kn_state_put_f64(out, &a->mu, 1);
+  }
+  save_keyed(&s->fem, out);
+  save_keyed(&s->mpm, out);
+  kn_penalty_faces_save(&s->faces, out);
+  const kn_world* w = s->w;
+  kn_state_put_u64(out, (uint64_t)w->nmpm_grid);
+  for (int i = 0; i < w->nmpm_grid; i++) {
+    const int* nodes;
+    const double* v;
+    int n;
+    kn_clique_mpm_warm_start(&w->cliques[w->first_mpm_clique + i], &nodes, &v, &n);
+    kn_state_put_u64(out, (uint64_t)n);
+    kn_state_put_i32(out, nodes, 3 * (size_t)n);
+    kn_state_put_f64(out, v, 3 * (size_t)n);
+  }
+}
+
+// a record count checked against the bytes left (a corrupt count never allocates), or -1
+static long get_count(kn_state_in* in, size_t record) {
+  uint64_t n;
+  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX / 3 || n * record > in->len - in->pos) return -1;
+  return (long)n;
+}
+
+static int load_keyed(kn_state_in* in, kn_stiction_point** out, int* n_out) {
+  long n = get_count(in, 8 + 4 * 8 + 4);
+  if (n < 0) return 0;
+  kn_stiction_point* a = kn_calloc((size_t)n + 1, sizeof *a);
+  if (!a) return 0;
+  for (long i = 0; i < n; i++)
+    if (!kn_state_get_u64(in, &a[i].key) || !kn_state_get_f64(in, a[i].p, 3) || !kn_state_get_f64(in, &a[i].mu, 1) ||
+        !kn_state_get_i32(in, &a[i].sliding, 1) || !a[i].key || (i > 0 && a[i].key <= a[i - 1].key)) {
+      free(a);
+      return 0;
+    }
+  *out = a, *n_out = (int)n;
+  return 1;
+}
+
+static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
+  penalty_state* s = self;
+  kn_stiction_anchor* rigid = NULL;
+  unsigned char* taken = NULL;
+  kn_stiction_point *fem = NULL, *mpm = NULL;
+  int nfem = 0, nmpm = 0;
+  const char* what = NULL;
+  long nr = get_count(in, 3 * 4 + 7 * 8);
+  if (nr < 0) what = "truncated rigid anchors";
+  else if (!(rigid = kn_calloc((size_t)nr + 1, sizeof *rigid)) || !(taken = kn_calloc((size_t)nr + 1, 1)))
+    what = "out of memory";
+  for (long i = 0; !what && i < nr; i++) {
+    kn_stiction_anchor* a = &rigid[i];
+    int ab[3];
+    if (!kn_state_get_i32(in, ab, 3) || !kn_state_get_f64(in, a->pa, 3) || !kn_state_get_f64(in, a->pb, 3) ||
+        !kn_state_get_f64(in, &a->mu, 1))
+      what = "truncated rigid anchors";
+    else if (ab[0] < 0 || ab[1] <= ab[0] || ab[1] >= s->ncollider)
+      what = "a rigid anchor names colliders that this world does not have";
+    a->a = ab[0], a->b = ab[1], a->sliding = ab[2];
+  }
+  if (!what && !load_keyed(in, &fem, &nfem)) what = "truncated or invalid FEM anchors";
+  if (!what && !load_keyed(in, &mpm, &nmpm)) what = "truncated or invalid MPM anchors";
+  kn_world* w = s->w;
+  kn_penalty_face* faces = NULL;
+  int nfaces = 0;
+  if (!what) what = kn_penalty_faces_read(w, in, &faces, &nfaces);
+  int ng = w->nmpm_grid, *count = kn_calloc((size_t)ng + 1, sizeof *count);
+  int** nodes = kn_calloc((size_t)ng + 1, sizeof *nodes);
+  double** vel = kn_calloc((size_t)ng + 1, sizeof *vel);
+  uint64_t ngrid = 0;
+  if (!count || !nodes || !vel) what = "out of memory";
+  if (!what && (!kn_state_get_u64(in, &ngrid) || ngrid != (uint64_t)ng)) what = "MPM grid count differs";
+  for (int i = 0; !what && i < ng; i++) {
+    long n = get_count(in, 3 * 4 + 3 * 8);
+    if (n < 0) {
+      what = "truncated MPM warm start";
+      break;
+    }
+    count[i] = (int)n;
+    nodes[i] = kn_calloc(3 * (size_t)n + 1, sizeof **nodes);
+    vel[i] = kn_calloc(3 * (size_t)n + 1, sizeof **vel);
+    if (!nodes[i] || !vel[i]) what = "out of memory";
+    else if (!kn_state_get_i32(in, nodes[i], 3 * (size_t)n) || !kn_state_get_f64(in, vel[i], 3 * (size_t)n))
+      what = "truncated MPM warm start";
+  }
+  if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's state";
+  if (what) {
+    for (int i = 0; nodes && vel && i < ng; i++) free(nodes[i]), free(vel[i]);
+    free(count), free(nodes), free(vel);
+    free(rigid), free(taken), free(fem), free(mpm), free(faces);
+    return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
+  }
+  /* commit: nothing below fails */
+  free(s->rigid.prev), free(s->rigid.taken);
+  s->rigid.prev = rigid, s->rigid.taken = taken;
+  s->rigid.nprev = s->rigid.cap_prev = s->rigid.cap_taken = (int)nr;
+  free(s->fem.prev), free(s->mpm.prev);
+  s->fem.prev = fem, s->fem.nprev = s->fem.cap_prev = nfem;
+  s->mpm.prev = mpm, s->mpm.nprev = s->mpm.cap_prev = nmpm;
+  kn_penalty_faces_take(&s->faces, faces, nfaces);
+  for (int i = 0; i < ng; i++) kn_clique_mpm_take_warm_start(&w->cliques[w->first_mpm_clique + i], nodes[i], vel[i], count[i]);
+  free(count), free(nodes), free(vel);
+  return KN_OK;
+}
+
+static const kn_nl_formulation penalty_formulation = {"penalty", penalty_create, penalty_destroy, penalty_begin, NULL,
+                                                      penalty_force, penalty_end_step, penalty_save, penalty_load};
+
+static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
+  return kn_nl_backend_create(w, &penalty_formulation, out, err);
+}
+
+const kn_backend kn_backend_penalty = {"penalty", backend_create, kn_nl_backend_step, kn_nl_backend_free,
+                                       kn_nl_backend_save, kn_nl_backend_load};
