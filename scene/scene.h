@@ -35,7 +35,10 @@
  *     solver: {max_iterations, rel_tolerance, abs_tolerance, linear_solver: auto|dense|sparse,
  *              fem_schur: true|false, mpm_clique: auto|schur|grid}
  *                                  kn_sap_options [Drake's defaults, §4.7]; fem_schur and
- *                                  mpm_clique: kn_scene_solver
+ *                                  mpm_clique: kn_scene_solver. On the nonlinear backends
+ *                                  (smooth_friction, penalty, ipc) only max_iterations applies
+ *                                  (kn_nl_options: Newton iterations per attempt); their
+ *                                  tolerances are velocity residuals with their own keys
  *   objects:
  *     - name: text                 (required, unique among objects and robots)
  *       shape: {box: [lx, ly, lz]} | {sphere: r} | {cylinder: [r, length]} |

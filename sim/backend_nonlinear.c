@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sim/backend_nonlinear.h"
+#include "sim/state_parts.h"
 
 typedef struct {
   sap_state* sap;           /* the shared stages' state: candidates, poses, robot constraints */
@@ -199,14 +200,29 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   return KN_OK;
 }
 
+/* saved state: each MPM grid's warm start (the Newton guess of its next step, state_parts.h), then
+ * the formulation's part */
 void kn_nl_backend_save(const kn_world* w, const void* state, kn_state_out* out) {
-  (void)w;
   const nl_state* s = state;
+  kn_state_put_mpm_warm_starts(out, w);
   if (s->f->save) s->f->save(s->fs, out);
 }
 
+/* all or nothing: the warm starts are committed only once the formulation took its part */
 kn_status kn_nl_backend_load(const kn_world* w, void* state, kn_state_in* in, kn_error* err) {
-  (void)w;
   nl_state* s = state;
-  return s->f->load ? s->f->load(s->fs, in, err) : KN_OK;
+  kn_state_parts p = {0};
+  const char* what = kn_state_get_mpm_warm_starts(in, w, &p);
+  if (!what && !s->f->load && in->pos != in->len) what = "unread bytes after the backend's state";
+  if (what) {
+    kn_state_parts_free(&p);
+    return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "%s", what);
+  }
+  kn_status st = s->f->load ? s->f->load(s->fs, in, err) : KN_OK;
+  if (st) {
+    kn_state_parts_free(&p);
+    return st;
+  }
+  kn_state_parts_commit(&p, (kn_world*)w, NULL, NULL, NULL);
+  return KN_OK;
 }

@@ -37,7 +37,8 @@ typedef struct {
   void (*force)(void* self, const kn_nl_step* st, int i, const double* v, double f[3]);
   /* (optional) after every clique advanced to v: what the next step reads (anchors) */
   kn_status (*end_step)(void* self, const kn_nl_step* st, const double* v, kn_error* err);
-  /* saved states: the formulation's part (all or nothing on load) */
+  /* saved states: the formulation's part, after the adapter's MPM warm starts (all or nothing on
+   * load, and reading every byte given) */
   void (*save)(const void* self, kn_state_out* out);
   kn_status (*load)(void* self, kn_state_in* in, kn_error* err);
 } kn_nl_formulation;

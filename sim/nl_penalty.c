@@ -22,6 +22,7 @@
 
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/state_parts.h"
 #include "sim/penalty_faces.h"
 #include "sim/stiction.h"
 
@@ -32,7 +33,7 @@ typedef struct {
   int pccap;
   kn_pose* X_WG;            /* per collider, at the step start then at its end */
   int ncollider;
-  kn_world* w;              /* its MPM grids' warm starts go into saved states */
+  kn_world* w;              /* for its FEM faces' anchors in saved states */
   kn_stiction rigid;
   kn_stiction_keyed fem, mpm;
   kn_penalty_faces faces;
@@ -229,136 +230,34 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
   return KN_OK;
 }
 
-/*---- saved states: the anchors, and each MPM grid's warm start (the Newton guess of its next step,
- * which the adapter does not save) ----
- * rigid: n, then per anchor a, b, sliding (int32), pa[3], pb[3], mu (double); FEM, MPM: n, then per
- * anchor key (uint64), p[3], mu (double), sliding (int32); on FEM faces: kn_penalty_faces_save;
- * grids: their count, then per grid n, its nodes (3 n int32), their v (3 n double), as the SAP
- * adapter's (sap_state.c) */
-
-static void save_keyed(const kn_stiction_keyed* k, kn_state_out* out) {
-  kn_state_put_u64(out, (uint64_t)k->nprev);
-  for (int i = 0; i < k->nprev; i++) {
-    const kn_stiction_point* a = &k->prev[i];
-    kn_state_put_u64(out, a->key);
-    kn_state_put_f64(out, a->p, 3);
-    kn_state_put_f64(out, &a->mu, 1);
-    kn_state_put_i32(out, &a->sliding, 1);
-  }
-}
+/*---- saved states: the anchors in the layouts of state_parts.h (rigid, FEM keyed, MPM keyed), then
+ * the anchors on FEM faces (kn_penalty_faces_save); the adapter saves the MPM warm starts ----*/
 
 static void penalty_save(const void* self, kn_state_out* out) {
   const penalty_state* s = self;
-  kn_state_put_u64(out, (uint64_t)s->rigid.nprev);
-  for (int i = 0; i < s->rigid.nprev; i++) {
-    const kn_stiction_anchor* a = &s->rigid.prev[i];
-    int ab[3] = {a->a, a->b, a->sliding};
-    kn_state_put_i32(out, ab, 3);
-    kn_state_put_f64(out, a->pa, 3);
-    kn_state_put_f64(out, a->pb, 3);
-    kn_state_put_f64(out, &a->mu, 1);
-  }
-  save_keyed(&s->fem, out);
-  save_keyed(&s->mpm, out);
+  kn_state_put_rigid_anchors(out, &s->rigid);
+  kn_state_put_keyed_anchors(out, &s->fem);
+  kn_state_put_keyed_anchors(out, &s->mpm);
   kn_penalty_faces_save(&s->faces, out);
-  const kn_world* w = s->w;
-  kn_state_put_u64(out, (uint64_t)w->nmpm_grid);
-  for (int i = 0; i < w->nmpm_grid; i++) {
-    const int* nodes;
-    const double* v;
-    int n;
-    kn_clique_mpm_warm_start(&w->cliques[w->first_mpm_clique + i], &nodes, &v, &n);
-    kn_state_put_u64(out, (uint64_t)n);
-    kn_state_put_i32(out, nodes, 3 * (size_t)n);
-    kn_state_put_f64(out, v, 3 * (size_t)n);
-  }
-}
-
-// a record count checked against the bytes left (a corrupt count never allocates), or -1
-static long get_count(kn_state_in* in, size_t record) {
-  uint64_t n;
-  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX / 3 || n * record > in->len - in->pos) return -1;
-  return (long)n;
-}
-
-static int load_keyed(kn_state_in* in, kn_stiction_point** out, int* n_out) {
-  long n = get_count(in, 8 + 4 * 8 + 4);
-  if (n < 0) return 0;
-  kn_stiction_point* a = kn_calloc((size_t)n + 1, sizeof *a);
-  if (!a) return 0;
-  for (long i = 0; i < n; i++)
-    if (!kn_state_get_u64(in, &a[i].key) || !kn_state_get_f64(in, a[i].p, 3) || !kn_state_get_f64(in, &a[i].mu, 1) ||
-        !kn_state_get_i32(in, &a[i].sliding, 1) || !a[i].key || (i > 0 && a[i].key <= a[i - 1].key)) {
-      free(a);
-      return 0;
-    }
-  *out = a, *n_out = (int)n;
-  return 1;
 }
 
 static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   penalty_state* s = self;
-  kn_stiction_anchor* rigid = NULL;
-  unsigned char* taken = NULL;
-  kn_stiction_point *fem = NULL, *mpm = NULL;
-  int nfem = 0, nmpm = 0;
-  const char* what = NULL;
-  long nr = get_count(in, 3 * 4 + 7 * 8);
-  if (nr < 0) what = "truncated rigid anchors";
-  else if (!(rigid = kn_calloc((size_t)nr + 1, sizeof *rigid)) || !(taken = kn_calloc((size_t)nr + 1, 1)))
-    what = "out of memory";
-  for (long i = 0; !what && i < nr; i++) {
-    kn_stiction_anchor* a = &rigid[i];
-    int ab[3];
-    if (!kn_state_get_i32(in, ab, 3) || !kn_state_get_f64(in, a->pa, 3) || !kn_state_get_f64(in, a->pb, 3) ||
-        !kn_state_get_f64(in, &a->mu, 1))
-      what = "truncated rigid anchors";
-    else if (ab[0] < 0 || ab[1] <= ab[0] || ab[1] >= s->ncollider)
-      what = "a rigid anchor names colliders that this world does not have";
-    a->a = ab[0], a->b = ab[1], a->sliding = ab[2];
-  }
-  if (!what && !load_keyed(in, &fem, &nfem)) what = "truncated or invalid FEM anchors";
-  if (!what && !load_keyed(in, &mpm, &nmpm)) what = "truncated or invalid MPM anchors";
-  kn_world* w = s->w;
+  kn_state_parts p = {0};
   kn_penalty_face* faces = NULL;
   int nfaces = 0;
-  if (!what) what = kn_penalty_faces_read(w, in, &faces, &nfaces);
-  int ng = w->nmpm_grid, *count = kn_calloc((size_t)ng + 1, sizeof *count);
-  int** nodes = kn_calloc((size_t)ng + 1, sizeof *nodes);
-  double** vel = kn_calloc((size_t)ng + 1, sizeof *vel);
-  uint64_t ngrid = 0;
-  if (!count || !nodes || !vel) what = "out of memory";
-  if (!what && (!kn_state_get_u64(in, &ngrid) || ngrid != (uint64_t)ng)) what = "MPM grid count differs";
-  for (int i = 0; !what && i < ng; i++) {
-    long n = get_count(in, 3 * 4 + 3 * 8);
-    if (n < 0) {
-      what = "truncated MPM warm start";
-      break;
-    }
-    count[i] = (int)n;
-    nodes[i] = kn_calloc(3 * (size_t)n + 1, sizeof **nodes);
-    vel[i] = kn_calloc(3 * (size_t)n + 1, sizeof **vel);
-    if (!nodes[i] || !vel[i]) what = "out of memory";
-    else if (!kn_state_get_i32(in, nodes[i], 3 * (size_t)n) || !kn_state_get_f64(in, vel[i], 3 * (size_t)n))
-      what = "truncated MPM warm start";
-  }
+  const char* what = kn_state_get_rigid_anchors(in, s->ncollider, &p);
+  if (!what) what = kn_state_get_keyed_anchors(in, 0, &p);
+  if (!what) what = kn_state_get_keyed_anchors(in, 1, &p);
+  if (!what) what = kn_penalty_faces_read(s->w, in, &faces, &nfaces);
   if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's state";
   if (what) {
-    for (int i = 0; nodes && vel && i < ng; i++) free(nodes[i]), free(vel[i]);
-    free(count), free(nodes), free(vel);
-    free(rigid), free(taken), free(fem), free(mpm), free(faces);
+    kn_state_parts_free(&p);
+    free(faces);
     return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
   }
-  /* commit: nothing below fails */
-  free(s->rigid.prev), free(s->rigid.taken);
-  s->rigid.prev = rigid, s->rigid.taken = taken;
-  s->rigid.nprev = s->rigid.cap_prev = s->rigid.cap_taken = (int)nr;
-  free(s->fem.prev), free(s->mpm.prev);
-  s->fem.prev = fem, s->fem.nprev = s->fem.cap_prev = nfem;
-  s->mpm.prev = mpm, s->mpm.nprev = s->mpm.cap_prev = nmpm;
+  kn_state_parts_commit(&p, s->w, &s->rigid, &s->fem, &s->mpm);
   kn_penalty_faces_take(&s->faces, faces, nfaces);
-  for (int i = 0; i < ng; i++) kn_clique_mpm_take_warm_start(&w->cliques[w->first_mpm_clique + i], nodes[i], vel[i], count[i]);
-  free(count), free(nodes), free(vel);
   return KN_OK;
 }
 

@@ -226,6 +226,7 @@ static kn_status smooth_load(void* self, kn_state_in* in, kn_error* err) {
   double k;
   if (!kn_state_get_f64(in, &k, 1) || !(k > 0) || !isfinite(k))
     return kn_fail(err, KN_ERR_PARSE, "the smooth_friction backend's stiffness is missing or not positive");
+  if (in->pos != in->len) return kn_fail(err, KN_ERR_PARSE, "unread bytes after the smooth_friction backend's state");
   ((smooth_state*)self)->term.kappa = k;
   return KN_OK;
 }

@@ -118,8 +118,8 @@ static size_t continuation(const char* yaml, int k, int n) {
 
 Test(penalty_state, rigid_box_held_by_its_anchors_continues_bitwise) {
   size_t len = continuation(RIGID, 10, 30);
-  /* 4 corners press: 4 rigid anchors (3 int32 + 7 doubles each) beyond the 5 counts (rigid, FEM
-   * vertex, MPM particle and FEM face anchors, MPM grids) */
+  /* 4 corners press: 4 rigid anchors (3 int32 + 7 doubles each) beyond the 5 counts (the adapter's
+   * MPM grids, then rigid, FEM vertex, MPM particle and FEM face anchors) */
   cr_assert_eq(len, 5 * 8 + 4 * (3 * 4 + 7 * 8), "backend part %zu bytes", len);
 }
 
@@ -135,12 +135,13 @@ Test(penalty_state, mpm_block_continues_bitwise) {
 
 Test(penalty_state, box_on_fem_slab_continues_bitwise) {
   continuation(FACES, 8, 20);
-  /* the backend part's anchors on FEM faces, after the rigid, FEM-vertex and MPM ones */
+  /* the backend part's anchors on FEM faces, after the adapter's MPM grid count (no grid here) and
+   * the rigid, FEM-vertex and MPM anchors */
   sim a = make(FACES);
   steps(a.world, 20);
   kn_state_out o = backend_bytes(&a);
   uint64_t n[4];
-  size_t at = 0, record[3] = {3 * 4 + 7 * 8, 8 + 4 * 8 + 4, 8 + 4 * 8 + 4};
+  size_t at = 8, record[3] = {3 * 4 + 7 * 8, 8 + 4 * 8 + 4, 8 + 4 * 8 + 4};
   for (int k = 0; k < 4; k++) {
     memcpy(&n[k], o.data + at, 8); /* little-endian hosts only run these tests (x86-64) */
     at += 8 + (k < 3 ? n[k] * record[k] : 0);
@@ -158,18 +159,18 @@ Test(penalty_state, a_bad_backend_part_is_refused_and_changes_nothing) {
   kn_state_out good = backend_bytes(&s);
   cr_assert_gt(good.len, 5 * 8);
   kn_error err = {0};
-  /* truncated inside the second rigid anchor */
-  kn_state_in in = {good.data, 8 + 3 * 4 + 7 * 8 + 20, 0};
+  /* truncated inside the second rigid anchor (after the adapter's MPM grid count, 0 here) */
+  kn_state_in in = {good.data, 8 + 8 + 3 * 4 + 7 * 8 + 20, 0};
   cr_assert_eq(s.world->backend->load(s.world, s.world->backend_state, &in, &err), KN_ERR_PARSE);
-  cr_assert_str_eq(err.msg, "penalty backend: truncated rigid anchors");
+  cr_assert_str_eq(err.msg, "penalty backend: truncated rigid stiction anchors");
   /* a collider this world does not have */
   unsigned char* bad = malloc(good.len);
   memcpy(bad, good.data, good.len);
   int big = 99;
-  memcpy(bad + 8 + 4, &big, 4);
+  memcpy(bad + 8 + 8 + 4, &big, 4);
   in = (kn_state_in){bad, good.len, 0};
   cr_assert_eq(s.world->backend->load(s.world, s.world->backend_state, &in, &err), KN_ERR_PARSE);
-  cr_assert_str_eq(err.msg, "penalty backend: a rigid anchor names colliders that this world does not have");
+  cr_assert_str_eq(err.msg, "penalty backend: a rigid stiction anchor names colliders that this world does not have");
   /* trailing bytes */
   unsigned char* longer = calloc(good.len + 4, 1);
   memcpy(longer, good.data, good.len);
