@@ -13,11 +13,13 @@
  *     backend: sap | penalty | ipc | smooth_friction | none   [sap]
  *                                  sap: the two-stage SAP step (backend_sap.c); smooth_friction:
  *                                  implicit smoothed friction in the shared nonlinear step
- *                                  (backend_nonlinear.c); none: each tree alone by kn_mb_step, no
- *                                  contact; penalty and ipc are rejected by kn_world_create as "not
+ *                                  (backend_nonlinear.c); ipc: Incremental Potential Contact in
+ *                                  the same step (nl_ipc.c); none: each tree alone by kn_mb_step, no
+ *                                  contact; penalty is rejected by kn_world_create as "not
  *                                  implemented" (KN_ERR_UNSUPPORTED)
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
  *                       lagged, adaptive, solver: iterative|direct}   kn_scene_smooth
+ *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations}   kn_scene_ipc
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -457,6 +459,19 @@ typedef struct {
  * Jacobian's symmetric part (Algorithm 2's inexact Newton); direct = UMFPACK's LU (Algorithm 1) */
 typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solver;
 
+/* contact.ipc: the ipc backend's keys (sim/nl_ipc.c; digest incremental-potential-contact.md §3.5,
+ * §3.6, §5.6, §8), each optional; l is the bounding-box diagonal of the dynamic bodies at t = 0 */
+typedef struct {
+  double* dhat;             /* barrier activation distance [m] [1e-3 l] */
+  double* kappa;            /* barrier stiffness, fixed [automatic: the gradient balance of §3.5
+                               at every step start, between kappa_min and kappa_max, doubled while
+                               a pair ends closer than 1e-9 l] */
+  double* epsilon_v;        /* friction smoothing speed [m/s] [1e-3 l] */
+  double* epsilon_d;        /* Newton tolerance: max |D r|, a velocity error [m/s] [1e-2 l] */
+  int* lagging_iterations;  /* Newton solves per step, each with friction's normal force lagged at
+                               the one before (the first at the step start), 1..6 [1] */
+} kn_scene_ipc;
+
 typedef struct {
   kn_contact_backend backend;
   double* margin;           /* detection margin [m] [0] */
@@ -467,6 +482,7 @@ typedef struct {
   kn_scene_solver* solver;  /* SAP solver options (kn_sap_options); the nonlinear backends read
                                max_iterations, rel_tolerance, abs_tolerance (kn_nl_options) */
   kn_scene_smooth* smooth_friction;
+  kn_scene_ipc* ipc;
 } kn_scene_contact;
 
 typedef struct {
