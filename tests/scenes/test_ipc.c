@@ -144,3 +144,35 @@ Test(ipc, grasp_lift_and_shake_a_box) {
   kn_world_free(w);
   kn_scene_free(sc);
 }
+
+/* A 5-cube stack (digest §9.1 U1's "stack of 5 unit cubes spaced 1.01", scaled: 0.1 m, 1 kg cubes
+ * 1 mm apart, h = 0.025), defaults: the cubes fall onto each other and stand. Every step passes the
+ * end-of-step audit; after 3 s each interface rests at a gap in (0, dhat) (dhat = 1e-3 l, l the
+ * bodies' bounding-box diagonal, 0.6 m here: dhat < 1 mm), the gap growing up the stack as the
+ * load on it falls (5, 4, ..., 1 cubes: the barrier force grows as the gap shrinks), and no cube
+ * has moved sideways. */
+Test(ipc, five_cube_stack_stands) {
+  char yaml[2048];
+  int o = snprintf(yaml, sizeof yaml,
+                   "time_step: 0.025\nduration: 3\ncontact: {backend: ipc}\nobjects:\n"
+                   "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.5}\n");
+  for (int i = 0; i < 5; i++)
+    o += snprintf(yaml + o, sizeof yaml - (size_t)o,
+                  "  - {name: c%d, shape: {box: [0.1, 0.1, 0.1]}, mass: 1.0, pose: {xyz: [0, 0, %.4f]}, friction: 0.5}\n",
+                  i, 0.051 + 0.101 * i);
+  test_world t = tw_create(yaml);
+  tw_step(&t, 120);
+  double below = 0, gap_prev = 0;
+  for (int i = 0; i < 5; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "c%d", i);
+    double* q = tw_object_q(&t, name);
+    double gap = q[2] - 0.05 - below;
+    cr_log_info("cube %d: gap below %.4e m, drift (%.2e, %.2e) m", i, gap, q[0], q[1]);
+    cr_expect(gap > 0 && gap < 1e-3, "cube %d: gap %.4e m", i, gap);
+    cr_expect(gap > gap_prev, "cube %d: gap %.4e m not above the one below (%.4e)", i, gap, gap_prev);
+    cr_expect(fabs(q[0]) < 1e-9 && fabs(q[1]) < 1e-9, "cube %d moved sideways (%.2e, %.2e)", i, q[0], q[1]);
+    below = q[2] + 0.05, gap_prev = gap;
+  }
+  tw_free(&t);
+}
