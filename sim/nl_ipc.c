@@ -108,6 +108,39 @@ static kn_status ipc_params(const kn_scene* sc, ipc_state* s, double* eps_d, kn_
   return KN_OK;
 }
 
+/* The start must be separated (digest §10.2: a barrier cannot begin inside, and the reference code
+ * refuses such a start): the rigid and FEM candidates at t = 0, found by the step's own detection,
+ * each at phi >= -1e-6 l (touching within round-off is taken: its barrier starts at dhat / 2). MPM
+ * particles are not checked: a particle inside a collider is pushed out like a touching pair. */
+static kn_status refuse_overlaps(kn_world* w, ipc_state* s, kn_error* err) {
+  if (!w->collision) return KN_OK;
+  kn_sim_candidates c;
+  kn_pose* X = malloc(((size_t)w->ncollider + 1) * sizeof *X);
+  double* reach = kn_calloc((size_t)w->ncollider + 1, sizeof *reach);
+  kn_status st = X && reach ? kn_sim_candidates_create(w, &c, err) : kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  if (!st) {
+    for (int i = 0; i < w->ncollider; i++) {
+      const kn_world_collider* col = &w->colliders[i];
+      if (col->c.clique < 0) X[i] = col->c.X_bg;
+      else kn_pose_mul(&s->data[col->tree]->X_wb[col->body], &col->c.X_bg, &X[i]);
+    }
+    st = kn_sim_detect_rigid(w, X, reach, &c, err);
+    if (!st) st = kn_sim_detect_deformables(w, X, &c, err);
+    for (int i = 0; !st && i < c.n; i++) {
+      if (c.c[i].origin == KN_CANDIDATE_PARTICLE_RIGID || !(c.c[i].phi < -1e-6 * s->ell)) continue;
+      char what[256];
+      kn_sim_candidate_describe(w, &c, i, what, sizeof what);
+      st = kn_fail(err, KN_ERR_UNSUPPORTED,
+                   "%s: contact.backend ipc: the %s starts overlapping (phi = %.3g m at t = 0); ipc needs every pair "
+                   "separated or touching at the start (a barrier cannot begin inside): move the bodies apart",
+                   w->scene->path, what, c.c[i].phi);
+    }
+    kn_sim_candidates_free(&c);
+  }
+  free(X), free(reach);
+  return st;
+}
+
 static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
   const kn_scene* sc = w->scene;
   ipc_state* s = kn_calloc(1, sizeof *s);
@@ -124,6 +157,7 @@ static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double*
   s->ell = characteristic_length(w, s);
   double eps_d;
   kn_status st = ipc_params(sc, s, &eps_d, err);
+  if (!st) st = refuse_overlaps(w, s, err);
   if (st) {
     ipc_destroy(s);
     return st;

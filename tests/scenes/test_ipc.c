@@ -234,3 +234,21 @@ Test(ipc, saved_state_continues_bitwise) {
   tw_free(&a), tw_free(&b);
   unlink(path);
 }
+
+/* A start the barrier cannot take is refused when the world is built (digest §10.2): a box placed
+ * 1 mm into the floor; the message names the pair and the overlap. Touching (phi = 0, the
+ * regression boxes on their floor) is taken. */
+Test(ipc, overlapping_start_is_refused) {
+  const char* yaml = "contact: {backend: ipc}\nobjects:\n"
+                     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
+                     "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1.0, pose: {xyz: [0, 0, 0.049]}}\n";
+  kn_scene* s = NULL;
+  kn_world* w = NULL;
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(s, &w, &err), KN_ERR_UNSUPPORTED, "%s", err.msg);
+  cr_log_info("%s", err.msg);
+  cr_expect(strstr(err.msg, "'floor'") && strstr(err.msg, "'box'") && strstr(err.msg, "-0.001"), "%s", err.msg);
+  cr_expect_null(w);
+  kn_scene_free(s);
+}
