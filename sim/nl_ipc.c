@@ -5,7 +5,8 @@
  * a pair ends closer than 1e-9 l and closer than it began), the lagging passes of friction (§5.6,
  * redone solves with lambda refreshed), and the audit at each step's end: every candidate's gap
  * with the bodies where advance really put them (a rigid side through forward kinematics at
- * q_n+1) must stay positive, else the step fails naming step, stage and contact. */
+ * q_n+1) must stay positive, else the step fails naming the contact (the world adds step and
+ * stage). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,9 +354,9 @@ static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v,
       char what[256];
       kn_sim_candidate_describe(w, st->cand, i, what, sizeof what);
       return kn_fail(err, KN_ERR_NUMERIC,
-                     "step %ld: %s ends intersecting after advance: gap %.3g m (%.3g m with the linear point maps the "
+                     "the %s ends intersecting after advance: gap %.3g m (%.3g m with the linear point maps the "
                      "solve kept positive; the rigid update differs from them by O(dt^2 omega^2))",
-                     w->step + 1, what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
+                     what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
     }
   }
   return KN_OK;
