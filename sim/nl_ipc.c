@@ -1,9 +1,11 @@
 /* The ipc backend's formulation (backend_nonlinear.h; digest incremental-potential-contact.md): its
  * scene keys (contact.ipc), the barrier-augmented contact potential over each candidate's points
  * (ipc/term.c), the barrier stiffness kappa (§3.5: bounds from the characteristic length and the
- * contact DoFs' mass, the gradient balance at every step start, doubled and the step redone while
- * a pair ends closer than 1e-9 l and closer than it began), the lagging passes of friction (§5.6,
- * redone solves with lambda refreshed), and the audit at each step's end: every candidate's gap
+ * contact DoFs' mass, the gradient balance at the first step that starts in contact, then kept,
+ * doubled and the step redone while a pair ends closer than 1e-9 l and closer than it began), the
+ * lagging solves of friction (§5.6, redone solves with lambda refreshed), the feasibility solve
+ * where the warm start crosses a pair, a start with overlapping bodies refused, and the audit at
+ * each step's end: every candidate's gap
  * with the bodies where advance really put them (a rigid side through forward kinematics at
  * q_n+1) must stay positive, else the step fails naming the contact (the world adds step and
  * stage). */
@@ -33,7 +35,6 @@ typedef struct {
   int ntree;
   kn_mb_data** data;        /* per tree: kinematics at q_n+1 for the audit */
   double* pbody;            /* 6 per candidate: its A and B collider points in their body frames */
-  int pcap;
 } ipc_state;
 
 static void ipc_destroy(void* p) {
