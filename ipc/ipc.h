@@ -89,7 +89,11 @@ kn_status kn_ipc_term_eval(void* self, const double* v, double* E, double* r, kn
                            kn_error* err);
 /* kn_nl_term's max_step, the CCD filter of the line search (§4.2 step 3, §7.4): the largest alpha in
  * (0, 1] with d_i(v + alpha p) >= (1 - c) d_i(v) for every contact; exact, since d_i is linear
- * along p (additive CCD's rule, reached in one sub-step) */
+ * along p (additive CCD's rule, reached in one sub-step). Then friction's kink: where the step
+ * would carry a sliding contact's slip (|u| >= eps) through its static band (the ray passing within
+ * eps of u = 0), alpha stops where the ray is nearest 0 (a Newton step from sliding to sticking
+ * otherwise overshoots by |u| / eps and the line search halves its way back: on the regression
+ * grasps 84 Newton iterations in a step became 7). */
 double kn_ipc_term_max_step(void* self, const double* v, const double* p);
 /* contact i at v => its gap d_i(v) (shift included: the barrier's distance) */
 double kn_ipc_term_gap(const kn_ipc_term* t, int i, const double* v);

@@ -99,6 +99,24 @@ double kn_ipc_term_max_step(void* self, const double* v, const double* p) {
     if (!(d > 0) && t->d_lo > 0) continue; /* the feasibility solve: not there yet */
     alpha = fmin(alpha, t->ccd * fmax(d, 0.0) / -dd);
   }
+  /* friction's kink: a sliding contact (|u| >= eps) whose slip the step would carry through the
+   * static band (its ray passing within eps of u = 0) stops where the ray is nearest 0, so the line
+   * search does not halve its way down from the far side of the kink */
+  const double eps = t->dt * t->eps_v;
+  for (int i = 0; i < t->n; i++) {
+    const kn_ipc_contact* c = &t->c[i];
+    if (!(c->mu * c->lambda > 0)) continue;
+    double w[3], wp[3];
+    kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
+    kn_nl_pair_velocity(t->points, c->a, c->b, p, wp);
+    double u[2] = {t->dt * dot3(c->t1, w), t->dt * dot3(c->t2, w)}, du[2] = {t->dt * dot3(c->t1, wp), t->dt * dot3(c->t2, wp)};
+    double uu = u[0] * u[0] + u[1] * u[1], dd = du[0] * du[0] + du[1] * du[1];
+    if (uu < eps * eps || !(dd > 0)) continue;
+    double a = -(u[0] * du[0] + u[1] * du[1]) / dd; /* nearest 0 along the ray */
+    if (!(a > 0 && a < alpha)) continue;
+    double x = u[0] + a * du[0], y = u[1] + a * du[1];
+    if (x * x + y * y < eps * eps) alpha = a;
+  }
   return alpha;
 }
 

@@ -7,7 +7,8 @@
  *   h 0.01, dhat 1e-3, solved by Newton on the term: d* = 8.6622e-4 m, and lambda = m g;
  * - items 9 and 10: the CCD filter's alpha keeps every gap >= (1 - c) of where it was, and a vertex
  *   fired at its plane 1000 times its gap per step (U4 at pair level) stops short of it with every
- *   accepted Newton iterate intersection-free. */
+ *   accepted Newton iterate intersection-free;
+ * - the friction-kink cap: a step that reverses a sliding contact's slip stops where it passes 0. */
 #include <criterion/criterion.h>
 #include <lapacke.h>
 #include <math.h>
@@ -198,4 +199,21 @@ Test(ipc_term, fired_vertex_never_crosses) {
   cr_assert(d_end > 0, "a step ended at d = %.4e m", d_end);
   kn_nl_solver_free(s);
   kn_nl_points_free(&P);
+}
+
+/* The friction-kink cap of max_step: mass a slides at 0.03 m/s along x (the contacts' t1 over the
+ * floor; every gap stays positive) and the direction reverses it (-0.06 m/s): the ray carries its slip, and that of its contact
+ * with b, through u = 0 at alpha = 0.5, where both are within the static band; the normals do not
+ * close, so nothing else caps it. */
+Test(ipc_term, friction_kink_caps_the_step_where_the_slip_reverses) {
+  two_masses m;
+  two_masses_init(&m, 3.0, 0);
+  const double v[6] = {0.03, 0, 0, 0, 0, 0}, p[6] = {-0.06, 0, 0, 0, 0, 0};
+  double alpha = kn_ipc_term_max_step(&m.t, v, p);
+  cr_log_info("alpha %.15g", alpha);
+  cr_assert(fabs(alpha - 0.5) <= 1e-12, "alpha %.15g, expected 0.5", alpha);
+  /* a direction that keeps sliding the same way is not capped */
+  const double q[6] = {0.01, 0, 0, 0, 0, 0};
+  cr_assert_eq(kn_ipc_term_max_step(&m.t, v, q), 1.0);
+  kn_nl_points_free(&m.P);
 }
