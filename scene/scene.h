@@ -467,7 +467,7 @@ typedef struct {
                                at every step start, between kappa_min and kappa_max, doubled while
                                a pair ends closer than 1e-9 l] */
   double* epsilon_v;        /* friction smoothing speed [m/s] [1e-3 l] */
-  double* epsilon_d;        /* Newton tolerance: max |D r|, a velocity error [m/s] [1e-4 l: the
+  double* epsilon_d;        /* Newton tolerance: max |D r|, a velocity error [m/s] [1e-6 l: the
                                digest's 1e-2 l assumes Newton always takes one iteration, and the
                                shared solver may take none (ARCHITECTURE "ipc")] */
   int* lagging_iterations;  /* Newton solves per step, each with friction's normal force lagged at
