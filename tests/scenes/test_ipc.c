@@ -13,8 +13,8 @@
 /* §9.7 item 8: the frictionless resting gap. The case is about kappa: it is fixed at the digest's
  * 2.5e6 and dhat at its 1e-3 m (both automatic by default), and the gap is measured to the
  * digest's 5 digits, so the force balance must hold to 1e-6 of the weight: eps_d = 1e-8 m/s (a
- * velocity error of eps_d is a force error of m eps_d / h = 1e-6 N; the default 1e-2 l is 1.7e-3
- * m/s here, 0.17 N). The ball (one contact, its centre over the contact point) starts 1 mm above
+ * velocity error of eps_d is a force error of m eps_d / h = 1e-6 N; the default 1e-6 l is 1.7e-7
+ * m/s here, 1.7e-5 N, at the edge of the 5 digits). The ball (one contact, its centre over the contact point) starts 1 mm above
  * the floor and settles under implicit Euler's damping. */
 Test(ipc, resting_gap_is_the_digest_d_star) {
   const char* yaml = "time_step: 0.01\nduration: 2\n"
