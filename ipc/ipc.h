@@ -1,10 +1,13 @@
 /* knead/ipc: Incremental Potential Contact (../shared/papers/incremental-potential-contact.md): the
- * barrier, its stiffness and the smoothed friction functions the IPC backend is built from. The
- * pair distances and CCD it evaluates them on are contact/'s (pair_distance.c, pair_ccd.c). */
+ * barrier, its stiffness and the smoothed friction functions the IPC backend is built from, and the
+ * backend's contact term in the shared nonlinear step (term.c: the barrier-augmented potential over
+ * the step's material points, nonlinear/nonlinear.h). The pair distances and CCD of meshes are
+ * contact/'s (pair_distance.c, pair_ccd.c). */
 #ifndef KNEAD_IPC_H
 #define KNEAD_IPC_H
 
 #include "../common/common.h"
+#include "../nonlinear/nonlinear.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +42,69 @@ void kn_ipc_tangent_basis(const double x[12], int edge_edge, int kind, const int
 /* (u = T^T (x - x^t), 2; chi = mu h^2 lambda; eps = h eps_v) => the friction potential chi f0(|u|)
  * (returned), its gradient in u (g, 2) and its Hessian in u (H, 2 x 2, PSD-projected) */
 double kn_ipc_friction_local(const double u[2], double chi, double eps, double g[2], double H[4]);
+
+/*---- the contact term (term.c) ----*/
+
+/* One contact of the step: material points a and b (kn_nl_points; -1: fixed in the world), the unit
+ * normal n from A into B with a tangent basis (t1, t2) (the detection's frame R_WC, kept for the
+ * step: the lagged basis), the gap phi0 at the step start, the Coulomb coefficient mu and the
+ * lagged normal force lambda [N] (at the step start, or at the last lagging pass's answer). Over
+ * the step the gap is d(v) = phi0 + shift + dt n . w, w = J_b v - J_a v: the point-plane distance
+ * along the detected normal, exact for the points' affine maps x(v) = x0 + dt J v. shift is 0 for a
+ * pair that starts separated; a pair that starts touching or overlapping (phi0 <= 0: bodies placed
+ * in contact at t = 0, MPM particles inside a collider) has its barrier's zero moved to
+ * phi0 - dhat / 2 (shift = dhat / 2 - phi0), so it starts at d = dhat / 2 and is pushed out without
+ * going deeper. */
+typedef struct {
+  int a, b;
+  double n[3], t1[3], t2[3];
+  double phi0, shift, mu, lambda;
+} kn_ipc_contact;
+
+/* The barrier-augmented contact potential of one step in velocity form (the digest's incremental
+ * potential divided by h^2, so that its gradient is an impulse like the cliques' potentials):
+ *
+ *   E(v) = sum_i kappa / h^2 b~(d_i(v)^2)  +  mu_i lambda_i f0(|u_i|),   u_i = h (t1 . w, t2 . w)
+ *
+ * b~ the clamped log barrier on squared distances (b~(s) = b(s, dhat^2), §3.3), kappa in the
+ * digest's units (its lambda = -(kappa / h^2) 2 d b~'(d^2)), friction the lagged potential of §5.3
+ * with eps = h eps_v. Every d_i is affine in v, so each barrier is convex in v and its Hessian
+ * (kappa / h^2) (4 s b~'' + 2 b~') h^2 n n^T needs no projection beyond a clamp at 0; the friction
+ * block is the 2 x 2 PSD-projected one of kn_ipc_friction_local lifted by (t1, t2). */
+typedef struct {
+  double dt, dhat, kappa, eps_v;
+  double ccd;                 /* additive-CCD rescaling c: a step closes at most c of a gap [0.9] */
+  double d_lo;                /* > 0: the feasibility solve, for a start where some d_i <= 0 (the
+                                 warm start v_n of a body arriving fast): each barrier below d_lo is
+                                 its quadratic Taylor expansion there, finite for any d, and the CCD
+                                 leaves the pairs with d_i <= 0 free; 0: the barrier itself */
+  const kn_nl_points* points;
+  kn_ipc_contact* c;
+  int n;
+} kn_ipc_term;
+
+/* kn_nl_term's eval (self: a kn_ipc_term): E += the energy (+inf when some d_i <= 0 and d_lo = 0),
+ * r += its gradient, T += its Hessian (S unused: a potential) */
+kn_status kn_ipc_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                           kn_error* err);
+/* kn_nl_term's max_step, the CCD filter of the line search (§4.2 step 3, §7.4): the largest alpha in
+ * (0, 1] with d_i(v + alpha p) >= (1 - c) d_i(v) for every contact; exact, since d_i is linear
+ * along p (additive CCD's rule, reached in one sub-step). Then friction's kink: where the step
+ * would carry a sliding contact's slip (|u| >= eps) through its static band (the ray passing within
+ * eps of u = 0), alpha stops where the ray is nearest 0 (a Newton step from sliding to sticking
+ * otherwise overshoots by |u| / eps and the line search halves its way back: on the regression
+ * grasps 84 Newton iterations in a step became 7). */
+double kn_ipc_term_max_step(void* self, const double* v, const double* p);
+/* contact i at v => its gap d_i(v) (shift included: the barrier's distance) */
+double kn_ipc_term_gap(const kn_ipc_term* t, int i, const double* v);
+/* contact i at v => the force on its B side [N] (world): lambda(d) n minus the lagged friction */
+void kn_ipc_term_force(const kn_ipc_term* t, int i, const double* v, double f[3]);
+/* the normal force of a gap d: lambda = -(kappa / h^2) 2 d b~'(d^2) [N] (0 from dhat on) */
+double kn_ipc_normal_force(double d, double dhat, double kappa, double dt);
+/* lagging: every lambda_i = the normal force at d_i(v) */
+void kn_ipc_term_lag(kn_ipc_term* t, const double* v);
+/* (v) => g_b (nv, zeroed first), the barrier's gradient with kappa = 1 (§3.5b) */
+void kn_ipc_term_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b, int nv);
 
 #ifdef __cplusplus
 }

@@ -14,13 +14,14 @@
  *                                  sap: the two-stage SAP step (backend_sap.c); smooth_friction:
  *                                  implicit smoothed friction in the shared nonlinear step
  *                                  (backend_nonlinear.c); penalty: Ding & Schroeder's anchored
- *                                  springs in the same step (nl_penalty.c); none: each tree alone by
- *                                  kn_mb_step, no contact; ipc is rejected by kn_world_create as "not
- *                                  implemented" (KN_ERR_UNSUPPORTED)
+ *                                  springs in the same step (nl_penalty.c); ipc: Incremental
+ *                                  Potential Contact in the same step (nl_ipc.c); none: each tree
+ *                                  alone by kn_mb_step, no contact
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
  *                       lagged, adaptive, solver: iterative|direct,
  *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
  *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd}   kn_scene_penalty
+ *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations}   kn_scene_ipc
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -490,6 +491,20 @@ typedef struct {
 /* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form, the default),
  * cpf_exact (quadrature), dpf (closest-point penalty at the step's end), dpf_ccd (dpf on CCD pairs) */
 typedef enum { KN_SCENE_CPF = 0, KN_SCENE_CPF_EXACT, KN_SCENE_DPF, KN_SCENE_DPF_CCD } kn_scene_penalty_ablation;
+/* contact.ipc: the ipc backend's keys (sim/nl_ipc.c; digest incremental-potential-contact.md §3.5,
+ * §3.6, §5.6, §8), each optional; l is the bounding-box diagonal of the dynamic bodies at t = 0 */
+typedef struct {
+  double* dhat;             /* barrier activation distance [m] [1e-3 l] */
+  double* kappa;            /* barrier stiffness, fixed [automatic: the gradient balance of §3.5
+                               at every step start, between kappa_min and kappa_max, doubled while
+                               a pair ends closer than 1e-9 l] */
+  double* epsilon_v;        /* friction smoothing speed [m/s] [1e-3 l] */
+  double* epsilon_d;        /* Newton tolerance: max |D r|, a velocity error [m/s] [1e-6 l: the
+                               digest's 1e-2 l assumes Newton always takes one iteration, and the
+                               shared solver may take none (ARCHITECTURE "ipc")] */
+  int* lagging_iterations;  /* Newton solves per step, each with friction's normal force lagged at
+                               the one before (the first at the step start), 1..6 [1] */
+} kn_scene_ipc;
 
 typedef struct {
   kn_contact_backend backend;
@@ -502,6 +517,7 @@ typedef struct {
                                max_iterations, rel_tolerance, abs_tolerance (kn_nl_options) */
   kn_scene_smooth* smooth_friction;
   kn_scene_penalty* penalty;
+  kn_scene_ipc* ipc;
 } kn_scene_contact;
 
 typedef struct {

@@ -192,6 +192,13 @@ static const cyaml_schema_field_t penalty_fields[] = {
     CYAML_FIELD_ENUM_PTR("ablation", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_penalty,
                          ablation, ablation_strings, 4),
     CYAML_FIELD_END};
+static const cyaml_schema_field_t ipc_fields[] = {
+    DBL_OPT("dhat", kn_scene_ipc, dhat),
+    DBL_OPT("kappa", kn_scene_ipc, kappa),
+    DBL_OPT("epsilon_v", kn_scene_ipc, epsilon_v),
+    DBL_OPT("epsilon_d", kn_scene_ipc, epsilon_d),
+    CYAML_FIELD_INT_PTR("lagging_iterations", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_ipc, lagging_iterations),
+    CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),
     SEQ_OPT("members", kn_scene_filter_group, members, nmembers, &schema_string),
@@ -220,6 +227,7 @@ static const cyaml_schema_field_t contact_fields[] = {
                             smooth_friction, smooth_fields),
     CYAML_FIELD_MAPPING_PTR("penalty", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, penalty,
                             penalty_fields),
+    CYAML_FIELD_MAPPING_PTR("ipc", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_contact, ipc, ipc_fields),
     CYAML_FIELD_END};
 
 static const cyaml_schema_field_t fem_shape_fields[] = {

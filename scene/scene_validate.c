@@ -289,9 +289,9 @@ static kn_status check_deformable(const kn_scene* s, unsigned i, kn_error* err) 
     if (strcmp(d->robots[j].name, o->name) == 0)
       return kn_scene_fail(s, err, KN_ERR_INVALID, k, "name '%s' is already used by robots[%u]", o->name, j);
   snprintf(k, sizeof k, "%s.model", key);
-  if (s->backend != KN_BACKEND_SAP && s->backend != KN_BACKEND_SMOOTH_FRICTION && s->backend != KN_BACKEND_PENALTY)
+  if (s->backend == KN_BACKEND_NONE)
     return kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, key,
-                         "deformable '%s': %s bodies need contact.backend sap, smooth_friction or penalty",
+                         "deformable '%s': %s bodies need a contact backend (sap, smooth_friction, penalty or ipc)",
                          o->name, o->model == KN_DEFORMABLE_MPM ? "MPM" : "FEM");
   if (o->volume_compressibility) {
     snprintf(k, sizeof k, "%s.volume_compressibility", key);

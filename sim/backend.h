@@ -50,6 +50,7 @@ extern const kn_backend kn_backend_sap;
 extern const kn_backend kn_backend_none;
 extern const kn_backend kn_backend_smooth_friction;
 extern const kn_backend kn_backend_penalty;
+extern const kn_backend kn_backend_ipc;
 
 /* the backend of the scene's contact.backend, or NULL with KN_ERR_UNSUPPORTED naming the key */
 const kn_backend* kn_backend_find(const kn_scene* s, kn_error* err);

@@ -58,9 +58,10 @@ const kn_backend* kn_backend_find(const kn_scene* s, kn_error* err) {
     case KN_BACKEND_NONE: return &kn_backend_none;
     case KN_BACKEND_SMOOTH_FRICTION: return &kn_backend_smooth_friction;
     case KN_BACKEND_PENALTY: return &kn_backend_penalty;
+    case KN_BACKEND_IPC: return &kn_backend_ipc;
     default:
       kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, "contact.backend",
-                    "backend '%s' is not implemented in this build (available: sap, smooth_friction, penalty, none); it would need its own "
+                    "backend '%s' is not implemented in this build (available: sap, smooth_friction, penalty, ipc, none); it would need its own "
                     "contact energy and Newton solve (ARCHITECTURE \"The time step\")",
                     kn_contact_backend_name(s->backend));
       return NULL;

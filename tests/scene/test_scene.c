@@ -233,5 +233,7 @@ Test(scene, unsupported_sections_and_backends_are_errors) {
                "deformables[0].shape");
   expect_error("deformables:\n  - name: jelly\n    shape: {sphere: 0.1}\n    material: {type: rubber}\n",
                KN_ERR_PARSE, 4, "deformables[0].material.type");
-  expect_error("contact: {backend: ipc}\n", KN_ERR_UNSUPPORTED, 1, "contact.backend");
+  expect_error("contact: {backend: ipc, ipc: {lagging_iterations: 9}}\n", KN_ERR_INVALID, 1,
+               "contact.ipc.lagging_iterations"); /* the nonlinear step redoes a solve at most 5 times */
+  expect_error("contact:\n  backend: ipc\n  ipc: {dhat: -1e-3}\n", KN_ERR_INVALID, 3, "contact.ipc.dhat");
 }

@@ -170,14 +170,14 @@ Test(scene_set, bad_overrides_are_refused_with_their_message) {
                    "--set objects[0].shape.halfspace.normal[0].x=1: objects[0].shape.halfspace.normal[0] is a single "
                    "value (a number), it has no key 'x'");
   expect_set_error("contact=1", KN_ERR_INVALID,
-                   "--set contact=1: contact is a mapping with keys backend, margin, exclude, filter_groups, solver, smooth_friction, penalty; "
+                   "--set contact=1: contact is a mapping with keys backend, margin, exclude, filter_groups, solver, smooth_friction, penalty, ipc; "
                    "--set sets one value: set its keys, contact.<key>=...");
   expect_set_error("objects[1].velocity=1", KN_ERR_INVALID,
                    "--set objects[1].velocity=1: objects[1].velocity is a list of 6 values, each a number; --set sets one "
                    "value: set its entries, objects[1].velocity[0]=...");
   expect_set_error("contact.foo=1", KN_ERR_PARSE,
                    "--set contact.foo=1: unknown key 'foo' in contact (expected one of: backend, margin, exclude, "
-                   "filter_groups, solver, smooth_friction, penalty)");
+                   "filter_groups, solver, smooth_friction, penalty, ipc)");
   expect_set_error("contact.margin=abc", KN_ERR_PARSE, "--set contact.margin=abc: expected a number");
   expect_set_error("contact.margin=0.O5", KN_ERR_PARSE, "--set contact.margin=0.O5: expected a number");
   expect_set_error("contact.solver.max_iterations=2.5", KN_ERR_PARSE,

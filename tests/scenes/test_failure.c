@@ -1,8 +1,8 @@
 /* A failed SAP step is transactional and explains itself: with contact.solver.max_iterations = 1
  * a ball landing on the ground cannot converge; the step fails with KN_ERR_NUMERIC, the message
  * names the step, the stage and the worst constraint (the ball-ground contact), and the world
- * state hash is the same before and after the failed step. Also: unimplemented backends are a
- * clear error at world creation. */
+ * state hash is the same before and after the failed step. Also: the same on the nonlinear
+ * backends, and deformables without a contact backend are a clear error at load. */
 #include "scene_util.h"
 
 Test(failure, non_converging_solve_leaves_the_state_unchanged) {
@@ -53,21 +53,16 @@ Test(failure, nan_state_fails_in_stage_1_and_is_restored) {
   tw_free(&t);
 }
 
-Test(failure, unimplemented_backends_are_errors_at_creation) {
-  const char* names[] = {"ipc"};
-  for (int i = 0; i < 1; i++) {
-    char yaml[256];
-    snprintf(yaml, sizeof yaml, "contact: {backend: %s}\nobjects:\n  - {name: b, shape: {sphere: 0.1}, mass: 1}\n",
-             names[i]);
-    kn_scene* s = NULL;
-    kn_world* w = NULL;
-    kn_error err = {0};
-    cr_assert_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err), KN_OK, "%s", err.msg);
-    cr_expect_eq(kn_world_create(s, &w, &err), KN_ERR_UNSUPPORTED);
-    cr_expect(strstr(err.msg, names[i]) && strstr(err.msg, "not implemented"), "%s", err.msg);
-    cr_expect_null(w);
-    kn_scene_free(s);
-  }
+/* every contact backend is built now; the one without contact refuses deformables at load */
+Test(failure, deformables_without_a_contact_backend_are_refused_at_load) {
+  const char* yaml = "contact: {backend: none}\ndeformables:\n  - {name: jelly, shape: {sphere: 0.1}}\n";
+  kn_scene* s = NULL;
+  kn_error err = {0};
+  cr_expect_eq(kn_scene_load_string(yaml, strlen(yaml), "inline.yaml", &s, &err), KN_ERR_UNSUPPORTED);
+  cr_expect(strstr(err.msg, "inline.yaml:3") && strstr(err.msg, "deformables[0]") &&
+                strstr(err.msg, "need a contact backend (sap, smooth_friction, penalty or ipc)"),
+            "%s", err.msg);
+  cr_expect_null(s);
 }
 
 /* The same on the nonlinear backends' adapter (smooth_friction): one Newton iteration cannot bring

@@ -129,7 +129,7 @@ Test(set_cli, check_set_judges_the_variant) {
 Test(set_cli, check_set_reports_a_bad_override_per_scene) {
   cr_assert_eq(knead_run("check " REGRESSION " --set contact.foo=1"), 1, "%s", tmp_text("out.txt"));
   cr_assert(strstr(tmp_text("out.txt"), "--set contact.foo=1: unknown key 'foo' in contact (expected one of: backend, "
-                                        "margin, exclude, filter_groups, solver, smooth_friction, penalty)") != NULL,
+                                        "margin, exclude, filter_groups, solver, smooth_friction, penalty, ipc)") != NULL,
             "%s", tmp_text("out.txt"));
 }
 

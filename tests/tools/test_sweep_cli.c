@@ -167,7 +167,7 @@ Test(sweep_cli, bad_specs_are_refused_before_anything_runs) {
   refused("--random 0 --set duration=0.1:0.2", "knead: sweep: --random needs a number of samples from 1 to 1000000 (got '0')\n");
   refused("--set contact=1:2:2",
           "knead: sweep: --set contact=1: contact is a mapping with keys backend, margin, exclude, filter_groups, "
-          "solver, smooth_friction, penalty; --set sets one value: set its keys, contact.<key>=...\n");
+          "solver, smooth_friction, penalty, ipc; --set sets one value: set its keys, contact.<key>=...\n");
   refused("--set nosuch=1:2:2",
           "knead: sweep: --set nosuch=1: unknown key 'nosuch' in the scene (expected one of: name, time_step, "
           "duration, gravity, package_paths, contact, objects, robots, welds, deformables, output, outputs, "

@@ -1,0 +1,390 @@
+/* The ipc backend's formulation (backend_nonlinear.h; digest incremental-potential-contact.md): its
+ * scene keys (contact.ipc), the barrier-augmented contact potential over each candidate's points
+ * (ipc/term.c), the barrier stiffness kappa (§3.5: bounds from the characteristic length and the
+ * contact DoFs' mass, the gradient balance at the first step that starts in contact, then kept,
+ * doubled and the step redone while a pair ends closer than 1e-9 l and closer than it began), the
+ * lagging solves of friction (§5.6, redone solves with lambda refreshed), the feasibility solve
+ * where the warm start crosses a pair, a start with overlapping bodies refused, and the audit at
+ * each step's end: every candidate's gap
+ * with the bodies where advance really put them (a rigid side through forward kinematics at
+ * q_n+1) must stay positive, else the step fails naming the contact (the world adds step and
+ * stage). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/ipc.h"
+#include "sim/backend_nonlinear.h"
+
+#define IPC_MAX_SOLVES 6 /* the adapter redoes a solve at most 5 times */
+
+typedef struct {
+  kn_ipc_term term;
+  kn_ipc_contact* c;
+  int ccap;
+  double ell;               /* characteristic length: the dynamic bodies' bounding-box diagonal at t = 0 [m] */
+  double kappa_user;        /* contact.ipc.kappa, 0: automatic */
+  double kappa;             /* chosen at the first step that starts in contact, then kept (saved); 0: not yet */
+  double kappa_min, kappa_max;
+  int lagging;              /* Newton solves per step, friction lagged at the previous one's answer */
+  int passes;               /* solves done this step */
+  double d_start_min;       /* smallest gap at the step start */
+  double *gb, *gE, *diag, *v0; /* nv each: barrier gradient, potentials' gradient, A's diagonal, v_start */
+  size_t gcap;
+  int ntree;
+  kn_mb_data** data;        /* per tree: kinematics at q_n+1 for the audit */
+  double* pbody;            /* 6 per candidate: its A and B collider points in their body frames */
+} ipc_state;
+
+static void ipc_destroy(void* p) {
+  ipc_state* s = p;
+  if (!s) return;
+  free(s->c), free(s->gb), free(s->gE), free(s->diag), free(s->v0), free(s->pbody);
+  for (int k = 0; s->data && k < s->ntree; k++) kn_mb_data_free(s->data[k]);
+  free(s->data);
+  free(s);
+}
+
+/* the dynamic bodies' bounding box at t = 0 (colliders on trees with DoFs by their bounding
+ * spheres, FEM vertices, MPM particles) => its diagonal; 1 m when there is none */
+static double characteristic_length(kn_world* w, ipc_state* s) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int k = 0; k < w->ntree; k++) {
+    kn_world_tree* tr = &w->trees[k];
+    kn_mb_kinematics(tr->robot->model, tr->q, tr->v, s->data[k]);
+  }
+  for (int i = 0; w->collision && i < w->ncollider; i++) {
+    const kn_world_collider* c = &w->colliders[i];
+    double r = kn_collider_radius(w->collision, i);
+    if (c->c.clique < 0 || !isfinite(r)) continue;
+    kn_pose X;
+    kn_pose_mul(&s->data[c->tree]->X_wb[c->body], &c->c.X_bg, &X);
+    for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], X.p[a] - r), hi[a] = fmax(hi[a], X.p[a] + r);
+  }
+  for (int f = 0; f < w->nfem; f++) {
+    const kn_fem_body* b = w->fems[f].body;
+    for (int k = 0; k < b->mesh.nvert; k++)
+      for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], b->x[3 * k + a]), hi[a] = fmax(hi[a], b->x[3 * k + a]);
+  }
+  for (int m = 0; m < w->nmpm; m++) {
+    const kn_mpm_body* b = w->mpms[m].body;
+    for (int k = 0; k < b->np; k++)
+      for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], b->x[3 * k + a]), hi[a] = fmax(hi[a], b->x[3 * k + a]);
+  }
+  double d2 = 0;
+  for (int a = 0; a < 3; a++) d2 += (hi[a] - lo[a]) * (hi[a] - lo[a]);
+  return d2 > 0 && isfinite(d2) ? sqrt(d2) : 1.0;
+}
+
+/* contact.ipc's keys => the term's parameters (errors name the key); defaults from l (§3.6, §8) */
+static kn_status ipc_params(const kn_scene* sc, ipc_state* s, double* eps_d, kn_error* err) {
+  const kn_scene_ipc* k = sc->doc->contact ? sc->doc->contact->ipc : NULL;
+  kn_ipc_term* t = &s->term;
+  t->dhat = k && k->dhat ? *k->dhat : 1e-3 * s->ell;
+  s->kappa_user = k && k->kappa ? *k->kappa : 0;
+  t->eps_v = k && k->epsilon_v ? *k->epsilon_v : 1e-3 * s->ell;
+  /* the digest's 1e-2 l relies on the reference code's Newton always taking one iteration; the
+   * shared solver tests before the first, and a step whose velocity changes by less than eps_d
+   * then kept v_n (a block sliding on a slope gains a h = 9e-4 m/s; and D r is a velocity error only
+   * where inertia dominates: a stiff FEM cantilever did not bend at 1e-5 l). 1e-6 l instead; a ball
+   * stopped from 1000 m/s in one step bottoms out at round-off above it (tests/scenes/test_ipc.c) */
+  *eps_d = k && k->epsilon_d ? *k->epsilon_d : 1e-6 * s->ell;
+  s->lagging = k && k->lagging_iterations ? *k->lagging_iterations : 1;
+  t->ccd = 0.9;
+  struct {
+    const char* key;
+    double x;
+    int given;
+  } chk[] = {{"contact.ipc.dhat", t->dhat, k && k->dhat},
+             {"contact.ipc.kappa", s->kappa_user, k && k->kappa},
+             {"contact.ipc.epsilon_v", t->eps_v, k && k->epsilon_v},
+             {"contact.ipc.epsilon_d", *eps_d, k && k->epsilon_d}};
+  for (size_t i = 0; i < sizeof chk / sizeof *chk; i++)
+    if (chk[i].given && (!isfinite(chk[i].x) || !(chk[i].x > 0)))
+      return kn_scene_fail(sc, err, KN_ERR_INVALID, chk[i].key, "%g: expected a finite number > 0", chk[i].x);
+  if (s->lagging < 1 || s->lagging > IPC_MAX_SOLVES)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.ipc.lagging_iterations",
+                         "%d: expected 1 to %d (Newton solves per step, each with friction lagged at the one before; "
+                         "the nonlinear step redoes a solve at most 5 times)", s->lagging, IPC_MAX_SOLVES);
+  return KN_OK;
+}
+
+/* The start must be separated (digest §10.2: a barrier cannot begin inside, and the reference code
+ * refuses such a start): the rigid and FEM candidates at t = 0, found by the step's own detection,
+ * each at phi >= -1e-6 l (touching within round-off is taken: its barrier starts at dhat / 2). MPM
+ * particles are not checked: a particle inside a collider is pushed out like a touching pair. */
+static kn_status refuse_overlaps(kn_world* w, ipc_state* s, kn_error* err) {
+  if (!w->collision) return KN_OK;
+  kn_sim_candidates c;
+  kn_pose* X = malloc(((size_t)w->ncollider + 1) * sizeof *X);
+  double* reach = kn_calloc((size_t)w->ncollider + 1, sizeof *reach);
+  kn_status st = X && reach ? kn_sim_candidates_create(w, &c, err) : kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  if (!st) {
+    for (int i = 0; i < w->ncollider; i++) {
+      const kn_world_collider* col = &w->colliders[i];
+      if (col->c.clique < 0) X[i] = col->c.X_bg;
+      else kn_pose_mul(&s->data[col->tree]->X_wb[col->body], &col->c.X_bg, &X[i]);
+    }
+    st = kn_sim_detect_rigid(w, X, reach, &c, err);
+    if (!st) st = kn_sim_detect_deformables(w, X, &c, err);
+    for (int i = 0; !st && i < c.n; i++) {
+      if (c.c[i].origin == KN_CANDIDATE_PARTICLE_RIGID || !(c.c[i].phi < -1e-6 * s->ell)) continue;
+      char what[256];
+      kn_sim_candidate_describe(w, &c, i, what, sizeof what);
+      st = kn_fail(err, KN_ERR_UNSUPPORTED,
+                   "%s: contact.backend ipc: the %s starts overlapping (phi = %.3g m at t = 0); ipc needs every pair "
+                   "separated or touching at the start (a barrier cannot begin inside): move the bodies apart",
+                   w->scene->path, what, c.c[i].phi);
+    }
+    kn_sim_candidates_free(&c);
+  }
+  free(X), free(reach);
+  return st;
+}
+
+static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  ipc_state* s = kn_calloc(1, sizeof *s);
+  if (!s || !(s->data = kn_calloc((size_t)w->ntree + 1, sizeof *s->data))) {
+    free(s);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  s->ntree = w->ntree;
+  for (int k = 0; k < w->ntree; k++)
+    if (!(s->data[k] = kn_mb_data_create(w->trees[k].robot->model))) {
+      ipc_destroy(s);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
+  s->ell = characteristic_length(w, s);
+  double eps_d;
+  kn_status st = ipc_params(sc, s, &eps_d, err);
+  if (!st) st = refuse_overlaps(w, s, err);
+  if (st) {
+    ipc_destroy(s);
+    return st;
+  }
+  /* the Newton test: max |D r| <= eps_d, D r a velocity error (IPC's |p|_inf / h, §4.2 step 5,
+   * where the inertia dominates; stricter where the barrier does) */
+  opt->abs_tol = eps_d, opt->rel_tol = 0;
+  *extra_margin = s->term.dhat; /* every pair within dhat at the step start is a candidate */
+  *out = s;
+  return KN_OK;
+}
+
+// nv doubles in each of gb, gE, diag, v0
+static kn_status grow(ipc_state* s, size_t n, kn_error* err) {
+  if (n <= s->gcap) return KN_OK;
+  double** a[] = {&s->gb, &s->gE, &s->diag, &s->v0};
+  s->gcap = 0;
+  for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
+    free(*a[k]);
+    if (!(*a[k] = malloc(n * sizeof(double)))) return kn_fail(err, KN_ERR_NOMEM, "out of memory (%zu DoFs)", n);
+  }
+  s->gcap = n;
+  return KN_OK;
+}
+
+/* §3.5: kappa. A given kappa is used as given. Otherwise, until a step starts with a pair within
+ * dhat, each step takes kappa_min of its contacts (bounds from l, dhat and the mean of A's diagonal
+ * over the DoFs they touch); the first such step chooses kappa by the balance of the barrier's and
+ * the potentials' gradients at v_start, clamped to its bounds, and keeps it (raised only by
+ * after_solve). The reference code balances again at every step; there the resting gap moved with
+ * each new kappa and the F1 block crept down the critical slope at 4.7e-4 m/s. */
+static kn_status kappa_init(ipc_state* s, const kn_nl_step* st, kn_error* err) {
+  kn_world* w = st->w;
+  const int nv = st->nv;
+  kn_status e = grow(s, (size_t)nv + 1, err);
+  if (e) return e;
+  double* v0 = s->v0;
+  for (int c = 0; c < w->nclique; c++) {
+    kn_clique* q = &w->cliques[c];
+    q->ops->v_start(q->self, v0 + st->offset[c]);
+    q->ops->diagonal(q->self, s->diag + st->offset[c]);
+  }
+  if (s->kappa_user > 0) {
+    s->term.kappa = s->kappa_user;
+    return KN_OK;
+  }
+  if (s->kappa > 0) {
+    s->term.kappa = s->kappa;
+    return KN_OK;
+  }
+  /* the mean mass of the contacts' DoFs (the digest's average nodal mass) */
+  double msum = 0;
+  int mn = 0;
+  const kn_nl_points* P = st->points;
+  for (int k = 0; k < P->n; k++)
+    for (int j = 0; j < P->p[k].m; j++) msum += s->diag[P->col[P->p[k].start + j]], mn++;
+  double mbar = mn > 0 && msum > 0 ? msum / mn : 1.0;
+  kn_ipc_kappa_bounds(s->ell, s->term.dhat, mbar, &s->kappa_min, &s->kappa_max);
+  kn_ipc_term_barrier_gradient(&s->term, v0, s->gb, nv);
+  int any = 0;
+  for (int i = 0; i < nv && !any; i++) any = s->gb[i] != 0;
+  s->term.kappa = s->kappa_min;
+  if (!any) return KN_OK;
+  for (int c = 0; c < w->nclique && !e; c++) {
+    kn_clique* q = &w->cliques[c];
+    e = q->ops->potential(q->self, v0 + st->offset[c], NULL, s->gE + st->offset[c], NULL, err);
+  }
+  if (e) return e;
+  s->kappa = s->term.kappa = kn_ipc_kappa_initial(s->gb, s->gE, nv, s->kappa_min, s->kappa_max);
+  return KN_OK;
+}
+
+/* the contacts of this step over their material points; kappa; friction lagged at the step start */
+static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
+  ipc_state* s = self;
+  const kn_sim_candidates* c = st->cand;
+  if (c->n > s->ccap) {
+    free(s->c), free(s->pbody);
+    s->c = malloc((size_t)c->n * sizeof *s->c);
+    s->pbody = malloc(6 * (size_t)c->n * sizeof *s->pbody);
+    s->ccap = s->c && s->pbody ? c->n : 0;
+    if (!s->ccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
+  }
+  s->d_start_min = INFINITY;
+  for (int i = 0; i < c->n; i++) {
+    const kn_contact_candidate* cc = &c->c[i];
+    kn_ipc_contact* k = &s->c[i];
+    k->a = st->pa[i], k->b = st->pb[i];
+    for (int a = 0; a < 3; a++) k->t1[a] = cc->R_WC[3 * a], k->t2[a] = cc->R_WC[3 * a + 1], k->n[a] = cc->R_WC[3 * a + 2];
+    k->phi0 = cc->phi;
+    k->shift = cc->phi > 1e-9 * s->ell ? 0.0 : 0.5 * s->term.dhat - cc->phi; /* touching: within round-off */
+    k->mu = cc->material.mu;
+    s->d_start_min = fmin(s->d_start_min, k->phi0 + k->shift);
+    /* the collider sides' points in their body frames, for the audit */
+    const kn_contact_side* sd[2] = {&cc->a, &cc->b};
+    for (int j = 0; j < 2; j++) {
+      double* pb = s->pbody + 6 * i + 3 * j;
+      memcpy(pb, cc->p, 3 * sizeof *pb);
+      if (sd[j]->kind != KN_SIDE_COLLIDER) continue;
+      const kn_world_collider* col = &st->w->colliders[sd[j]->body];
+      if (col->c.clique < 0) continue;
+      kn_pose inv;
+      kn_pose_inv(&st->w->trees[col->tree].data->X_wb[col->body], &inv);
+      kn_pose_apply(&inv, cc->p, pb);
+    }
+  }
+  s->term.dt = st->dt;
+  s->term.points = st->points;
+  s->term.c = s->c;
+  s->term.n = c->n;
+  kn_status e = kappa_init(s, st, err);
+  if (e) return e;
+  for (int i = 0; i < c->n; i++) { /* lambda at the step start (§5.3) */
+    double l = kn_ipc_normal_force(s->c[i].phi0 + s->c[i].shift, s->term.dhat, s->term.kappa, st->dt);
+    s->c[i].lambda = isfinite(l) ? l : 0.0;
+  }
+  /* the warm start v_n may already cross a pair (a body arriving faster than its gap per step): a
+   * first solve on the barrier extended below dhat / 100 then finds a start where every gap is
+   * positive (after_solve), and the IPC solve proper goes on from there */
+  s->term.d_lo = 0;
+  for (int i = 0; i < c->n; i++)
+    if (!(kn_ipc_term_gap(&s->term, i, s->v0) > 0)) s->term.d_lo = 0.01 * s->term.dhat;
+  s->passes = 0;
+  *term = (kn_nl_term){.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step, .self = &s->term};
+  *potential = 1;
+  return KN_OK;
+}
+
+/* after a converged solve: §3.5c, kappa doubled (to kappa_max) and the step redone while a pair
+ * ends closer than 1e-9 l and than the closest began; then the lagging passes (§5.6): lambda
+ * refreshed at v and solved again, lagging solves in all */
+static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
+  (void)st;
+  ipc_state* s = self;
+  if (attempt + 1 >= IPC_MAX_SOLVES) return 0;
+  double d_min = INFINITY;
+  for (int i = 0; i < s->term.n; i++) d_min = fmin(d_min, kn_ipc_term_gap(&s->term, i, v));
+  if (s->term.d_lo > 0) { /* the feasibility solve: on to the barrier itself, or again stiffer */
+    s->term.d_lo = d_min > 0 ? 0.0 : 0.1 * s->term.d_lo;
+    return 1;
+  }
+  s->passes++;
+  if (s->kappa_user == 0 && d_min < 1e-9 * s->ell && d_min < s->d_start_min && s->term.kappa < s->kappa_max) {
+    s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
+    return 1;
+  }
+  if (s->passes >= s->lagging) return 0;
+  kn_ipc_term_lag(&s->term, v);
+  return 1;
+}
+
+static void ipc_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  (void)st;
+  kn_ipc_term_force(&((ipc_state*)self)->term, i, v, f);
+}
+
+/* where advance put candidate i's side j (0: A, 1: B): a collider point through its body's pose
+ * at q_n+1, any other point by its map (exact: FEM x + dt v, MPM G2P); x0 its start */
+static void side_end(ipc_state* s, const kn_nl_step* st, int i, int j, const double* v, double x[3], double x0[3]) {
+  const kn_contact_candidate* cc = &st->cand->c[i];
+  const kn_contact_side* sd = j ? &cc->b : &cc->a;
+  int k = j ? st->pb[i] : st->pa[i];
+  if (k < 0) { /* fixed in the world */
+    memcpy(x, cc->p, 3 * sizeof *x), memcpy(x0, cc->p, 3 * sizeof *x0);
+    return;
+  }
+  memcpy(x0, st->points->p[k].x0, 3 * sizeof *x0);
+  if (sd->kind == KN_SIDE_COLLIDER) {
+    const kn_world_collider* col = &st->w->colliders[sd->body];
+    kn_pose_apply(&s->data[col->tree]->X_wb[col->body], s->pbody + 6 * i + 3 * j, x);
+    return;
+  }
+  double u[3];
+  kn_nl_point_velocity(st->points, k, v, u);
+  for (int a = 0; a < 3; a++) x[a] = x0[a] + st->dt * u[a];
+}
+
+/* the audit of the step's end (after every clique advanced to v): each candidate's gap along its
+ * normal with the points where they really are; > 0 for every pair (its barrier's zero for a pair
+ * that began touching), else the step fails */
+static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
+  ipc_state* s = self;
+  kn_world* w = st->w;
+  for (int k = 0; k < w->ntree; k++)
+    if (w->trees[k].robot->model->nv > 0) kn_mb_kinematics(w->trees[k].robot->model, w->trees[k].q, w->trees[k].v, s->data[k]);
+  for (int i = 0; i < st->cand->n; i++) {
+    double xa[3], xa0[3], xb[3], xb0[3], g = 0;
+    side_end(s, st, i, 0, v, xa, xa0);
+    side_end(s, st, i, 1, v, xb, xb0);
+    for (int a = 0; a < 3; a++) g += s->c[i].n[a] * ((xb[a] - xb0[a]) - (xa[a] - xa0[a]));
+    double d = s->c[i].phi0 + s->c[i].shift + g;
+    if (!(d > 0)) {
+      char what[256];
+      kn_sim_candidate_describe(w, st->cand, i, what, sizeof what);
+      return kn_fail(err, KN_ERR_NUMERIC,
+                     "the %s ends intersecting after advance: gap %.3g m (%.3g m with the linear point maps the "
+                     "solve kept positive; the rigid update differs from them by O(dt^2 omega^2))",
+                     what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
+    }
+  }
+  return KN_OK;
+}
+
+/* saved state: kappa and its bounds (0 while not chosen yet) */
+static void ipc_save(const void* self, kn_state_out* out) {
+  const ipc_state* s = self;
+  double k[3] = {s->kappa, s->kappa_min, s->kappa_max};
+  kn_state_put_f64(out, k, 3);
+}
+
+static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
+  double k[3];
+  if (!kn_state_get_f64(in, k, 3) || !(k[0] >= 0 && k[1] >= 0 && k[2] >= 0) || !isfinite(k[0] + k[1] + k[2]))
+    return kn_fail(err, KN_ERR_PARSE, "the ipc backend's barrier stiffness is missing or negative");
+  ipc_state* s = self;
+  s->kappa = k[0], s->kappa_min = k[1], s->kappa_max = k[2];
+  return KN_OK;
+}
+
+static const kn_nl_formulation ipc_formulation = {"ipc", ipc_create, ipc_destroy, ipc_begin, ipc_after_solve,
+                                                  ipc_force, ipc_end_step, ipc_save, ipc_load};
+
+static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
+  return kn_nl_backend_create(w, &ipc_formulation, out, err);
+}
+
+const kn_backend kn_backend_ipc = {"ipc", backend_create, kn_nl_backend_step, kn_nl_backend_free, kn_nl_backend_save,
+                                   kn_nl_backend_load};
