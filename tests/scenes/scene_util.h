@@ -33,6 +33,34 @@ static inline void tw_free(test_world* t) {
   kn_scene_free(t->scene);
 }
 
+// (examples/regression/<file>, contact.backend) => its world watched by its checks, as
+// `knead check --set contact.backend=<backend>` runs it
+static inline test_world tw_regression(const char* file, const char* backend) {
+  char path[512], set0[64];
+  snprintf(path, sizeof path, "%s/examples/regression/%s", KNEAD_SOURCE_DIR, file);
+  snprintf(set0, sizeof set0, "contact.backend=%s", backend);
+  const char* set[] = {set0};
+  test_world t = {0};
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_with(path, set, 1, &t.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(t.scene, &t.world, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_checks_attach(t.world, &err), KN_OK, "%s", err.msg);
+  return t;
+}
+
+// every check of the world but SAP's recorded trajectory (`golden`) passed; at least `min` judged
+static inline void tw_expect_checks_pass(const test_world* t, const char* label, int min) {
+  int n = 0, judged = 0;
+  const kn_check_result* r = kn_world_checks(t->world, &n);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(r[i].name, "golden") == 0) continue;
+    judged++;
+    cr_log_info("%s %s: %s %s", label, r[i].name, r[i].passed ? "PASS" : "FAIL", r[i].message);
+    cr_expect(r[i].passed, "%s %s: %s", label, r[i].name, r[i].message);
+  }
+  cr_expect_geq(judged, min, "%s: %d checks judged", label, judged);
+}
+
 static inline void tw_step(test_world* t, long n) {
   kn_error err = {0};
   for (long k = 0; k < n; k++) cr_assert_eq(kn_world_step(t->world, &err), KN_OK, "%s", err.msg);

@@ -122,25 +122,10 @@ Test(smooth_friction, t1_lagged_friction_misses_the_stop) {
  * pass (lifted above 0.16 m, held within 5 mm during the shake, squeezed with 10-40 N, no deep
  * penetration, Newton within its iteration limit). */
 Test(smooth_friction, grasp_lift_and_shake_a_box) {
-  const char* path = KNEAD_SOURCE_DIR "/examples/regression/box_50mm_500g.yaml";
-  const char* set[] = {"contact.backend=smooth_friction"};
-  kn_scene* sc = NULL;
-  kn_world* w = NULL;
-  kn_error err = {0};
-  cr_assert_eq(kn_scene_load_with(path, set, 1, &sc, &err), KN_OK, "%s", err.msg);
-  cr_assert_eq(kn_world_create(sc, &w, &err), KN_OK, "%s", err.msg);
-  cr_assert_eq(kn_checks_attach(w, &err), KN_OK, "%s", err.msg);
-  long steps = lround(sc->duration / sc->time_step);
-  for (long k = 0; k < steps; k++) cr_assert_eq(kn_world_step(w, &err), KN_OK, "step %ld: %s", k, err.msg);
-  int n = 0;
-  const kn_check_result* r = kn_world_checks(w, &n);
-  cr_assert(n >= 4, "%d checks", n);
-  for (int i = 0; i < n; i++) {
-    cr_log_info("%s: %s %s", r[i].name, r[i].passed ? "PASS" : "FAIL", r[i].message);
-    cr_expect(r[i].passed, "%s: %s", r[i].name, r[i].message);
-  }
-  kn_world_free(w);
-  kn_scene_free(sc);
+  test_world t = tw_regression("box_50mm_500g.yaml", "smooth_friction");
+  tw_step(&t, lround(t.scene->duration / t.scene->time_step));
+  tw_expect_checks_pass(&t, "box_50mm_500g", 5);
+  tw_free(&t);
 }
 
 /* contact.smooth_friction.integrator: an unknown value and a scene with an MPM body (whose grid has
