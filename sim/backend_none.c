@@ -61,8 +61,8 @@ const kn_backend* kn_backend_find(const kn_scene* s, kn_error* err) {
     case KN_BACKEND_IPC: return &kn_backend_ipc;
     default:
       kn_scene_fail(s, err, KN_ERR_UNSUPPORTED, "contact.backend",
-                    "backend '%s' is not implemented in this build (available: sap, smooth_friction, penalty, ipc, none); it would need its own "
-                    "contact energy and Newton solve (ARCHITECTURE \"The time step\")",
+                    "backend '%s' has no row in kn_backend_find (every value of the scene's enum needs one: "
+                    "sap, smooth_friction, penalty, ipc, none)",
                     kn_contact_backend_name(s->backend));
       return NULL;
   }
