@@ -313,29 +313,12 @@ void kn_world_free(kn_world* w) {
   free(w);
 }
 
-kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
-  kn_blas_deterministic();
-  const kn_backend* backend = kn_backend_find(s, err);
-  if (!backend) return err ? err->status : KN_ERR_UNSUPPORTED;
+// 1. every robot alone: its URDF, its own sizes, its column names, q0 length
+static kn_status load_robots(const kn_scene* s, kn_world* w, kn_robot** loaded, kn_error* err) {
   const kn_scene_doc* d = s->doc;
   int n = (int)d->nrobots;
-  int nobj = (int)d->nobjects;
-  kn_world* w = kn_calloc(1, sizeof *w);
-  kn_robot** loaded = kn_calloc((size_t)n, sizeof *loaded);
-  int* placed = kn_calloc((size_t)n, sizeof *placed);
-  if (!w || !loaded || !placed) {
-    free(w), free(loaded), free(placed);
-    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
-  }
-  w->scene = s;
-  w->nrobot = n;
-  w->robots = kn_calloc((size_t)n, sizeof *w->robots);
-  w->trees = kn_calloc((size_t)(n + nobj), sizeof *w->trees);
-  w->objects = kn_calloc((size_t)nobj, sizeof *w->objects);
-  kn_status st = (w->robots && w->trees && w->objects) ? KN_OK : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+  kn_status st = KN_OK;
   char key[96];
-
-  /* 1. every robot alone: its URDF, its own sizes, its column names, q0 length */
   for (int i = 0; !st && i < n; i++) {
     const kn_scene_robot* r = &d->robots[i];
     kn_world_robot* wr = &w->robots[i];
@@ -361,8 +344,15 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
                          m->nq ? wr->columns[0] : "-", m->nq ? wr->columns[m->nq - 1] : "-");
     }
   }
+  return st;
+}
 
-  /* 2. trees: one per robot not attached to another, in scene order */
+// 2-3. one tree per robot not attached to another, then attached robots welded onto their parents
+static kn_status build_robot_trees(const kn_scene* s, kn_world* w, kn_robot** loaded, int* placed, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  int n = (int)d->nrobots;
+  kn_status st = KN_OK;
+  char key[96];
   for (int i = 0; !st && i < n; i++) {
     if (d->robots[i].attach_to) continue;
     kn_world_tree* t = &w->trees[w->ntree];
@@ -417,8 +407,14 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
       progress = 1;
     }
   }
+  return st;
+}
 
-  /* 3b. objects: one tree each, after the robots' */
+// 3b. objects: one tree each, after the robots'
+static kn_status build_object_trees(const kn_scene* s, kn_world* w, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  int nobj = (int)d->nobjects;
+  kn_status st = KN_OK;
   for (int i = 0; !st && i < nobj; i++) {
     kn_world_tree* t = &w->trees[w->ntree];
     kn_world_object* wo = &w->objects[i];
@@ -431,8 +427,15 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     if ((st = kn_sim_object_load(s, (unsigned)i, &t->robot, NULL, 0, err))) break;
     if (make_object_columns(wo, t->robot->model)) st = kn_fail(err, KN_ERR_NOMEM, "out of memory");
   }
+  return st;
+}
 
-  /* 4. per tree: checks, gravity, state and scratch */
+// 4. per tree: checks, gravity, state and scratch; then the robots' q0
+static kn_status init_trees(const kn_scene* s, kn_world* w, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  int n = (int)d->nrobots;
+  kn_status st = KN_OK;
+  char key[96];
   for (int t = 0; !st && t < w->ntree; t++) {
     kn_world_tree* tr = &w->trees[t];
     kn_mb_model* m = tr->robot->model;
@@ -480,8 +483,14 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     if (d->robots[i].q0)
       memcpy(w->trees[w->robots[i].tree].q + w->robots[i].q_offset, d->robots[i].q0,
              (size_t)w->robots[i].nq * sizeof(double));
+  return st;
+}
 
-  /* 5. controllers, once every q0 is in place (a controller without reference holds q0) */
+// 5. controllers, once every q0 is in place (a controller without reference holds q0)
+static kn_status build_controllers(const kn_scene* s, kn_world* w, kn_error* err) {
+  const kn_scene_doc* d = s->doc;
+  int n = (int)d->nrobots;
+  kn_status st = KN_OK;
   for (int i = 0; !st && i < n; i++) {
     if (!d->robots[i].controller) continue;
     kn_world_tree* tr = &w->trees[w->robots[i].tree];
@@ -490,7 +499,35 @@ kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
     if (st) break;
     tr->ctrls[tr->nctrl++] = c;
   }
+  return st;
+}
 
+kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
+  kn_blas_deterministic();
+  const kn_backend* backend = kn_backend_find(s, err);
+  if (!backend) return err ? err->status : KN_ERR_UNSUPPORTED;
+  const kn_scene_doc* d = s->doc;
+  int n = (int)d->nrobots;
+  int nobj = (int)d->nobjects;
+  kn_world* w = kn_calloc(1, sizeof *w);
+  kn_robot** loaded = kn_calloc((size_t)n, sizeof *loaded);
+  int* placed = kn_calloc((size_t)n, sizeof *placed);
+  if (!w || !loaded || !placed) {
+    free(w), free(loaded), free(placed);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+  }
+  w->scene = s;
+  w->nrobot = n;
+  w->robots = kn_calloc((size_t)n, sizeof *w->robots);
+  w->trees = kn_calloc((size_t)(n + nobj), sizeof *w->trees);
+  w->objects = kn_calloc((size_t)nobj, sizeof *w->objects);
+  kn_status st = (w->robots && w->trees && w->objects) ? KN_OK : kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", s->path);
+
+  if (!st) st = load_robots(s, w, loaded, err);
+  if (!st) st = build_robot_trees(s, w, loaded, placed, err);
+  if (!st) st = build_object_trees(s, w, err);
+  if (!st) st = init_trees(s, w, err);
+  if (!st) st = build_controllers(s, w, err);
   /* 6. deformables, colliders and the contact backend */
   if (!st) st = kn_sim_deformables_build(w, err);
   if (!st) st = kn_sim_colliders_build(w, err);
