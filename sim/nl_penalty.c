@@ -23,6 +23,7 @@
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
 #include "sim/state_parts.h"
+#include "sim/penalty_cpf.h"
 #include "sim/penalty_faces.h"
 #include "sim/stiction.h"
 
@@ -37,6 +38,7 @@ typedef struct {
   kn_stiction rigid;
   kn_stiction_keyed fem, mpm;
   kn_penalty_faces faces;
+  kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
 } penalty_state;
 
 static void penalty_destroy(void* p) {
@@ -48,6 +50,7 @@ static void penalty_destroy(void* p) {
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);
   kn_penalty_faces_free(&s->faces);
+  kn_penalty_cpf_free(s->cpf);
   free(s);
 }
 
@@ -62,15 +65,16 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (!isfinite(tol) || !(tol > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
-  if (k && k->continuous && *k->continuous)
-    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.continuous",
-                         "the continuous penalty forces (Tang et al.) are not built into the backend yet: they need "
-                         "continuous collision pairs between meshes, which detection does not give; use false");
-  if (k && k->ablation)
-    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.ablation",
-                         "the ablation modes apply only with contact.penalty.continuous: true, which is not built yet");
+  int continuous = k && k->continuous && *k->continuous;
+  if (k && k->ablation && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.ablation",
+                         "applies only with contact.penalty.continuous: true");
   opt->abs_tol = tol;
-  return KN_OK;
+  int ablation = k && k->ablation ? *k->ablation : KN_SCENE_CPF;
+  /* dpf: the discrete closest-point springs at the step's end, the backend's own term */
+  if (!continuous || ablation == KN_SCENE_DPF) return KN_OK;
+  kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD : KN_CPF_LK;
+  return kn_penalty_cpf_create(s->w, s->term.k, mode, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -148,6 +152,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   penalty_state* s = self;
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
+  *potential = 0;
+  if (s->cpf) return kn_penalty_cpf_begin(s->cpf, st, term, err);
   if (c->n > s->pccap) {
     free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
@@ -182,9 +188,22 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   return KN_OK;
 }
 
+/* the continuous mode: pairs that only the solved path crosses join, and the step is solved again */
+static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
+  (void)st, (void)attempt;
+  penalty_state* s = self;
+  if (!s->cpf) return 0;
+  kn_error err = {0};
+  return kn_penalty_cpf_recheck(s->cpf, v, &err) > 0; /* out of memory: no new pairs this step */
+}
+
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
   (void)st;
   double Z[3], Y[3];
+  if (((penalty_state*)self)->cpf) { /* the mesh pairs are not the detection's candidates */
+    f[0] = f[1] = f[2] = 0;
+    return;
+  }
   kn_penalty_term_contact(&((penalty_state*)self)->term, i, v, Z, Y, f, NULL);
 }
 
@@ -193,6 +212,10 @@ static void penalty_force(void* self, const kn_nl_step* st, int i, const double*
 static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
   (void)err;
   penalty_state* s = self;
+  if (s->cpf) {
+    kn_penalty_cpf_end_step(s->cpf, v);
+    return KN_OK;
+  }
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
   for (int k = 0; k < w->ntree; k++)
@@ -261,7 +284,7 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   return KN_OK;
 }
 
-static const kn_nl_formulation penalty_formulation = {"penalty", penalty_create, penalty_destroy, penalty_begin, NULL,
+static const kn_nl_formulation penalty_formulation = {"penalty", penalty_create, penalty_destroy, penalty_begin, penalty_after_solve,
                                                       penalty_force, penalty_end_step, penalty_save, penalty_load};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {

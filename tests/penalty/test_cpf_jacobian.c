@@ -102,3 +102,12 @@ Test(cpf_jacobian, one_dimensional_stiffness) {
   kn_cpf_force_jacobian(&st, &p, s, 2.0, KN_CPF_DPF_CCD, F, dF, &stiff);
   cr_assert(fabs(F[2] - 1.0) < 1e-14 && fabs(dF[12 * 2 + 2] + 2.0) < 1e-14, "dpf_ccd: -k z(1) = 1, slope -k");
 }
+
+/* edges in parallel planes (a box's bottom edge falling across a plate's diagonal): m is along the
+ * planes' normal; a small tilt of the falling edge */
+Test(cpf_jacobian, edge_edge_parallel_planes) {
+  double x0[12], x1[12];
+  set4(x0, V3(-1, -1, 0), V3(1, 1, 0), V3(-0.4, 0.3, 0.02), V3(0.6, 0.3, 0.021));
+  set4(x1, V3(-1, -1, 0), V3(1, 1, 0), V3(-0.4, 0.3, -0.01), V3(0.6, 0.31, -0.012));
+  check_fd(x0, x1, 1, "EE parallel planes");
+}

@@ -1,0 +1,350 @@
+/* The penalty backend's continuous mode (continuous-penalty-forces.md §5.1-5.5): the triangle
+ * surfaces of the world's FEM bodies and rigid colliders, their vertices as the step's material
+ * points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
+ * finds a first contact (weights, side and start frozen), and the pairs carried while they still
+ * penetrate at a step's end. Pairs between surfaces of the same clique (self-contact of an FEM body,
+ * links of one tree) are not formed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/penalty_cpf.h"
+
+typedef struct {
+  int clique;            /* world clique, -1 fixed in the world */
+  int fem, collider;     /* which body (the other -1) */
+  int nv, nt, first;     /* vertices, triangles, first global vertex id */
+  const int* tri;
+  unsigned char* flat;   /* per triangle edge (3 nt): between two coplanar triangles at rest */
+  kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
+} cpf_surface;
+
+typedef struct {
+  int edge_edge, v[4];   /* global vertex ids: (p, a, b, c) or (a, b, c, d) */
+} cpf_key;
+
+typedef struct {
+  cpf_key key;
+  kn_cpf_pair pair;
+} cpf_carried;
+
+struct kn_penalty_cpf {
+  kn_world* w;
+  cpf_surface* s;
+  int ns, nvert;
+  int* vpt;              /* per global vertex: its point this step */
+  double *x0, *x1;       /* per global vertex: the predictor path */
+  double* vstart;
+  int vcap;
+  cpf_carried *carried, *next;
+  int ncarried, capcarried, capnext;
+  kn_cpf_term_pair* pairs;
+  cpf_key* pkeys;        /* per step pair */
+  int npairs, capp, cappk, fresh;
+  cpf_key* sorted;       /* the step's pairs' keys, sorted */
+  int capsorted;
+  cpf_key* keys;         /* the broad phase's features */
+  int nkeys, capk;
+  kn_cpf_term term;
+};
+
+void kn_penalty_cpf_free(kn_penalty_cpf* c) {
+  if (!c) return;
+  for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].flat);
+  free(c->s), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
+  free(c);
+}
+
+static int flat_edges(cpf_surface* s, const double* X);
+
+kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  const char* key = "contact.penalty.continuous";
+  if (w->nmpm > 0)
+    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, key,
+                         "true needs a triangle surface on every body that touches: MPM deformable '%s' has none (its "
+                         "particles are points); use false for MPM bodies",
+                         w->mpms[0].name);
+  kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
+  if (!c || !(c->s = kn_calloc((size_t)(w->nfem + w->ncollider) + 1, sizeof *c->s))) {
+    kn_penalty_cpf_free(c);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  c->w = w, c->term.k = k, c->term.mode = mode;
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_fem_body* b = w->fems[i].body;
+    c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
+                                  .nt = b->mesh.nsurf, .tri = b->mesh.surf};
+  }
+  for (int i = 0; i < w->ncollider; i++) {
+    cpf_surface* s = &c->s[c->ns];
+    kn_status st = kn_shape_triangles(w->colliders[i].c.shape, &s->mesh, err);
+    if (st) {
+      char why[sizeof err->msg];
+      snprintf(why, sizeof why, "%s", err->msg);
+      kn_penalty_cpf_free(c);
+      return kn_scene_fail(sc, err, st, key, "true: collider '%s': %s; use boxes or meshes, or false",
+                           w->colliders[i].name, why);
+    }
+    int tree = w->colliders[i].c.clique;
+    s->clique = tree >= 0 ? w->clique_of_tree[tree] : -1, s->fem = -1, s->collider = i;
+    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri;
+    c->ns++;
+  }
+  for (int i = 0; i < c->ns; i++) {
+    c->s[i].first = c->nvert, c->nvert += c->s[i].nv;
+    if (!flat_edges(&c->s[i], c->s[i].fem >= 0 ? w->fems[c->s[i].fem].body->mesh.X : c->s[i].mesh.v)) {
+      kn_penalty_cpf_free(c);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
+  }
+  c->vpt = malloc(((size_t)c->nvert + 1) * sizeof *c->vpt);
+  c->x0 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x0);
+  c->x1 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x1);
+  if (!c->vpt || !c->x0 || !c->x1) {
+    kn_penalty_cpf_free(c);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  *out = c;
+  return KN_OK;
+}
+
+typedef struct {
+  int a, b, t, k;
+} edge_rec;
+static int edge_cmp(const void* pa, const void* pb) {
+  const edge_rec *x = pa, *y = pb;
+  return x->a != y->a ? (x->a < y->a ? -1 : 1) : x->b != y->b ? (x->b < y->b ? -1 : 1) : 0;
+}
+
+static void unit_normal(const double* X, const int* t, double n[3]) {
+  double e1[3], e2[3];
+  for (int k = 0; k < 3; k++) e1[k] = X[3 * t[1] + k] - X[3 * t[0] + k], e2[k] = X[3 * t[2] + k] - X[3 * t[0] + k];
+  kn_vec3_cross(e1, e2, n);
+  double l = kn_vec3_norm(n);
+  for (int k = 0; k < 3; k++) n[k] = l > 0 ? n[k] / l : 0;
+}
+
+/* the flat edges of surface s at rest positions X: two triangles within 1e-3 rad of coplanar (a
+ * box face's diagonal). Such an edge is no crease: its edge-edge pairs would push sideways where
+ * the faces' vertex-face pairs already act (a box corner next to a plate's diagonal) */
+static int flat_edges(cpf_surface* s, const double* X) {
+  edge_rec* e = malloc((3 * (size_t)s->nt + 1) * sizeof *e);
+  s->flat = calloc(3 * (size_t)s->nt + 1, 1);
+  if (!e || !s->flat) {
+    free(e);
+    return 0;
+  }
+  for (int t = 0; t < s->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      int a = s->tri[3 * t + k], b = s->tri[3 * t + (k + 1) % 3];
+      e[3 * t + k] = (edge_rec){a < b ? a : b, a < b ? b : a, t, k};
+    }
+  qsort(e, 3 * (size_t)s->nt, sizeof *e, edge_cmp);
+  for (int i = 0; i + 1 < 3 * s->nt; i++) {
+    if (edge_cmp(&e[i], &e[i + 1])) continue;
+    double n1[3], n2[3];
+    unit_normal(X, s->tri + 3 * e[i].t, n1), unit_normal(X, s->tri + 3 * e[i + 1].t, n2);
+    if (kn_vec3_dot(n1, n2) > 1 - 5e-7) s->flat[3 * e[i].t + e[i].k] = s->flat[3 * e[i + 1].t + e[i + 1].k] = 1;
+  }
+  free(e);
+  return 1;
+}
+
+static int key_cmp(const void* pa, const void* pb) {
+  const cpf_key *a = pa, *b = pb;
+  if (a->edge_edge != b->edge_edge) return a->edge_edge - b->edge_edge;
+  for (int k = 0; k < 4; k++)
+    if (a->v[k] != b->v[k]) return a->v[k] < b->v[k] ? -1 : 1;
+  return 0;
+}
+
+static int grow(void** p, int* cap, int need, size_t size) {
+  if (need <= *cap) return 1;
+  int n = need > 2 * *cap ? need : 2 * *cap;
+  void* q = realloc(*p, (size_t)n * size);
+  if (!q) return 0;
+  *p = q, *cap = n;
+  return 1;
+}
+
+static int push_key(kn_penalty_cpf* c, int ee, int v0, int v1, int v2, int v3) {
+  if (!grow((void**)&c->keys, &c->capk, c->nkeys + 1, sizeof *c->keys)) return 0;
+  if (ee) { /* each edge from its lower id, the edge with the lower first id first */
+    int a = v0 < v1 ? v0 : v1, b = v0 < v1 ? v1 : v0, d = v2 < v3 ? v2 : v3, e = v2 < v3 ? v3 : v2;
+    if (d < a) v0 = d, v1 = e, v2 = a, v3 = b;
+    else v0 = a, v1 = b, v2 = d, v3 = e;
+  }
+  c->keys[c->nkeys++] = (cpf_key){ee, {v0, v1, v2, v3}};
+  return 1;
+}
+
+// triangle t of surface s: its three global vertex ids and its swept box (x0 and x1), inflated
+static void tri_box(const kn_penalty_cpf* c, const cpf_surface* s, int t, int g[3], double box[6]) {
+  for (int k = 0; k < 3; k++) box[k] = INFINITY, box[3 + k] = -INFINITY;
+  for (int j = 0; j < 3; j++) {
+    g[j] = s->first + s->tri[3 * t + j];
+    for (int k = 0; k < 3; k++) {
+      double a = c->x0[3 * g[j] + k], b = c->x1[3 * g[j] + k];
+      box[k] = fmin(box[k], fmin(a, b)), box[3 + k] = fmax(box[3 + k], fmax(a, b));
+    }
+  }
+  for (int k = 0; k < 3; k++) box[k] -= 1e-9, box[3 + k] += 1e-9;
+}
+
+/* the broad phase: every vertex-face and edge-edge feature pair of two triangles of different
+ * cliques whose swept boxes overlap (brute force over triangle pairs; sorted, duplicates dropped) */
+static int broad_phase(kn_penalty_cpf* c) {
+  c->nkeys = 0;
+  for (int i = 0; i < c->ns; i++)
+    for (int j = i + 1; j < c->ns; j++) {
+      const cpf_surface *A = &c->s[i], *B = &c->s[j];
+      if (A->clique == B->clique) continue; /* same body (or both fixed) */
+      for (int ta = 0; ta < A->nt; ta++) {
+        int ga[3], gb[3];
+        double ba[6], bb[6];
+        tri_box(c, A, ta, ga, ba);
+        for (int tb = 0; tb < B->nt; tb++) {
+          tri_box(c, B, tb, gb, bb);
+          if (ba[0] > bb[3] || bb[0] > ba[3] || ba[1] > bb[4] || bb[1] > ba[4] || ba[2] > bb[5] || bb[2] > ba[5]) continue;
+          int ok = 1;
+          for (int k = 0; k < 3; k++) {
+            ok &= push_key(c, 0, ga[k], gb[0], gb[1], gb[2]);
+            ok &= push_key(c, 0, gb[k], ga[0], ga[1], ga[2]);
+            for (int l = 0; l < 3; l++)
+              if (!A->flat[3 * ta + k] && !B->flat[3 * tb + l])
+                ok &= push_key(c, 1, ga[k], ga[(k + 1) % 3], gb[l], gb[(l + 1) % 3]);
+          }
+          if (!ok) return 0;
+        }
+      }
+    }
+  qsort(c->keys, (size_t)c->nkeys, sizeof *c->keys, key_cmp);
+  int n = 0;
+  for (int i = 0; i < c->nkeys; i++)
+    if (n == 0 || key_cmp(&c->keys[n - 1], &c->keys[i])) c->keys[n++] = c->keys[i];
+  c->nkeys = n;
+  return 1;
+}
+
+static void gather(const kn_penalty_cpf* c, const cpf_key* k, double x0[12], double x1[12]) {
+  for (int j = 0; j < 4; j++) memcpy(x0 + 3 * j, c->x0 + 3 * k->v[j], 24), memcpy(x1 + 3 * j, c->x1 + 3 * k->v[j], 24);
+}
+
+static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s_start) {
+  if (!grow((void**)&c->pairs, &c->capp, c->npairs + 1, sizeof *c->pairs)) return 0;
+  if (!grow((void**)&c->pkeys, &c->cappk, c->npairs + 1, sizeof *c->pkeys)) return 0;
+  kn_cpf_term_pair* t = &c->pairs[c->npairs];
+  t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
+  for (int j = 0; j < 4; j++) t->pt[j] = c->vpt[k->v[j]];
+  c->pkeys[c->npairs++] = *k;
+  return 1;
+}
+
+/* the pairs CCD finds on the paths x0 -> x1 that the step does not hold yet => appended (start s*) */
+static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
+  if (!broad_phase(c)) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's broad phase");
+  if (!grow((void**)&c->sorted, &c->capsorted, c->npairs + 1, sizeof *c->sorted))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  int nheld = c->npairs;
+  memcpy(c->sorted, c->pkeys, (size_t)nheld * sizeof *c->sorted);
+  qsort(c->sorted, (size_t)nheld, sizeof *c->sorted, key_cmp);
+  for (int i = 0; i < c->nkeys; i++) {
+    const cpf_key* k = &c->keys[i];
+    if (nheld && bsearch(k, c->sorted, (size_t)nheld, sizeof *k, key_cmp)) continue;
+    double x0[12], x1[12], s_star, f[4], m[9];
+    gather(c, k, x0, x1);
+    kn_cpf_stencil sten = {x0, x1, k->edge_edge};
+    kn_cpf_pair p;
+    if (!kn_cpf_first_contact(&sten, 1e-6, &p, &s_star)) continue;
+    /* nearly parallel edges (or a collapsing triangle): no normal; the vertex-face pairs at their
+     * ends take the contact (§8 items 9, 10) */
+    kn_cpf_cubic(&sten, f, m);
+    const double *m0 = m, *m1 = m + 3, *m2 = m + 6;
+    double L2 = kn_vec3_dot(m0, m0) + kn_vec3_dot(m0, m1) + (kn_vec3_dot(m1, m1) + 2 * kn_vec3_dot(m0, m2)) / 3 +
+                kn_vec3_dot(m1, m2) / 2 + kn_vec3_dot(m2, m2) / 5;
+    double e1 = 0, e2 = 0;
+    for (int a = 0; a < 3; a++) {
+      double d1 = k->edge_edge ? x0[3 + a] - x0[a] : x0[6 + a] - x0[3 + a];
+      double d2 = k->edge_edge ? x0[9 + a] - x0[6 + a] : x0[9 + a] - x0[3 + a];
+      e1 += d1 * d1, e2 += d2 * d2;
+    }
+    if (!(L2 > 1e-6 * e1 * e2)) continue;
+    if (!add_pair(c, k, &p, s_star)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    c->fresh++;
+  }
+  c->term.pairs = c->pairs, c->term.n = c->npairs;
+  return KN_OK;
+}
+
+kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_term* term, kn_error* err) {
+  kn_world* w = st->w;
+  if (!grow((void**)&c->vstart, &c->vcap, st->nv + 1, sizeof *c->vstart))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d DoFs", st->nv);
+  for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, c->vstart + st->offset[q]);
+  /* every surface vertex a material point; its predictor path x0 -> x0 + dt J v_start */
+  for (int i = 0; i < c->ns; i++) {
+    const cpf_surface* s = &c->s[i];
+    kn_clique* cq = s->clique >= 0 ? &w->cliques[s->clique] : NULL;
+    int ndof = cq ? cq->ops->ndof(cq->self) : 0;
+    kn_pose X;
+    if (s->collider >= 0) kn_sim_collider_pose(w, s->collider, &X);
+    for (int j = 0; j < s->nv; j++) {
+      int g = s->first + j;
+      kn_point_map m;
+      double p[3];
+      if (s->collider >= 0) kn_pose_apply(&X, s->mesh.v + 3 * j, p);
+      if (s->fem >= 0)
+        cq->ops->point_map(cq->self, j, NULL, st->dt, &m);
+      else if (cq)
+        cq->ops->point_map(cq->self, w->colliders[s->collider].body, p, st->dt, &m);
+      c->vpt[g] = kn_nl_points_add(st->points, cq ? &m : NULL, cq ? st->offset[s->clique] : 0, ndof, cq ? NULL : p);
+      if (c->vpt[g] < 0) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the surfaces' points");
+      double u[3];
+      kn_nl_point_velocity(st->points, c->vpt[g], c->vstart, u);
+      const double* x0 = st->points->p[c->vpt[g]].x0;
+      for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
+    }
+  }
+  c->npairs = 0;
+  for (int i = 0; i < c->ncarried; i++)
+    if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  c->fresh = 0;
+  c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
+  kn_status e = find_new(c, err);
+  if (e) return e;
+  *term = (kn_nl_term){.eval = kn_cpf_term_eval, .self = &c->term};
+  return KN_OK;
+}
+
+int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
+  const kn_nl_points* P = c->term.points;
+  for (int g = 0; g < c->nvert; g++) {
+    double u[3];
+    kn_nl_point_velocity(P, c->vpt[g], v, u);
+    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
+  }
+  int before = c->npairs;
+  if (find_new(c, err)) return -1;
+  return c->npairs - before;
+}
+
+void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
+  int n = 0;
+  if (!grow((void**)&c->next, &c->capnext, c->npairs + 1, sizeof *c->next)) return; /* the old pairs stay */
+  for (int i = 0; i < c->npairs; i++) {
+    double F[12];
+    if (kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL)) c->next[n++] = (cpf_carried){c->pkeys[i], c->pairs[i].pair};
+  }
+  qsort(c->next, (size_t)n, sizeof *c->next, key_cmp); /* the key leads the record: sorted by key */
+  cpf_carried* t = c->carried;
+  int cap = c->capcarried;
+  c->carried = c->next, c->capcarried = c->capnext, c->ncarried = n;
+  c->next = t, c->capnext = cap;
+}
+
+void kn_penalty_cpf_counts(const kn_penalty_cpf* c, int* pairs, int* fresh) {
+  *pairs = c->npairs, *fresh = c->fresh;
+}
