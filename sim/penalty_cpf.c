@@ -1,8 +1,8 @@
 /* The penalty backend's continuous mode (continuous-penalty-forces.md §5.1-5.5): the triangle
  * surfaces of the world's FEM bodies and rigid colliders, their vertices as the step's material
  * points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
- * finds a first contact (weights, side and start frozen), and the pairs carried while they still
- * penetrate at a step's end. Pairs between surfaces of the same clique (self-contact of an FEM body,
+ * finds a first contact (weights, side and start frozen; the candidates from the shared swept broad
+ * phase, contact/swept_pairs.c), and the pairs carried while they still penetrate at a step's end. Pairs between surfaces of the same clique (self-contact of an FEM body,
  * links of one tree) are not formed. */
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +16,9 @@ typedef struct {
   int fem, collider;     /* which body (the other -1) */
   int nv, nt, first;     /* vertices, triangles, first global vertex id */
   const int* tri;
-  unsigned char* flat;   /* per triangle edge (3 nt): between two coplanar triangles at rest */
+  int ne, *edge;         /* its edges but the flat ones (2 each) */
+  int nused;
+  const int* used;       /* the vertices in vertex-face pairs (an FEM body's surface vertices), NULL: all */
   kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
 } cpf_surface;
 
@@ -45,15 +47,17 @@ struct kn_penalty_cpf {
   cpf_key* sorted;       /* the step's pairs' keys, sorted */
   int capsorted;
   cpf_key* keys;         /* the broad phase's features */
+  kn_swept_scratch* swept;
   int nkeys, capk;
   kn_cpf_term term;
 };
 
 void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   if (!c) return;
-  for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].flat);
+  for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].edge);
   free(c->s), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
+  kn_swept_scratch_free(c->swept);
   free(c);
 }
 
@@ -76,7 +80,8 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
   for (int i = 0; i < w->nfem; i++) {
     const kn_fem_body* b = w->fems[i].body;
     c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
-                                  .nt = b->mesh.nsurf, .tri = b->mesh.surf};
+                                  .nt = b->mesh.nsurf, .tri = b->mesh.surf, .nused = w->fems[i].nsurf_vert,
+                                  .used = w->fems[i].surf_vert};
   }
   for (int i = 0; i < w->ncollider; i++) {
     cpf_surface* s = &c->s[c->ns];
@@ -100,10 +105,11 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
       return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
     }
   }
+  c->swept = kn_swept_scratch_create();
   c->vpt = malloc(((size_t)c->nvert + 1) * sizeof *c->vpt);
   c->x0 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x0);
   c->x1 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x1);
-  if (!c->vpt || !c->x0 || !c->x1) {
+  if (!c->swept || !c->vpt || !c->x0 || !c->x1) {
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
@@ -127,13 +133,14 @@ static void unit_normal(const double* X, const int* t, double n[3]) {
   for (int k = 0; k < 3; k++) n[k] = l > 0 ? n[k] / l : 0;
 }
 
-/* the flat edges of surface s at rest positions X: two triangles within 1e-3 rad of coplanar (a
- * box face's diagonal). Such an edge is no crease: its edge-edge pairs would push sideways where
- * the faces' vertex-face pairs already act (a box corner next to a plate's diagonal) */
+/* surface s's edges but the flat ones at rest positions X: two triangles within 1e-3 rad of
+ * coplanar (a box face's diagonal). Such an edge is no crease: its edge-edge pairs would push
+ * sideways where the faces' vertex-face pairs already act (a box corner next to a plate's diagonal,
+ * measured: Newton then stalls on the cube of S-Fast) */
 static int flat_edges(cpf_surface* s, const double* X) {
   edge_rec* e = malloc((3 * (size_t)s->nt + 1) * sizeof *e);
-  s->flat = calloc(3 * (size_t)s->nt + 1, 1);
-  if (!e || !s->flat) {
+  s->edge = malloc((6 * (size_t)s->nt + 1) * sizeof *s->edge);
+  if (!e || !s->edge) {
     free(e);
     return 0;
   }
@@ -143,11 +150,15 @@ static int flat_edges(cpf_surface* s, const double* X) {
       e[3 * t + k] = (edge_rec){a < b ? a : b, a < b ? b : a, t, k};
     }
   qsort(e, 3 * (size_t)s->nt, sizeof *e, edge_cmp);
-  for (int i = 0; i + 1 < 3 * s->nt; i++) {
-    if (edge_cmp(&e[i], &e[i + 1])) continue;
-    double n1[3], n2[3];
-    unit_normal(X, s->tri + 3 * e[i].t, n1), unit_normal(X, s->tri + 3 * e[i + 1].t, n2);
-    if (kn_vec3_dot(n1, n2) > 1 - 5e-7) s->flat[3 * e[i].t + e[i].k] = s->flat[3 * e[i + 1].t + e[i + 1].k] = 1;
+  s->ne = 0;
+  for (int i = 0; i < 3 * s->nt; i++) {
+    if (i > 0 && !edge_cmp(&e[i - 1], &e[i])) continue;
+    if (i + 1 < 3 * s->nt && !edge_cmp(&e[i], &e[i + 1])) {
+      double n1[3], n2[3];
+      unit_normal(X, s->tri + 3 * e[i].t, n1), unit_normal(X, s->tri + 3 * e[i + 1].t, n2);
+      if (kn_vec3_dot(n1, n2) > 1 - 5e-7) continue;
+    }
+    s->edge[2 * s->ne] = e[i].a, s->edge[2 * s->ne + 1] = e[i].b, s->ne++;
   }
   free(e);
   return 1;
@@ -181,52 +192,42 @@ static int push_key(kn_penalty_cpf* c, int ee, int v0, int v1, int v2, int v3) {
   return 1;
 }
 
-// triangle t of surface s: its three global vertex ids and its swept box (x0 and x1), inflated
-static void tri_box(const kn_penalty_cpf* c, const cpf_surface* s, int t, int g[3], double box[6]) {
-  for (int k = 0; k < 3; k++) box[k] = INFINITY, box[3 + k] = -INFINITY;
-  for (int j = 0; j < 3; j++) {
-    g[j] = s->first + s->tri[3 * t + j];
-    for (int k = 0; k < 3; k++) {
-      double a = c->x0[3 * g[j] + k], b = c->x1[3 * g[j] + k];
-      box[k] = fmin(box[k], fmin(a, b)), box[3 + k] = fmax(box[3 + k], fmax(a, b));
-    }
-  }
-  for (int k = 0; k < 3; k++) box[k] -= 1e-9, box[3 + k] += 1e-9;
+// surface s as the shared broad phase sees it, on the paths x0 -> x1
+static kn_swept_surface swept(const kn_penalty_cpf* c, const cpf_surface* s) {
+  return (kn_swept_surface){.nvert = s->nv, .x0 = c->x0 + 3 * (size_t)s->first, .x1 = c->x1 + 3 * (size_t)s->first,
+                            .ntri = s->nt, .tri = s->tri, .nedge = s->ne, .edge = s->edge, .nvert_used = s->nused,
+                            .vert = s->used};
 }
 
-/* the broad phase: every vertex-face and edge-edge feature pair of two triangles of different
- * cliques whose swept boxes overlap (brute force over triangle pairs; sorted, duplicates dropped) */
-static int broad_phase(kn_penalty_cpf* c) {
+/* the broad phase (contact/swept_pairs.c): every vertex-face and edge-edge pair of two surfaces of
+ * different cliques whose swept boxes overlap, as global keys, sorted */
+static kn_status broad_phase(kn_penalty_cpf* c, kn_error* err) {
   c->nkeys = 0;
   for (int i = 0; i < c->ns; i++)
     for (int j = i + 1; j < c->ns; j++) {
       const cpf_surface *A = &c->s[i], *B = &c->s[j];
       if (A->clique == B->clique) continue; /* same body (or both fixed) */
-      for (int ta = 0; ta < A->nt; ta++) {
-        int ga[3], gb[3];
-        double ba[6], bb[6];
-        tri_box(c, A, ta, ga, ba);
-        for (int tb = 0; tb < B->nt; tb++) {
-          tri_box(c, B, tb, gb, bb);
-          if (ba[0] > bb[3] || bb[0] > ba[3] || ba[1] > bb[4] || bb[1] > ba[4] || ba[2] > bb[5] || bb[2] > ba[5]) continue;
-          int ok = 1;
-          for (int k = 0; k < 3; k++) {
-            ok &= push_key(c, 0, ga[k], gb[0], gb[1], gb[2]);
-            ok &= push_key(c, 0, gb[k], ga[0], ga[1], ga[2]);
-            for (int l = 0; l < 3; l++)
-              if (!A->flat[3 * ta + k] && !B->flat[3 * tb + l])
-                ok &= push_key(c, 1, ga[k], ga[(k + 1) % 3], gb[l], gb[(l + 1) % 3]);
-          }
-          if (!ok) return 0;
-        }
+      kn_swept_surface sa = swept(c, A), sb = swept(c, B);
+      kn_swept_pairs out;
+      kn_status e = kn_swept_pairs_find(c->swept, &sa, &sb, 0, &out, err);
+      if (e) return e;
+      int ok = 1;
+      for (int k = 0; k < out.nvt_ab; k++) {
+        const int *t = B->tri + 3 * out.vt_ab[2 * k + 1], fb = B->first;
+        ok &= push_key(c, 0, A->first + out.vt_ab[2 * k], fb + t[0], fb + t[1], fb + t[2]);
       }
+      for (int k = 0; k < out.nvt_ba; k++) {
+        const int *t = A->tri + 3 * out.vt_ba[2 * k + 1], fa = A->first;
+        ok &= push_key(c, 0, B->first + out.vt_ba[2 * k], fa + t[0], fa + t[1], fa + t[2]);
+      }
+      for (int k = 0; k < out.nee; k++) {
+        const int *ea = A->edge + 2 * out.ee[2 * k], *eb = B->edge + 2 * out.ee[2 * k + 1];
+        ok &= push_key(c, 1, A->first + ea[0], A->first + ea[1], B->first + eb[0], B->first + eb[1]);
+      }
+      if (!ok) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's pairs");
     }
   qsort(c->keys, (size_t)c->nkeys, sizeof *c->keys, key_cmp);
-  int n = 0;
-  for (int i = 0; i < c->nkeys; i++)
-    if (n == 0 || key_cmp(&c->keys[n - 1], &c->keys[i])) c->keys[n++] = c->keys[i];
-  c->nkeys = n;
-  return 1;
+  return KN_OK;
 }
 
 static void gather(const kn_penalty_cpf* c, const cpf_key* k, double x0[12], double x1[12]) {
@@ -245,7 +246,8 @@ static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, d
 
 /* the pairs CCD finds on the paths x0 -> x1 that the step does not hold yet => appended (start s*) */
 static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
-  if (!broad_phase(c)) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's broad phase");
+  kn_status e = broad_phase(c, err);
+  if (e) return e;
   if (!grow((void**)&c->sorted, &c->capsorted, c->npairs + 1, sizeof *c->sorted))
     return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   int nheld = c->npairs;
@@ -291,8 +293,9 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
     int ndof = cq ? cq->ops->ndof(cq->self) : 0;
     kn_pose X;
     if (s->collider >= 0) kn_sim_collider_pose(w, s->collider, &X);
-    for (int j = 0; j < s->nv; j++) {
-      int g = s->first + j;
+    int nj = s->used ? s->nused : s->nv; /* an FEM body: its surface vertices only */
+    for (int jj = 0; jj < nj; jj++) {
+      int j = s->used ? s->used[jj] : jj, g = s->first + j;
       kn_point_map m;
       double p[3];
       if (s->collider >= 0) kn_pose_apply(&X, s->mesh.v + 3 * j, p);
