@@ -262,6 +262,7 @@ static void penalty_save(const void* self, kn_state_out* out) {
   kn_state_put_keyed_anchors(out, &s->fem);
   kn_state_put_keyed_anchors(out, &s->mpm);
   kn_penalty_faces_save(&s->faces, out);
+  if (s->cpf) kn_penalty_cpf_save(s->cpf, out);
 }
 
 static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
@@ -273,14 +274,18 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   if (!what) what = kn_state_get_keyed_anchors(in, 0, &p);
   if (!what) what = kn_state_get_keyed_anchors(in, 1, &p);
   if (!what) what = kn_penalty_faces_read(s->w, in, &faces, &nfaces);
+  void* pairs = NULL;
+  int npairs = 0;
+  if (!what && s->cpf) what = kn_penalty_cpf_read(s->cpf, in, &pairs, &npairs);
   if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's state";
   if (what) {
     kn_state_parts_free(&p);
-    free(faces);
+    free(faces), free(pairs);
     return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
   }
   kn_state_parts_commit(&p, s->w, &s->rigid, &s->fem, &s->mpm);
   kn_penalty_faces_take(&s->faces, faces, nfaces);
+  if (s->cpf) kn_penalty_cpf_take(s->cpf, pairs, npairs);
   return KN_OK;
 }
 

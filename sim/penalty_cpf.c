@@ -351,3 +351,48 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
 void kn_penalty_cpf_counts(const kn_penalty_cpf* c, int* pairs, int* fresh) {
   *pairs = c->npairs, *fresh = c->fresh;
 }
+
+/*---- saved states: the carried pairs (count, then per pair: edge_edge, 4 global vertex ids, sigma;
+ * the 4 weights) ----*/
+
+void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out) {
+  kn_state_put_u64(out, (uint64_t)c->ncarried);
+  for (int i = 0; i < c->ncarried; i++) {
+    const cpf_carried* p = &c->carried[i];
+    int h[6] = {p->key.edge_edge, p->key.v[0], p->key.v[1], p->key.v[2], p->key.v[3], p->pair.sigma};
+    kn_state_put_i32(out, h, 6);
+    kn_state_put_f64(out, p->pair.w, 4);
+  }
+}
+
+const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n_out) {
+  uint64_t n;
+  *pairs = NULL, *n_out = 0;
+  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX || n * (6 * 4 + 4 * 8) > in->len - in->pos)
+    return "truncated continuous penalty pairs";
+  cpf_carried* a = kn_calloc((size_t)n + 1, sizeof *a);
+  if (!a) return "out of memory";
+  for (uint64_t i = 0; i < n; i++) {
+    int h[6], ok;
+    if (!kn_state_get_i32(in, h, 6) || !kn_state_get_f64(in, a[i].pair.w, 4)) {
+      free(a);
+      return "truncated continuous penalty pairs";
+    }
+    ok = (h[0] == 0 || h[0] == 1) && (h[5] == 1 || h[5] == -1);
+    for (int k = 1; ok && k < 5; k++) ok = h[k] >= 0 && h[k] < c->nvert;
+    for (int k = 0; ok && k < 4; k++) ok = isfinite(a[i].pair.w[k]);
+    if (!ok) {
+      free(a);
+      return "a continuous penalty pair names a vertex this world does not have";
+    }
+    a[i].key = (cpf_key){h[0], {h[1], h[2], h[3], h[4]}}, a[i].pair.sigma = h[5];
+  }
+  qsort(a, (size_t)n, sizeof *a, key_cmp);
+  *pairs = a, *n_out = (int)n;
+  return NULL;
+}
+
+void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n) {
+  free(c->carried);
+  c->carried = pairs, c->ncarried = n, c->capcarried = n + 1;
+}

@@ -24,6 +24,10 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
 int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err);
 /* after a successful step at v: the pairs still penetrating at its end are carried (§3.6) */
 void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
+/* saved states: the carried pairs; read (NULL, or what is wrong) then taken, all or nothing */
+void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out);
+const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n);
+void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n);
 /* the step's pairs: how many, and the new ones among them */
 void kn_penalty_cpf_counts(const kn_penalty_cpf* c, int* pairs, int* fresh);
 
