@@ -226,7 +226,7 @@ static kn_status broad_phase(kn_penalty_cpf* c, kn_error* err) {
       }
       if (!ok) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's pairs");
     }
-  qsort(c->keys, (size_t)c->nkeys, sizeof *c->keys, key_cmp);
+  if (c->nkeys) qsort(c->keys, (size_t)c->nkeys, sizeof *c->keys, key_cmp);
   return KN_OK;
 }
 
@@ -251,8 +251,10 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
   if (!grow((void**)&c->sorted, &c->capsorted, c->npairs + 1, sizeof *c->sorted))
     return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   int nheld = c->npairs;
-  memcpy(c->sorted, c->pkeys, (size_t)nheld * sizeof *c->sorted);
-  qsort(c->sorted, (size_t)nheld, sizeof *c->sorted, key_cmp);
+  if (nheld) {
+    memcpy(c->sorted, c->pkeys, (size_t)nheld * sizeof *c->sorted);
+    qsort(c->sorted, (size_t)nheld, sizeof *c->sorted, key_cmp);
+  }
   for (int i = 0; i < c->nkeys; i++) {
     const cpf_key* k = &c->keys[i];
     if (nheld && bsearch(k, c->sorted, (size_t)nheld, sizeof *k, key_cmp)) continue;
@@ -341,7 +343,7 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
     double F[12];
     if (kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL)) c->next[n++] = (cpf_carried){c->pkeys[i], c->pairs[i].pair};
   }
-  qsort(c->next, (size_t)n, sizeof *c->next, key_cmp); /* the key leads the record: sorted by key */
+  if (n) qsort(c->next, (size_t)n, sizeof *c->next, key_cmp); /* the key leads the record: sorted by key */
   cpf_carried* t = c->carried;
   int cap = c->capcarried;
   c->carried = c->next, c->capcarried = c->capnext, c->ncarried = n;
@@ -387,7 +389,7 @@ const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void**
     }
     a[i].key = (cpf_key){h[0], {h[1], h[2], h[3], h[4]}}, a[i].pair.sigma = h[5];
   }
-  qsort(a, (size_t)n, sizeof *a, key_cmp);
+  if (n) qsort(a, (size_t)n, sizeof *a, key_cmp);
   *pairs = a, *n_out = (int)n;
   return NULL;
 }
