@@ -198,3 +198,38 @@ Test(penalty_continuous, saved_state_keeps_pairs) {
   unlink(path);
   tw_free(&a), tw_free(&b);
 }
+
+/* S-Stick, simplified (the paper's pivoting stick and ball are not built): the cube, turned like a
+ * fixed stick (a 0.6 x 0.2 x 0.01 m board) tilted 20 degrees about x, moves straight down at 2 m/s onto
+ * its top face; no gravity, so the velocity after the impact is the impact's alone. The impulse is
+ * along the crossed face's normal n = (0, -sin 20, cos 20), not along the motion: the tangential
+ * velocity is kept (frictionless pairs), the normal one reversed with a restitution e <= 1, so the
+ * cube rebounds upward (vz > 0 needs e > tan^2 20 = 0.13) and away down the slope. */
+Test(penalty_continuous, s_stick_rebound_along_face_normal) {
+  const double th = 20 * M_PI / 180, c = cos(th), s = sin(th), v = 2, lz = 0.005 + 0.025 + 0.01;
+  double ctr[3] = {0.013, 0.041 * c - lz * s, 0.041 * s + lz * c}; /* R_x(th) (0.013, 0.041, lz) */
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml,
+           "time_step: 0.01\ngravity: [0, 0, 0]\ncontact: {backend: penalty, penalty: {continuous: true}}\n"
+           "objects:\n  - {name: stick, shape: {box: [0.6, 0.2, 0.01]}, fixed: true, pose: {rpy: [%.17g, 0, 0]}}\n"
+           "  - {name: cube, shape: {box: [0.05, 0.05, 0.05]}, density: 100, pose: {xyz: [%.17g, %.17g, %.17g],"
+           " rpy: [%.17g, 0, 0]}, velocity: [0, 0, 0, 0, %.17g, %.17g]}\n",
+           th, ctr[0], ctr[1], ctr[2], th, -v * s, -v * c);
+  test_world t = tw_create(yaml);
+  kn_world_tree* tr = object_tree(&t, "cube");
+  double prev[3], vo[3];
+  tw_step(&t, 29);
+  memcpy(prev, tr->q, sizeof prev);
+  tw_step(&t, 1);
+  for (int k = 0; k < 3; k++) vo[k] = (tr->q[k] - prev[k]) / 0.01;
+  const double n[3] = {0, -s, c}, vin[3] = {0, 0, -v};
+  double dv[3] = {vo[0] - vin[0], vo[1] - vin[1], vo[2] - vin[2]}, cr[3];
+  kn_vec3_cross(dv, n, cr);
+  double vn = kn_vec3_dot(vo, n), e = vn / (v * c);
+  cr_log_info("S-Stick: v after (%.6f, %.6f, %.6f), restitution %.4f, |dv x n| / |dv| %.3g", vo[0], vo[1], vo[2], e,
+              kn_vec3_norm(cr) / kn_vec3_norm(dv));
+  cr_expect_gt(vo[2], 0, "rebounds upward: vz %.6f", vo[2]);
+  cr_expect(kn_vec3_norm(cr) <= 1e-6 * kn_vec3_norm(dv), "the impulse is along the face normal");
+  cr_expect(e > 0 && e <= 1, "restitution %.6f", e);
+  tw_free(&t);
+}
