@@ -39,6 +39,7 @@ typedef struct {
   kn_stiction_keyed fem, mpm;
   kn_penalty_faces faces;
   kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
+  int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
 } penalty_state;
 
 static void penalty_destroy(void* p) {
@@ -194,7 +195,9 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
   penalty_state* s = self;
   if (!s->cpf) return 0;
   kn_error err = {0};
-  return kn_penalty_cpf_recheck(s->cpf, v, &err) > 0; /* out of memory: no new pairs this step */
+  int added = kn_penalty_cpf_recheck(s->cpf, v, &err);
+  if (added < 0) s->cpf_nomem = 1; /* reported by end_step, which fails the step */
+  return added > 0;
 }
 
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
@@ -210,9 +213,12 @@ static void penalty_force(void* self, const kn_nl_step* st, int i, const double*
 /* after the step: the anchors of the active contacts become the next step's, moved by their slide
  * in the frame of the body that carries them (at its new pose); the inactive ones are dropped */
 static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
-  (void)err;
   penalty_state* s = self;
   if (s->cpf) {
+    if (s->cpf_nomem) {
+      s->cpf_nomem = 0;
+      return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty pairs on the solved path");
+    }
     kn_penalty_cpf_end_step(s->cpf, v);
     return KN_OK;
   }

@@ -43,7 +43,7 @@ struct kn_penalty_cpf {
   int ncarried, capcarried, capnext;
   kn_cpf_term_pair* pairs;
   cpf_key* pkeys;        /* per step pair */
-  int npairs, capp, cappk, fresh;
+  int npairs, capp, cappk;
   cpf_key* sorted;       /* the step's pairs' keys, sorted */
   int capsorted;
   cpf_key* keys;         /* the broad phase's features */
@@ -277,7 +277,6 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
     }
     if (!(L2 > 1e-6 * e1 * e2)) continue;
     if (!add_pair(c, k, &p, s_star)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-    c->fresh++;
   }
   c->term.pairs = c->pairs, c->term.n = c->npairs;
   return KN_OK;
@@ -316,7 +315,6 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   c->npairs = 0;
   for (int i = 0; i < c->ncarried; i++)
     if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
-  c->fresh = 0;
   c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
   kn_status e = find_new(c, err);
   if (e) return e;
@@ -350,9 +348,6 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
   c->next = t, c->capnext = cap;
 }
 
-void kn_penalty_cpf_counts(const kn_penalty_cpf* c, int* pairs, int* fresh) {
-  *pairs = c->npairs, *fresh = c->fresh;
-}
 
 /*---- saved states: the carried pairs (count, then per pair: edge_edge, 4 global vertex ids, sigma;
  * the 4 weights) ----*/

@@ -28,7 +28,5 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
 void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out);
 const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n);
 void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n);
-/* the step's pairs: how many, and the new ones among them */
-void kn_penalty_cpf_counts(const kn_penalty_cpf* c, int* pairs, int* fresh);
 
 #endif
