@@ -113,6 +113,8 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
+  kn_diag_add(&w->warnings, "contact.penalty.continuous: the mesh pairs are frictionless (the paper gives no "
+              "friction formula, continuous-penalty-forces.md §4.10); the friction coefficients are not used");
   *out = c;
   return KN_OK;
 }

@@ -185,6 +185,9 @@ Test(penalty_continuous, saved_state_keeps_pairs) {
   close(fd);
   kn_error err = {0};
   test_world a = tw_create(yaml);
+  int warned = 0; /* the pairs are frictionless (§4.10), and the world says so */
+  for (int i = 0; i < a.world->warnings.count; i++) warned |= strstr(a.world->warnings.items[i], "frictionless") != NULL;
+  cr_expect(warned, "a warning names the frictionless pairs");
   tw_step(&a, 50);
   cr_assert_eq(kn_world_save_state(a.world, path, &err), KN_OK, "%s", err.msg);
   tw_step(&a, 50);
