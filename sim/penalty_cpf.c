@@ -289,7 +289,9 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   if (!grow((void**)&c->vstart, &c->vcap, st->nv + 1, sizeof *c->vstart))
     return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d DoFs", st->nv);
   for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, c->vstart + st->offset[q]);
-  /* every surface vertex a material point; its predictor path x0 -> x0 + dt J v_start */
+  /* every surface vertex a material point (-1: an FEM body's interior vertex); its predictor path
+   * x0 -> x0 + dt J v_start */
+  for (int g = 0; g < c->nvert; g++) c->vpt[g] = -1;
   for (int i = 0; i < c->ns; i++) {
     const cpf_surface* s = &c->s[i];
     kn_clique* cq = s->clique >= 0 ? &w->cliques[s->clique] : NULL;
@@ -328,6 +330,7 @@ int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
   const kn_nl_points* P = c->term.points;
   for (int g = 0; g < c->nvert; g++) {
     double u[3];
+    if (c->vpt[g] < 0) continue;
     kn_nl_point_velocity(P, c->vpt[g], v, u);
     for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
   }
