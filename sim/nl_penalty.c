@@ -74,7 +74,9 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   int ablation = k && k->ablation ? *k->ablation : KN_SCENE_CPF;
   /* dpf: the discrete closest-point springs at the step's end, the backend's own term */
   if (!continuous || ablation == KN_SCENE_DPF) return KN_OK;
-  kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD : KN_CPF_LK;
+  kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT
+                     : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
+                                                    : KN_CPF_LK;
   return kn_penalty_cpf_create(s->w, s->term.k, mode, &s->cpf, err);
 }
 
@@ -295,8 +297,9 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   return KN_OK;
 }
 
-static const kn_nl_formulation penalty_formulation = {"penalty", penalty_create, penalty_destroy, penalty_begin, penalty_after_solve,
-                                                      penalty_force, penalty_end_step, penalty_save, penalty_load};
+static const kn_nl_formulation penalty_formulation = {"penalty",          penalty_create,      penalty_destroy,
+                                                      penalty_begin,      penalty_after_solve, penalty_force,
+                                                      penalty_end_step,   penalty_save,        penalty_load};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &penalty_formulation, out, err);

@@ -2,8 +2,9 @@
  * surfaces of the world's FEM bodies and rigid colliders, their vertices as the step's material
  * points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
  * finds a first contact (weights, side and start frozen; the candidates from the shared swept broad
- * phase, contact/swept_pairs.c), and the pairs carried while they still penetrate at a step's end. Pairs between surfaces of the same clique (self-contact of an FEM body,
- * links of one tree) are not formed. */
+ * phase, contact/swept_pairs.c), and the pairs carried while they still penetrate at a step's end.
+ * Pairs between surfaces of the same clique (self-contact of an FEM body, links of one tree) are not
+ * formed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
