@@ -166,5 +166,9 @@ int kb_mpm_run(int quick);
 /* the contact backends on the regression suite's rigid grasp, FEM soft cube and MPM dough cube
  * (examples: the examples folder), each timed against SAP in the same run (backends.c) */
 int kb_backends_run(const char* examples, int quick);
+/* the continuous penalty forces' per-pair kernels: CCD + force against a discrete detection +
+ * penalty measured in the same run, the exact normalizer against L_k, the Jacobian's cost
+ * (continuous.c); printed; 0 when a generated pair is not found by CCD */
+int kb_continuous_run(int quick);
 
 #endif

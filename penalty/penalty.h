@@ -49,6 +49,46 @@ int kn_cpf_first_contact(const kn_cpf_stencil* st, double eps, kn_cpf_pair* pair
  * §4.4, §4.6), returned: 1 when the pair still penetrates at s = 1 (keep it), 0 to release it */
 int kn_cpf_force(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, double F[12]);
 
+/* How a pair's force is integrated (§5.6's ablation modes, contact.penalty.ablation): the average
+ * of the continuous force with the constant normalizer L_k (§4.4, the default), with the exact one
+ * |m(s)| (§4.7: 8 panels of 3-point Gauss-Legendre per interval), or -k delta(1) n(1) on the CCD
+ * pair, constant over the step (dpf_ccd, Fig. 8b). */
+typedef enum { KN_CPF_LK = 0, KN_CPF_EXACT, KN_CPF_DPF_CCD } kn_cpf_mode;
+/* kn_cpf_force in any mode (KN_CPF_LK gives kn_cpf_force's F) with, when dF is non-NULL, its
+ * Jacobian in the end positions x1 (144, row-major: dF[12 (3 v + a) + 3 u + b] = dF_{v,a}/dx1_{u,b};
+ * §4.9, the pair, its start and the weights frozen, the intervals re-cut at the roots of f, whose
+ * Leibniz terms vanish) and, when stiff is non-NULL, the integral of s over the intervals (dpf_ccd:
+ * 1 while active): -k stiff is the traced point's force derivative along the normal in 1D
+ * (continuous_jacobian.c). Returns kn_cpf_force's keep flag. */
+int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, kn_cpf_mode mode,
+                          double F[12], double dF[144], double* stiff);
+
+/* The continuous penalty forces as a contact term of the shared Newton solve (cpf_term.c; §5.5
+ * option 2): per pair its four material points (kn_nl_points; a fixed point has no columns), the
+ * frozen pair and its start (s* for a pair found on this step's predictor path, 0 for a carried one).
+ * The end positions are x1 = x0 + dt J v; the residual is -dt J^T F (the average force as an
+ * impulse), its Jacobian -dt^2 J^T dF/dx1 J (not symmetric: the force is not a gradient), the PSD
+ * part dt^2 k stiff g g^T with g = (sign w n) over the four points, n the normal at the step's end. */
+typedef struct {
+  int edge_edge;
+  int pt[4];
+  kn_cpf_pair pair;
+  double s_start;
+} kn_cpf_term_pair;
+typedef struct {
+  double dt, k;
+  kn_cpf_mode mode;
+  const kn_nl_points* points;
+  const kn_cpf_term_pair* pairs;
+  int n;
+} kn_cpf_term;
+/* pair i at v => its four forces F (12), optionally dF/dx1 and stiff (kn_cpf_force_jacobian);
+ * returns whether it still penetrates at s = 1 */
+int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff);
+/* kn_nl_term's eval (self: a kn_cpf_term), a root-finding term (E untouched) */
+kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                           kn_error* err);
+
 /* A signed distance phi (negative inside) with its gradient n (unit at the surface) and Hessian H
  * (9, may be requested NULL) at x. */
 typedef struct {

@@ -484,12 +484,21 @@ typedef struct {
                                sinks F / k */
   double* tolerance;        /* Newton's stopping test on max |M^-1 r| [m/s] [1e-8]: a velocity error,
                                not the paper's unscaled tau = 1 (digest §7 item 2) */
-  bool* continuous;         /* Tang et al.'s continuous penalty forces for mesh pairs [false]; true
-                               is refused: not built yet */
-  int* ablation;            /* kn_scene_penalty_ablation, with continuous only [cpf] */
+  bool* continuous;         /* Tang et al.'s continuous penalty forces [false]: true replaces the
+                               anchored springs by vertex-face and edge-edge pairs of the triangle
+                               surfaces (FEM bodies' boundaries, box and mesh colliders), found by
+                               CCD on the step's predicted path (and again on the solved one), each
+                               a spring of `stiffness` integrated over its penetration intervals,
+                               implicit in the Newton solve; frictionless (sim/penalty_cpf.c).
+                               Refused, naming this key, with an MPM body or a sphere, cylinder,
+                               capsule or half-space collider (no triangle surface) */
+  int* ablation;            /* kn_scene_penalty_ablation, with continuous: true only (else refused)
+                               [cpf] */
 } kn_scene_penalty;
-/* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form, the default),
- * cpf_exact (quadrature), dpf (closest-point penalty at the step's end), dpf_ccd (dpf on CCD pairs) */
+/* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form with the constant
+ * normalizer L_k, the default), cpf_exact (the exact normalizer, 8 panels of 3-point Gauss-Legendre
+ * per interval), dpf (the backend's discrete springs at the step's end, continuous: false's term
+ * with its friction and anchors), dpf_ccd (-k delta(1) n(1) on the CCD pairs, constant over the step) */
 typedef enum { KN_SCENE_CPF = 0, KN_SCENE_CPF_EXACT, KN_SCENE_DPF, KN_SCENE_DPF_CCD } kn_scene_penalty_ablation;
 /* contact.ipc: the ipc backend's keys (sim/nl_ipc.c; digest incremental-potential-contact.md §3.5,
  * §3.6, §5.6, §8), each optional; l is the bounding-box diagonal of the dynamic bodies at t = 0 */

@@ -23,6 +23,7 @@
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
 #include "sim/state_parts.h"
+#include "sim/penalty_cpf.h"
 #include "sim/penalty_faces.h"
 #include "sim/stiction.h"
 
@@ -37,6 +38,8 @@ typedef struct {
   kn_stiction rigid;
   kn_stiction_keyed fem, mpm;
   kn_penalty_faces faces;
+  kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
+  int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
 } penalty_state;
 
 static void penalty_destroy(void* p) {
@@ -48,6 +51,7 @@ static void penalty_destroy(void* p) {
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);
   kn_penalty_faces_free(&s->faces);
+  kn_penalty_cpf_free(s->cpf);
   free(s);
 }
 
@@ -62,15 +66,18 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (!isfinite(tol) || !(tol > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
-  if (k && k->continuous && *k->continuous)
-    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.continuous",
-                         "the continuous penalty forces (Tang et al.) are not built into the backend yet: they need "
-                         "continuous collision pairs between meshes, which detection does not give; use false");
-  if (k && k->ablation)
-    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, "contact.penalty.ablation",
-                         "the ablation modes apply only with contact.penalty.continuous: true, which is not built yet");
+  int continuous = k && k->continuous && *k->continuous;
+  if (k && k->ablation && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.ablation",
+                         "applies only with contact.penalty.continuous: true");
   opt->abs_tol = tol;
-  return KN_OK;
+  int ablation = k && k->ablation ? *k->ablation : KN_SCENE_CPF;
+  /* dpf: the discrete closest-point springs at the step's end, the backend's own term */
+  if (!continuous || ablation == KN_SCENE_DPF) return KN_OK;
+  kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT
+                     : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
+                                                    : KN_CPF_LK;
+  return kn_penalty_cpf_create(s->w, s->term.k, mode, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -148,6 +155,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   penalty_state* s = self;
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
+  *potential = 0;
+  if (s->cpf) return kn_penalty_cpf_begin(s->cpf, st, term, err);
   if (c->n > s->pccap) {
     free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
@@ -182,17 +191,39 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   return KN_OK;
 }
 
+/* the continuous mode: pairs that only the solved path crosses join, and the step is solved again */
+static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
+  (void)st, (void)attempt;
+  penalty_state* s = self;
+  if (!s->cpf) return 0;
+  kn_error err = {0};
+  int added = kn_penalty_cpf_recheck(s->cpf, v, &err);
+  if (added < 0) s->cpf_nomem = 1; /* reported by end_step, which fails the step */
+  return added > 0;
+}
+
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
   (void)st;
   double Z[3], Y[3];
+  if (((penalty_state*)self)->cpf) { /* the mesh pairs are not the detection's candidates */
+    f[0] = f[1] = f[2] = 0;
+    return;
+  }
   kn_penalty_term_contact(&((penalty_state*)self)->term, i, v, Z, Y, f, NULL);
 }
 
 /* after the step: the anchors of the active contacts become the next step's, moved by their slide
  * in the frame of the body that carries them (at its new pose); the inactive ones are dropped */
 static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
-  (void)err;
   penalty_state* s = self;
+  if (s->cpf) {
+    if (s->cpf_nomem) {
+      s->cpf_nomem = 0;
+      return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty pairs on the solved path");
+    }
+    kn_penalty_cpf_end_step(s->cpf, v);
+    return KN_OK;
+  }
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
   for (int k = 0; k < w->ntree; k++)
@@ -239,6 +270,7 @@ static void penalty_save(const void* self, kn_state_out* out) {
   kn_state_put_keyed_anchors(out, &s->fem);
   kn_state_put_keyed_anchors(out, &s->mpm);
   kn_penalty_faces_save(&s->faces, out);
+  if (s->cpf) kn_penalty_cpf_save(s->cpf, out);
 }
 
 static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
@@ -250,19 +282,24 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   if (!what) what = kn_state_get_keyed_anchors(in, 0, &p);
   if (!what) what = kn_state_get_keyed_anchors(in, 1, &p);
   if (!what) what = kn_penalty_faces_read(s->w, in, &faces, &nfaces);
+  void* pairs = NULL;
+  int npairs = 0;
+  if (!what && s->cpf) what = kn_penalty_cpf_read(s->cpf, in, &pairs, &npairs);
   if (!what && in->pos != in->len) what = "unread bytes after the penalty backend's state";
   if (what) {
     kn_state_parts_free(&p);
-    free(faces);
+    free(faces), free(pairs);
     return kn_fail(err, strcmp(what, "out of memory") ? KN_ERR_PARSE : KN_ERR_NOMEM, "penalty backend: %s", what);
   }
   kn_state_parts_commit(&p, s->w, &s->rigid, &s->fem, &s->mpm);
   kn_penalty_faces_take(&s->faces, faces, nfaces);
+  if (s->cpf) kn_penalty_cpf_take(s->cpf, pairs, npairs);
   return KN_OK;
 }
 
-static const kn_nl_formulation penalty_formulation = {"penalty", penalty_create, penalty_destroy, penalty_begin, NULL,
-                                                      penalty_force, penalty_end_step, penalty_save, penalty_load};
+static const kn_nl_formulation penalty_formulation = {"penalty",          penalty_create,      penalty_destroy,
+                                                      penalty_begin,      penalty_after_solve, penalty_force,
+                                                      penalty_end_step,   penalty_save,        penalty_load};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &penalty_formulation, out, err);

@@ -1,0 +1,401 @@
+/* The penalty backend's continuous mode (continuous-penalty-forces.md §5.1-5.5): the triangle
+ * surfaces of the world's FEM bodies and rigid colliders, their vertices as the step's material
+ * points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
+ * finds a first contact (weights, side and start frozen; the candidates from the shared swept broad
+ * phase, contact/swept_pairs.c), and the pairs carried while they still penetrate at a step's end.
+ * Pairs between surfaces of the same clique (self-contact of an FEM body, links of one tree) are not
+ * formed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/penalty_cpf.h"
+
+typedef struct {
+  int clique;            /* world clique, -1 fixed in the world */
+  int fem, collider;     /* which body (the other -1) */
+  int nv, nt, first;     /* vertices, triangles, first global vertex id */
+  const int* tri;
+  int ne, *edge;         /* its edges but the flat ones (2 each) */
+  int nused;
+  const int* used;       /* the vertices in vertex-face pairs (an FEM body's surface vertices), NULL: all */
+  kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
+} cpf_surface;
+
+typedef struct {
+  int edge_edge, v[4];   /* global vertex ids: (p, a, b, c) or (a, b, c, d) */
+} cpf_key;
+
+typedef struct {
+  cpf_key key;
+  kn_cpf_pair pair;
+} cpf_carried;
+
+struct kn_penalty_cpf {
+  kn_world* w;
+  cpf_surface* s;
+  int ns, nvert;
+  int* vpt;              /* per global vertex: its point this step */
+  double *x0, *x1;       /* per global vertex: the predictor path */
+  double* vstart;
+  int vcap;
+  cpf_carried *carried, *next;
+  int ncarried, capcarried, capnext;
+  kn_cpf_term_pair* pairs;
+  cpf_key* pkeys;        /* per step pair */
+  int npairs, capp, cappk;
+  cpf_key* sorted;       /* the step's pairs' keys, sorted */
+  int capsorted;
+  cpf_key* keys;         /* the broad phase's features */
+  kn_swept_scratch* swept;
+  int nkeys, capk;
+  kn_cpf_term term;
+};
+
+void kn_penalty_cpf_free(kn_penalty_cpf* c) {
+  if (!c) return;
+  for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].edge);
+  free(c->s), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
+  kn_swept_scratch_free(c->swept);
+  free(c);
+}
+
+static int flat_edges(cpf_surface* s, const double* X);
+
+kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err) {
+  const kn_scene* sc = w->scene;
+  const char* key = "contact.penalty.continuous";
+  if (w->nmpm > 0)
+    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, key,
+                         "true needs a triangle surface on every body that touches: MPM deformable '%s' has none (its "
+                         "particles are points); use false for MPM bodies",
+                         w->mpms[0].name);
+  kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
+  if (!c || !(c->s = kn_calloc((size_t)(w->nfem + w->ncollider) + 1, sizeof *c->s))) {
+    kn_penalty_cpf_free(c);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  c->w = w, c->term.k = k, c->term.mode = mode;
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_fem_body* b = w->fems[i].body;
+    c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
+                                  .nt = b->mesh.nsurf, .tri = b->mesh.surf, .nused = w->fems[i].nsurf_vert,
+                                  .used = w->fems[i].surf_vert};
+  }
+  for (int i = 0; i < w->ncollider; i++) {
+    cpf_surface* s = &c->s[c->ns];
+    kn_status st = kn_shape_triangles(w->colliders[i].c.shape, &s->mesh, err);
+    if (st) {
+      char why[sizeof err->msg];
+      snprintf(why, sizeof why, "%s", err->msg);
+      kn_penalty_cpf_free(c);
+      return kn_scene_fail(sc, err, st, key, "true: collider '%s': %s; use boxes or meshes, or false",
+                           w->colliders[i].name, why);
+    }
+    int tree = w->colliders[i].c.clique;
+    s->clique = tree >= 0 ? w->clique_of_tree[tree] : -1, s->fem = -1, s->collider = i;
+    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri;
+    c->ns++;
+  }
+  for (int i = 0; i < c->ns; i++) {
+    c->s[i].first = c->nvert, c->nvert += c->s[i].nv;
+    if (!flat_edges(&c->s[i], c->s[i].fem >= 0 ? w->fems[c->s[i].fem].body->mesh.X : c->s[i].mesh.v)) {
+      kn_penalty_cpf_free(c);
+      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    }
+  }
+  c->swept = kn_swept_scratch_create();
+  c->vpt = malloc(((size_t)c->nvert + 1) * sizeof *c->vpt);
+  c->x0 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x0);
+  c->x1 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x1);
+  if (!c->swept || !c->vpt || !c->x0 || !c->x1) {
+    kn_penalty_cpf_free(c);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+  }
+  kn_diag_add(&w->warnings, "contact.penalty.continuous: the mesh pairs are frictionless (the paper gives no "
+              "friction formula, continuous-penalty-forces.md §4.10); the friction coefficients are not used");
+  *out = c;
+  return KN_OK;
+}
+
+typedef struct {
+  int a, b, t, k;
+} edge_rec;
+static int edge_cmp(const void* pa, const void* pb) {
+  const edge_rec *x = pa, *y = pb;
+  return x->a != y->a ? (x->a < y->a ? -1 : 1) : x->b != y->b ? (x->b < y->b ? -1 : 1) : 0;
+}
+
+static void unit_normal(const double* X, const int* t, double n[3]) {
+  double e1[3], e2[3];
+  for (int k = 0; k < 3; k++) e1[k] = X[3 * t[1] + k] - X[3 * t[0] + k], e2[k] = X[3 * t[2] + k] - X[3 * t[0] + k];
+  kn_vec3_cross(e1, e2, n);
+  double l = kn_vec3_norm(n);
+  for (int k = 0; k < 3; k++) n[k] = l > 0 ? n[k] / l : 0;
+}
+
+/* surface s's edges but the flat ones at rest positions X: two triangles within 1e-3 rad of
+ * coplanar (a box face's diagonal). Such an edge is no crease: its edge-edge pairs would push
+ * sideways where the faces' vertex-face pairs already act (a box corner next to a plate's diagonal,
+ * measured: Newton then stalls on the cube of S-Fast) */
+static int flat_edges(cpf_surface* s, const double* X) {
+  edge_rec* e = malloc((3 * (size_t)s->nt + 1) * sizeof *e);
+  s->edge = malloc((6 * (size_t)s->nt + 1) * sizeof *s->edge);
+  if (!e || !s->edge) {
+    free(e);
+    return 0;
+  }
+  for (int t = 0; t < s->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      int a = s->tri[3 * t + k], b = s->tri[3 * t + (k + 1) % 3];
+      e[3 * t + k] = (edge_rec){a < b ? a : b, a < b ? b : a, t, k};
+    }
+  qsort(e, 3 * (size_t)s->nt, sizeof *e, edge_cmp);
+  s->ne = 0;
+  for (int i = 0; i < 3 * s->nt; i++) {
+    if (i > 0 && !edge_cmp(&e[i - 1], &e[i])) continue;
+    if (i + 1 < 3 * s->nt && !edge_cmp(&e[i], &e[i + 1])) {
+      double n1[3], n2[3];
+      unit_normal(X, s->tri + 3 * e[i].t, n1), unit_normal(X, s->tri + 3 * e[i + 1].t, n2);
+      if (kn_vec3_dot(n1, n2) > 1 - 5e-7) continue;
+    }
+    s->edge[2 * s->ne] = e[i].a, s->edge[2 * s->ne + 1] = e[i].b, s->ne++;
+  }
+  free(e);
+  return 1;
+}
+
+static int key_cmp(const void* pa, const void* pb) {
+  const cpf_key *a = pa, *b = pb;
+  if (a->edge_edge != b->edge_edge) return a->edge_edge - b->edge_edge;
+  for (int k = 0; k < 4; k++)
+    if (a->v[k] != b->v[k]) return a->v[k] < b->v[k] ? -1 : 1;
+  return 0;
+}
+
+static int grow(void** p, int* cap, int need, size_t size) {
+  if (need <= *cap) return 1;
+  int n = need > 2 * *cap ? need : 2 * *cap;
+  void* q = realloc(*p, (size_t)n * size);
+  if (!q) return 0;
+  *p = q, *cap = n;
+  return 1;
+}
+
+static int push_key(kn_penalty_cpf* c, int ee, int v0, int v1, int v2, int v3) {
+  if (!grow((void**)&c->keys, &c->capk, c->nkeys + 1, sizeof *c->keys)) return 0;
+  if (ee) { /* each edge from its lower id, the edge with the lower first id first */
+    int a = v0 < v1 ? v0 : v1, b = v0 < v1 ? v1 : v0, d = v2 < v3 ? v2 : v3, e = v2 < v3 ? v3 : v2;
+    if (d < a) v0 = d, v1 = e, v2 = a, v3 = b;
+    else v0 = a, v1 = b, v2 = d, v3 = e;
+  }
+  c->keys[c->nkeys++] = (cpf_key){ee, {v0, v1, v2, v3}};
+  return 1;
+}
+
+// surface s as the shared broad phase sees it, on the paths x0 -> x1
+static kn_swept_surface swept(const kn_penalty_cpf* c, const cpf_surface* s) {
+  return (kn_swept_surface){.nvert = s->nv, .x0 = c->x0 + 3 * (size_t)s->first, .x1 = c->x1 + 3 * (size_t)s->first,
+                            .ntri = s->nt, .tri = s->tri, .nedge = s->ne, .edge = s->edge, .nvert_used = s->nused,
+                            .vert = s->used};
+}
+
+/* the broad phase (contact/swept_pairs.c): every vertex-face and edge-edge pair of two surfaces of
+ * different cliques whose swept boxes overlap, as global keys, sorted */
+static kn_status broad_phase(kn_penalty_cpf* c, kn_error* err) {
+  c->nkeys = 0;
+  for (int i = 0; i < c->ns; i++)
+    for (int j = i + 1; j < c->ns; j++) {
+      const cpf_surface *A = &c->s[i], *B = &c->s[j];
+      if (A->clique == B->clique) continue; /* same body (or both fixed) */
+      kn_swept_surface sa = swept(c, A), sb = swept(c, B);
+      kn_swept_pairs out;
+      kn_status e = kn_swept_pairs_find(c->swept, &sa, &sb, 0, &out, err);
+      if (e) return e;
+      int ok = 1;
+      for (int k = 0; k < out.nvt_ab; k++) {
+        const int *t = B->tri + 3 * out.vt_ab[2 * k + 1], fb = B->first;
+        ok &= push_key(c, 0, A->first + out.vt_ab[2 * k], fb + t[0], fb + t[1], fb + t[2]);
+      }
+      for (int k = 0; k < out.nvt_ba; k++) {
+        const int *t = A->tri + 3 * out.vt_ba[2 * k + 1], fa = A->first;
+        ok &= push_key(c, 0, B->first + out.vt_ba[2 * k], fa + t[0], fa + t[1], fa + t[2]);
+      }
+      for (int k = 0; k < out.nee; k++) {
+        const int *ea = A->edge + 2 * out.ee[2 * k], *eb = B->edge + 2 * out.ee[2 * k + 1];
+        ok &= push_key(c, 1, A->first + ea[0], A->first + ea[1], B->first + eb[0], B->first + eb[1]);
+      }
+      if (!ok) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's pairs");
+    }
+  if (c->nkeys) qsort(c->keys, (size_t)c->nkeys, sizeof *c->keys, key_cmp);
+  return KN_OK;
+}
+
+static void gather(const kn_penalty_cpf* c, const cpf_key* k, double x0[12], double x1[12]) {
+  for (int j = 0; j < 4; j++) memcpy(x0 + 3 * j, c->x0 + 3 * k->v[j], 24), memcpy(x1 + 3 * j, c->x1 + 3 * k->v[j], 24);
+}
+
+static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s_start) {
+  if (!grow((void**)&c->pairs, &c->capp, c->npairs + 1, sizeof *c->pairs)) return 0;
+  if (!grow((void**)&c->pkeys, &c->cappk, c->npairs + 1, sizeof *c->pkeys)) return 0;
+  kn_cpf_term_pair* t = &c->pairs[c->npairs];
+  t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
+  for (int j = 0; j < 4; j++) t->pt[j] = c->vpt[k->v[j]];
+  c->pkeys[c->npairs++] = *k;
+  return 1;
+}
+
+/* the pairs CCD finds on the paths x0 -> x1 that the step does not hold yet => appended (start s*) */
+static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
+  kn_status e = broad_phase(c, err);
+  if (e) return e;
+  if (!grow((void**)&c->sorted, &c->capsorted, c->npairs + 1, sizeof *c->sorted))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  int nheld = c->npairs;
+  if (nheld) {
+    memcpy(c->sorted, c->pkeys, (size_t)nheld * sizeof *c->sorted);
+    qsort(c->sorted, (size_t)nheld, sizeof *c->sorted, key_cmp);
+  }
+  for (int i = 0; i < c->nkeys; i++) {
+    const cpf_key* k = &c->keys[i];
+    if (nheld && bsearch(k, c->sorted, (size_t)nheld, sizeof *k, key_cmp)) continue;
+    double x0[12], x1[12], s_star, f[4], m[9];
+    gather(c, k, x0, x1);
+    kn_cpf_stencil sten = {x0, x1, k->edge_edge};
+    kn_cpf_pair p;
+    if (!kn_cpf_first_contact(&sten, 1e-6, &p, &s_star)) continue;
+    /* nearly parallel edges (or a collapsing triangle): no normal; the vertex-face pairs at their
+     * ends take the contact (§8 items 9, 10) */
+    kn_cpf_cubic(&sten, f, m);
+    const double *m0 = m, *m1 = m + 3, *m2 = m + 6;
+    double L2 = kn_vec3_dot(m0, m0) + kn_vec3_dot(m0, m1) + (kn_vec3_dot(m1, m1) + 2 * kn_vec3_dot(m0, m2)) / 3 +
+                kn_vec3_dot(m1, m2) / 2 + kn_vec3_dot(m2, m2) / 5;
+    double e1 = 0, e2 = 0;
+    for (int a = 0; a < 3; a++) {
+      double d1 = k->edge_edge ? x0[3 + a] - x0[a] : x0[6 + a] - x0[3 + a];
+      double d2 = k->edge_edge ? x0[9 + a] - x0[6 + a] : x0[9 + a] - x0[3 + a];
+      e1 += d1 * d1, e2 += d2 * d2;
+    }
+    if (!(L2 > 1e-6 * e1 * e2)) continue;
+    if (!add_pair(c, k, &p, s_star)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  }
+  c->term.pairs = c->pairs, c->term.n = c->npairs;
+  return KN_OK;
+}
+
+kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_term* term, kn_error* err) {
+  kn_world* w = st->w;
+  if (!grow((void**)&c->vstart, &c->vcap, st->nv + 1, sizeof *c->vstart))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d DoFs", st->nv);
+  for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, c->vstart + st->offset[q]);
+  /* every surface vertex a material point (-1: an FEM body's interior vertex); its predictor path
+   * x0 -> x0 + dt J v_start */
+  for (int g = 0; g < c->nvert; g++) c->vpt[g] = -1;
+  for (int i = 0; i < c->ns; i++) {
+    const cpf_surface* s = &c->s[i];
+    kn_clique* cq = s->clique >= 0 ? &w->cliques[s->clique] : NULL;
+    int ndof = cq ? cq->ops->ndof(cq->self) : 0;
+    kn_pose X;
+    if (s->collider >= 0) kn_sim_collider_pose(w, s->collider, &X);
+    int nj = s->used ? s->nused : s->nv; /* an FEM body: its surface vertices only */
+    for (int jj = 0; jj < nj; jj++) {
+      int j = s->used ? s->used[jj] : jj, g = s->first + j;
+      kn_point_map m;
+      double p[3];
+      if (s->collider >= 0) kn_pose_apply(&X, s->mesh.v + 3 * j, p);
+      if (s->fem >= 0)
+        cq->ops->point_map(cq->self, j, NULL, st->dt, &m);
+      else if (cq)
+        cq->ops->point_map(cq->self, w->colliders[s->collider].body, p, st->dt, &m);
+      c->vpt[g] = kn_nl_points_add(st->points, cq ? &m : NULL, cq ? st->offset[s->clique] : 0, ndof, cq ? NULL : p);
+      if (c->vpt[g] < 0) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the surfaces' points");
+      double u[3];
+      kn_nl_point_velocity(st->points, c->vpt[g], c->vstart, u);
+      const double* x0 = st->points->p[c->vpt[g]].x0;
+      for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
+    }
+  }
+  c->npairs = 0;
+  for (int i = 0; i < c->ncarried; i++)
+    if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
+  kn_status e = find_new(c, err);
+  if (e) return e;
+  *term = (kn_nl_term){.eval = kn_cpf_term_eval, .self = &c->term};
+  return KN_OK;
+}
+
+int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
+  const kn_nl_points* P = c->term.points;
+  for (int g = 0; g < c->nvert; g++) {
+    double u[3];
+    if (c->vpt[g] < 0) continue;
+    kn_nl_point_velocity(P, c->vpt[g], v, u);
+    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
+  }
+  int before = c->npairs;
+  if (find_new(c, err)) return -1;
+  return c->npairs - before;
+}
+
+void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
+  int n = 0;
+  if (!grow((void**)&c->next, &c->capnext, c->npairs + 1, sizeof *c->next)) return; /* the old pairs stay */
+  for (int i = 0; i < c->npairs; i++) {
+    double F[12];
+    if (kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL)) c->next[n++] = (cpf_carried){c->pkeys[i], c->pairs[i].pair};
+  }
+  if (n) qsort(c->next, (size_t)n, sizeof *c->next, key_cmp); /* the key leads the record: sorted by key */
+  cpf_carried* t = c->carried;
+  int cap = c->capcarried;
+  c->carried = c->next, c->capcarried = c->capnext, c->ncarried = n;
+  c->next = t, c->capnext = cap;
+}
+
+
+/*---- saved states: the carried pairs (count, then per pair: edge_edge, 4 global vertex ids, sigma;
+ * the 4 weights) ----*/
+
+void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out) {
+  kn_state_put_u64(out, (uint64_t)c->ncarried);
+  for (int i = 0; i < c->ncarried; i++) {
+    const cpf_carried* p = &c->carried[i];
+    int h[6] = {p->key.edge_edge, p->key.v[0], p->key.v[1], p->key.v[2], p->key.v[3], p->pair.sigma};
+    kn_state_put_i32(out, h, 6);
+    kn_state_put_f64(out, p->pair.w, 4);
+  }
+}
+
+const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n_out) {
+  uint64_t n;
+  *pairs = NULL, *n_out = 0;
+  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX || n * (6 * 4 + 4 * 8) > in->len - in->pos)
+    return "truncated continuous penalty pairs";
+  cpf_carried* a = kn_calloc((size_t)n + 1, sizeof *a);
+  if (!a) return "out of memory";
+  for (uint64_t i = 0; i < n; i++) {
+    int h[6], ok;
+    if (!kn_state_get_i32(in, h, 6) || !kn_state_get_f64(in, a[i].pair.w, 4)) {
+      free(a);
+      return "truncated continuous penalty pairs";
+    }
+    ok = (h[0] == 0 || h[0] == 1) && (h[5] == 1 || h[5] == -1);
+    for (int k = 1; ok && k < 5; k++) ok = h[k] >= 0 && h[k] < c->nvert;
+    for (int k = 0; ok && k < 4; k++) ok = isfinite(a[i].pair.w[k]);
+    if (!ok) {
+      free(a);
+      return "a continuous penalty pair names a vertex this world does not have";
+    }
+    a[i].key = (cpf_key){h[0], {h[1], h[2], h[3], h[4]}}, a[i].pair.sigma = h[5];
+  }
+  if (n) qsort(a, (size_t)n, sizeof *a, key_cmp);
+  *pairs = a, *n_out = (int)n;
+  return NULL;
+}
+
+void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n) {
+  free(c->carried);
+  c->carried = pairs, c->ncarried = n, c->capcarried = n + 1;
+}

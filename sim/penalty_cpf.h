@@ -1,0 +1,32 @@
+/* knead/sim internal: the penalty backend's continuous mode (contact.penalty.continuous: true;
+ * continuous-penalty-forces.md §5.5 option 2), the mesh pairs it tracks from step to step
+ * (penalty_cpf.c) and their contact term (penalty/cpf_term.c). */
+#ifndef KNEAD_SIM_PENALTY_CPF_H
+#define KNEAD_SIM_PENALTY_CPF_H
+
+#include "penalty/penalty.h"
+#include "sim/backend_nonlinear.h"
+
+typedef struct kn_penalty_cpf kn_penalty_cpf;
+
+/* (world, stiffness per pair k, mode) => the triangle surfaces of its FEM bodies and rigid colliders
+ * (boxes, meshes). KN_ERR_UNSUPPORTED naming contact.penalty.continuous and the body when a body
+ * has no triangle surface (an MPM deformable, a sphere, cylinder, capsule or half-space collider). */
+kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err);
+void kn_penalty_cpf_free(kn_penalty_cpf* c);
+/* (the step: its points, each clique's v_start as the predictor) => the surfaces' vertices added as
+ * material points, the carried pairs (start 0) and the pairs CCD finds on the predictor path
+ * x0 -> x0 + dt J v_start (start s*), and the term over them */
+kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_term* term, kn_error* err);
+/* after a converged solve at v: CCD on the path x0 -> x0 + dt J v that the solve really takes (a
+ * crossing only on it, not on the predictor's, §8 item 13) => how many pairs it added (the step is
+ * then solved again), -1 out of memory */
+int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err);
+/* after a successful step at v: the pairs still penetrating at its end are carried (§3.6) */
+void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
+/* saved states: the carried pairs; read (NULL, or what is wrong) then taken, all or nothing */
+void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out);
+const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n);
+void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n);
+
+#endif

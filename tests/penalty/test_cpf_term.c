@@ -1,0 +1,115 @@
+/* The continuous penalty forces as a contact term (penalty/cpf_term.c): its assembled Jacobian T
+ * against central differences of its residual, its residual against the pair forces (r = -dt J^T F),
+ * and S symmetric positive semi-definite, on the digest's U4 stencil (a vertex through a rotating
+ * triangle) as a vertex-face pair and an edge-edge pair on four more points with the same maps; three
+ * points of each are FEM-like nodes (their own 3 DoFs each), the fourth a rigid-like point whose map B couples every DoF.
+ * dt = 0.5 s: x1 = x0 + dt J v. The FD step 1e-6 on O(1) velocities; tolerance 1e-6 of max |T|. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "penalty/penalty.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#define NV 12
+
+static void dense(const kn_nl_triplets* t, double A[NV * NV]) {
+  memset(A, 0, NV * NV * sizeof *A);
+  for (int k = 0; k < t->nnz; k++) A[NV * t->i[k] + t->j[k]] += t->x[k];
+}
+
+static void rotx(const double p[3], double deg, double out[3]) {
+  double t = deg * M_PI / 180, c = cos(t), s = sin(t);
+  out[0] = p[0], out[1] = c * p[1] - s * p[2], out[2] = s * p[1] + c * p[2];
+}
+
+Test(cpf_term, jacobian_residual_and_psd_part) {
+  const double dt = 0.5;
+  double x0[4][3] = {{0, .2, .4}, {-1, -1, 0}, {1, -1, 0}, {0, 1, 0}}, x1[4][3] = {{0, .2, -.6}};
+  for (int j = 1; j < 4; j++) rotx(x0[j], 30, x1[j]);
+  /* B of the fourth point (3 x NV): its own DoFs 9..11 plus small couplings to all others */
+  double B[3 * NV];
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < NV; j++) B[NV * r + j] = (j == 9 + r) + 0.05 * sin(1.0 + 3 * r + 7 * j);
+  kn_nl_points P = {0};
+  int pt[4];
+  for (int j = 0; j < 3; j++) {
+    kn_point_map m = {.n = 1, .col = {3 * j}, .w = {1}};
+    memcpy(m.x0, x0[j], sizeof m.x0);
+    pt[j] = kn_nl_points_add(&P, &m, 0, NV, NULL);
+  }
+  kn_point_map mb = {.B = B};
+  memcpy(mb.x0, x0[3], sizeof mb.x0);
+  pt[3] = kn_nl_points_add(&P, &mb, 0, NV, NULL);
+  /* v with x0 + dt J v near x1 (the nodes exactly; the B point up to its small couplings) */
+  double v[NV] = {0};
+  for (int j = 0; j < 4; j++)
+    for (int k = 0; k < 3; k++) v[3 * j + k] = (x1[j][k] - x0[j][k]) / dt;
+  /* the pairs from the stencil at v (as carried pairs: start 0) */
+  /* an edge-edge pair over four more points on the same maps (so the same displacements), placed
+   * where edge (0, 1), moving down, crosses edge (2, 3), which turns up */
+  const double ee0[4][3] = {{-1, 0.1, 0.5}, {1, -0.2, 0.6}, {0.1, -1, 0}, {-0.1, 1, 0.1}};
+  int pe[4];
+  for (int j = 0; j < 3; j++) {
+    kn_point_map m = {.n = 1, .col = {3 * j}, .w = {1}};
+    memcpy(m.x0, ee0[j], sizeof m.x0);
+    pe[j] = kn_nl_points_add(&P, &m, 0, NV, NULL);
+  }
+  memcpy(mb.x0, ee0[3], sizeof mb.x0);
+  pe[3] = kn_nl_points_add(&P, &mb, 0, NV, NULL);
+  kn_cpf_term_pair pairs[2];
+  for (int e = 0; e < 2; e++) {
+    const int* q = e ? pe : pt;
+    double a[12], b[12], u[3], s;
+    for (int j = 0; j < 4; j++) {
+      kn_nl_point_velocity(&P, q[j], v, u);
+      for (int k = 0; k < 3; k++) a[3 * j + k] = P.p[q[j]].x0[k], b[3 * j + k] = a[3 * j + k] + dt * u[k];
+    }
+    kn_cpf_stencil st = {a, b, e};
+    pairs[e] = (kn_cpf_term_pair){.edge_edge = e, .pt = {q[0], q[1], q[2], q[3]}, .s_start = 0};
+    cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pairs[e].pair, &s), 1, "pair %d crosses", e);
+  }
+  kn_cpf_term t = {.dt = dt, .k = 3.0, .mode = KN_CPF_LK, .points = &P, .pairs = pairs, .n = 2};
+  double r[NV] = {0}, T[NV * NV], S[NV * NV];
+  kn_nl_triplets Tt = {0}, St = {0};
+  kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
+  cr_assert_eq(kn_cpf_term_eval(&t, v, NULL, r, &Tt, &St, NULL), KN_OK);
+  dense(&Tt, T), dense(&St, S);
+  /* r = -dt sum J^T F */
+  double want[NV] = {0}, F[12];
+  for (int e = 0; e < 2; e++) {
+    kn_cpf_term_pair_force(&t, e, v, F, NULL, NULL);
+    for (int j = 0; j < 4; j++) kn_nl_point_add_force(&P, pairs[e].pt[j], -dt, F + 3 * j, want);
+  }
+  double scale = 0, worst = 0, rmax = 0;
+  for (int i = 0; i < NV; i++) {
+    cr_expect(fabs(r[i] - want[i]) <= 1e-15, "r[%d]", i);
+    rmax = fmax(rmax, fabs(r[i]));
+  }
+  cr_assert_gt(rmax, 0, "the pairs act");
+  for (int i = 0; i < NV * NV; i++) scale = fmax(scale, fabs(T[i]));
+  for (int j = 0; j < NV; j++) {
+    double vp[NV], vm[NV], rp[NV] = {0}, rm[NV] = {0};
+    memcpy(vp, v, sizeof vp), memcpy(vm, v, sizeof vm);
+    vp[j] += 1e-6, vm[j] -= 1e-6;
+    kn_cpf_term_eval(&t, vp, NULL, rp, NULL, NULL, NULL);
+    kn_cpf_term_eval(&t, vm, NULL, rm, NULL, NULL, NULL);
+    for (int i = 0; i < NV; i++) worst = fmax(worst, fabs((rp[i] - rm[i]) / 2e-6 - T[NV * i + j]));
+  }
+  cr_log_info("max |T| %.3g, FD error %.3g", scale, worst);
+  cr_expect(worst <= 1e-6 * scale, "T against central differences: %.3g of %.3g", worst, scale);
+  /* S symmetric, x^T S x >= 0 on a few directions */
+  for (int i = 0; i < NV; i++)
+    for (int j = 0; j < NV; j++) cr_expect(fabs(S[NV * i + j] - S[NV * j + i]) <= 1e-15 * scale, "S symmetric");
+  for (int q = 0; q < 20; q++) {
+    double x[NV], Sx = 0;
+    for (int i = 0; i < NV; i++) x[i] = sin(0.7 * q + 1.3 * i);
+    for (int i = 0; i < NV; i++)
+      for (int j = 0; j < NV; j++) Sx += x[i] * S[NV * i + j] * x[j];
+    cr_expect_geq(Sx, -1e-14 * scale, "x^T S x = %.3g", Sx);
+  }
+  kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St), kn_nl_points_free(&P);
+}
