@@ -233,6 +233,9 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   w->last.factorizations = stats.factorizations;
   w->last.krylov_iterations = stats.krylov_iterations;
   w->last.residual = stats.residual;
+  double vmax = 0;
+  for (int i = 0; i < n; i++) vmax = fmax(vmax, fabs(s->v[i]));
+  w->last.tolerance = s->opt.abs_tol + s->opt.rel_tol * vmax;
   w->last.contacts = sp->cand.n;
   w->last.constraints = kn_sap_problem_num_constraints(sp->prob);
   w->last.time_free_motion = (t1 - t0) + (t3 - t2);
