@@ -235,6 +235,31 @@ Test(ipc, saved_state_continues_bitwise) {
   unlink(path);
 }
 
+/* Bodies placed exactly touching, the common robotics start (a box on the floor at z = h / 2, phi = 0):
+ * taken, not refused. The pair's barrier zero is moved to -dhat / 2 for its first step (it starts at
+ * dhat / 2), then the box rests at its barrier's gap: after 1 s (defaults; l = the box's diagonal
+ * 0.1732 m, dhat 1.732e-4 m) it stands at a gap in (0, dhat), at rest (|v_z| below eps_d = 1e-6 l),
+ * never detected intersecting (the universal criteria), and not moved sideways (a flat floor).
+ * Measured: gap 1.3248e-4 m (0.765 dhat), v_z 3.5e-9 m/s, no drift. */
+Test(ipc, touching_start_is_taken_and_rises_to_its_resting_gap) {
+  const char* yaml = "time_step: 0.01\ncontact: {backend: ipc}\nobjects:\n"
+                     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.5}\n"
+                     "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1.0, pose: {xyz: [0, 0, 0.05]}, friction: 0.5}\n";
+  test_world t = tw_create(yaml);
+  double* q = tw_object_q(&t, "box");
+  ipc_audit au = ipc_audit_start();
+  ipc_step_audited(&t, 100, &au);
+  ipc_audit_log("touching start", &au);
+  const double dhat = 1e-3 * sqrt(3.0) * 0.1, gap = q[2] - 0.05;
+  const double* v = t.world->trees[t.world->objects[1].tree].v;
+  cr_log_info("touching start: gap %.4e m after 1 s (dhat %.4e), v_z %.2e m/s, drift (%.1e, %.1e) m", gap, dhat, v[5],
+              q[0], q[1]);
+  cr_expect(gap > 0 && gap < dhat, "gap %.4e m, dhat %.4e m", gap, dhat);
+  cr_expect(fabs(v[5]) < 1e-6 * sqrt(3.0) * 0.1, "v_z %.3g m/s: not at rest", v[5]);
+  cr_expect(fabs(q[0]) < 1e-12 && fabs(q[1]) < 1e-12, "moved sideways (%.2e, %.2e) m", q[0], q[1]);
+  tw_free(&t);
+}
+
 /* A start the barrier cannot take is refused when the world is built (digest §10.2): a box placed
  * 1 mm into the floor; the message names the pair and the overlap. Touching (phi = 0, the
  * regression boxes on their floor) is taken. */
