@@ -161,6 +161,9 @@ kn_status kn_collision_detect_reach(kn_collision_scene* cs, const kn_pose* X_WG,
 /* collider i => radius of the ball about its geometry frame's origin that holds it [m]
  * (INFINITY for a half-space) */
 double kn_collider_radius(const kn_collision_scene* cs, int i);
+/* (collider i, X_WG its geometry frame's world pose) => its world axis-aligned bounding box (the
+ * shape's local box rotated; infinite along a half-space's unbounded directions) */
+void kn_collider_aabb(const kn_collision_scene* cs, int i, const kn_pose* X_WG, double lo[3], double hi[3]);
 
 /* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */

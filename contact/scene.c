@@ -150,6 +150,12 @@ static void world_aabb(const kn_collision_scene* cs, int i, const kn_pose* X, do
   }
 }
 
+void kn_collider_aabb(const kn_collision_scene* cs, int i, const kn_pose* X_WG, double lo[3], double hi[3]) {
+  double box[6];
+  world_aabb(cs, i, X_WG, 0.0, box);
+  memcpy(lo, box, 3 * sizeof *lo), memcpy(hi, box + 3, 3 * sizeof *hi);
+}
+
 static const double* g_sort_aabb; /* qsort context: detect is not re-entrant per scene anyway */
 static int cmp_sweep(const void* pa, const void* pb) {
   int a = *(const int*)pa, b = *(const int*)pb;

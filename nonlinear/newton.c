@@ -42,6 +42,8 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   free(s);
 }
 
+const double* kn_nl_solver_iterate(const kn_nl_solver* s) { return s->v; }
+
 int kn_nl_problem_nv(const kn_nl_problem* p) {
   int n = 0;
   for (int c = 0; c < p->ncliques; c++) n += p->cliques[c].ops->ndof(p->cliques[c].self);

@@ -152,6 +152,9 @@ kn_status kn_nl_eval(kn_nl_solver* s, const kn_nl_problem* p, const double* v, d
  * the worst DoF's clique; v is then untouched. */
 kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, const double* v0, double* v,
                       kn_nl_stats* stats, kn_error* err);
+/* the last iterate of the last kn_nl_solve (nv; valid until the next solve): after a failed solve,
+ * where Newton stopped, for diagnostics (the failing backend's worst contact) */
+const double* kn_nl_solver_iterate(const kn_nl_solver* s);
 
 #ifdef __cplusplus
 }

@@ -501,12 +501,19 @@ typedef struct {
  * with its friction and anchors), dpf_ccd (-k delta(1) n(1) on the CCD pairs, constant over the step) */
 typedef enum { KN_SCENE_CPF = 0, KN_SCENE_CPF_EXACT, KN_SCENE_DPF, KN_SCENE_DPF_CCD } kn_scene_penalty_ablation;
 /* contact.ipc: the ipc backend's keys (sim/nl_ipc.c; digest incremental-potential-contact.md §3.5,
- * §3.6, §5.6, §8), each optional; l is the bounding-box diagonal of the dynamic bodies at t = 0 */
+ * §3.6, §5.6, §8), each optional; l is the diagonal of the bounding box at t = 0 of the bodies
+ * simulated: free objects (their colliders' boxes), FEM vertices and MPM particles (balls of their
+ * contact_radius), not the robots' links (an arm made dhat 1.2 mm on a 5 cm box); a robot's links
+ * only when nothing else moves; 1 m when nothing does. Bodies placed exactly touching (phi within
+ * 1e-9 l: a box on the floor at z = h / 2) are taken: such a pair's barrier zero is moved to
+ * phi0 - dhat / 2 for its first step, so it starts at dhat / 2 and is pushed out to its resting gap;
+ * bodies overlapping deeper than 1e-6 l at t = 0 are refused, naming the pair */
 typedef struct {
   double* dhat;             /* barrier activation distance [m] [1e-3 l] */
   double* kappa;            /* barrier stiffness, fixed [automatic: the gradient balance of §3.5
-                               at every step start, between kappa_min and kappa_max, doubled while
-                               a pair ends closer than 1e-9 l] */
+                               at the first step that starts with a pair within dhat, between
+                               kappa_min and kappa_max, then kept; doubled while a pair ends closer
+                               than 1e-9 l] */
   double* epsilon_v;        /* friction smoothing speed [m/s] [1e-3 l] */
   double* epsilon_d;        /* Newton tolerance: max |D r|, a velocity error [m/s] [1e-6 l: the
                                digest's 1e-2 l assumes Newton always takes one iteration, and the

@@ -12,6 +12,7 @@
  *   7 advance every clique; contact forces on each candidate's B side; the formulation's end of
  *     step (anchors); statistics */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,45 @@ static kn_status stage_points(kn_world* w, nl_state* s, kn_error* err) {
   return KN_OK;
 }
 
+double kn_nl_contact_gap(const kn_nl_step* st, int i, const double* v) {
+  const kn_contact_candidate* cc = &st->cand->c[i];
+  double w[3];
+  kn_nl_pair_velocity(st->points, st->pa[i], st->pb[i], v, w);
+  return cc->phi + st->dt * (cc->R_WC[2] * w[0] + cc->R_WC[5] * w[1] + cc->R_WC[8] * w[2]);
+}
+
+void kn_nl_describe_contact(const kn_nl_step* st, int i, double gap, const double f[3], char* buf, size_t n) {
+  const kn_contact_candidate* cc = &st->cand->c[i];
+  char what[256];
+  kn_sim_candidate_describe(st->w, st->cand, i, what, sizeof what);
+  double fn = cc->R_WC[2] * f[0] + cc->R_WC[5] * f[1] + cc->R_WC[8] * f[2];
+  snprintf(buf, n, "the %s at (%.4g, %.4g, %.4g) m: gap %.3g m, normal force %.4g N, |f| %.4g N", what, cc->p[0],
+           cc->p[1], cc->p[2], gap, fn, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]));
+}
+
+void kn_nl_describe_strongest(void (*force)(void* self, const kn_nl_step* st, int i, const double* v, double f[3]),
+                              void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
+  int worst = -1;
+  double fmax = 0, fw[3] = {0, 0, 0};
+  for (int i = 0; i < st->cand->n; i++) {
+    double f[3];
+    force(self, st, i, v, f);
+    double m = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    if (!(m <= fmax)) worst = i, fmax = m, memcpy(fw, f, sizeof fw); /* NaN and inf count as worst */
+  }
+  if (n > 0) buf[0] = 0;
+  if (worst >= 0) kn_nl_describe_contact(st, worst, kn_nl_contact_gap(st, worst, v), fw, buf, n);
+}
+
+/* a failed solve's error => "...; worst contact: <the formulation's description at the last iterate>" */
+static void add_worst_contact(nl_state* s, const kn_nl_step* st, kn_error* err) {
+  if (!s->f->describe_failure || !err) return;
+  char what[384] = "";
+  s->f->describe_failure(s->fs, st, kn_nl_solver_iterate(s->solver), what, sizeof what);
+  size_t len = strlen(err->msg);
+  if (what[0] && len < sizeof err->msg) snprintf(err->msg + len, sizeof err->msg - len, "; worst contact: %s", what);
+}
+
 /* 6. Newton from each clique's v_start, redone while the formulation asks */
 static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_nl_stats* stats, kn_error* err) {
   kn_nl_problem prob = {.ncliques = w->nclique, .cliques = w->cliques, .robot = s->sap->prob};
@@ -122,8 +162,10 @@ static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_
   memset(stats, 0, sizeof *stats);
   for (int attempt = 0;; attempt++) {
     kn_nl_stats st1;
-    if ((e = kn_nl_solve(s->solver, &prob, &s->opt, s->v0, s->v, &st1, err)))
+    if ((e = kn_nl_solve(s->solver, &prob, &s->opt, s->v0, s->v, &st1, err))) {
+      if (e == KN_ERR_NUMERIC) add_worst_contact(s, st, err);
       return kn_error_prefix(err, "stage 2 (%s Newton solve, %d contacts): ", s->f->name, st->cand->n);
+    }
     stats->iterations += st1.iterations, stats->line_search_iterations += st1.line_search_iterations;
     stats->factorizations += st1.factorizations, stats->krylov_iterations += st1.krylov_iterations;
     stats->residual = st1.residual;
@@ -191,6 +233,9 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   w->last.factorizations = stats.factorizations;
   w->last.krylov_iterations = stats.krylov_iterations;
   w->last.residual = stats.residual;
+  double vmax = 0;
+  for (int i = 0; i < n; i++) vmax = fmax(vmax, fabs(s->v[i]));
+  w->last.tolerance = s->opt.abs_tol + s->opt.rel_tol * vmax;
   w->last.contacts = sp->cand.n;
   w->last.constraints = kn_sap_problem_num_constraints(sp->prob);
   w->last.time_free_motion = (t1 - t0) + (t3 - t2);

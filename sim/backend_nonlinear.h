@@ -41,7 +41,23 @@ typedef struct {
    * load, and reading every byte given) */
   void (*save)(const void* self, kn_state_out* out);
   kn_status (*load)(void* self, kn_state_in* in, kn_error* err);
+  /* (optional) after a Newton solve failed, v its last iterate: the step's worst contact there into
+   * buf (n bytes; left "" when there is none), which the adapter adds to the error; its sides, point,
+   * gap and force, as kn_nl_describe_contact writes them */
+  void (*describe_failure)(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n);
 } kn_nl_formulation;
+
+/* candidate i at v => its gap along the detected normal, phi0 + dt n . (w_b - w_a) [m] (< 0:
+ * penetrating), the material points' affine maps */
+double kn_nl_contact_gap(const kn_nl_step* st, int i, const double* v);
+/* candidate i, its gap [m] and force on its B side f [N] => "the contact between 'a' and 'b' at
+ * (x, y, z) m: gap g m, normal force fn N, |f| F N" (the names of kn_sim_candidate_describe, the
+ * point where detection found it at the step start) into buf */
+void kn_nl_describe_contact(const kn_nl_step* st, int i, double gap, const double f[3], char* buf, size_t n);
+/* describe_failure by the largest force (a formulation's force at v): the candidate pushed hardest,
+ * with its kn_nl_contact_gap; buf "" when no candidate carries a force */
+void kn_nl_describe_strongest(void (*force)(void* self, const kn_nl_step* st, int i, const double* v, double f[3]),
+                              void* self, const kn_nl_step* st, const double* v, char* buf, size_t n);
 
 /* the kn_backend functions of every nonlinear backend; a backend's create is
  * kn_nl_backend_create with its formulation */

@@ -23,7 +23,7 @@ typedef struct {
   kn_ipc_term term;
   kn_ipc_contact* c;
   int ccap;
-  double ell;               /* characteristic length: the dynamic bodies' bounding-box diagonal at t = 0 [m] */
+  double ell;               /* characteristic length: the simulated objects' bounding-box diagonal at t = 0 [m] */
   double kappa_user;        /* contact.ipc.kappa, 0: automatic */
   double kappa;             /* chosen at the first step that starts in contact, then kept (saved); 0: not yet */
   double kappa_min, kappa_max;
@@ -46,32 +46,46 @@ static void ipc_destroy(void* p) {
   free(s);
 }
 
-/* the dynamic bodies' bounding box at t = 0 (colliders on trees with DoFs by their bounding
- * spheres, FEM vertices, MPM particles) => its diagonal; 1 m when there is none */
+/* grow [lo, hi] by the box [a, b] */
+static void box_add(double lo[3], double hi[3], const double a[3], const double b[3]) {
+  for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], a[k]), hi[k] = fmax(hi[k], b[k]);
+}
+
+/* l (digest §2, §10.2 item 16: the reference code's rest box of the volumetric objects): the
+ * diagonal of the bounding box at t = 0 of the bodies being simulated, the scene's free objects
+ * (their colliders' boxes), FEM vertices and MPM particles (as balls of their contact radius); not
+ * the robots, whose links are actuators (an arm's 1.2 m made dhat 1.2 mm on a 5 cm box, and the pads
+ * stopped that far off: issue 20). A scene with no such body (a robot alone) takes its robots'
+ * links; 1 m when there is nothing. */
 static double characteristic_length(kn_world* w, ipc_state* s) {
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int k = 0; k < w->ntree; k++) {
     kn_world_tree* tr = &w->trees[k];
     kn_mb_kinematics(tr->robot->model, tr->q, tr->v, s->data[k]);
   }
-  for (int i = 0; w->collision && i < w->ncollider; i++) {
-    const kn_world_collider* c = &w->colliders[i];
-    double r = kn_collider_radius(w->collision, i);
-    if (c->c.clique < 0 || !isfinite(r)) continue;
-    kn_pose X;
-    kn_pose_mul(&s->data[c->tree]->X_wb[c->body], &c->c.X_bg, &X);
-    for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], X.p[a] - r), hi[a] = fmax(hi[a], X.p[a] + r);
-  }
   for (int f = 0; f < w->nfem; f++) {
     const kn_fem_body* b = w->fems[f].body;
-    for (int k = 0; k < b->mesh.nvert; k++)
-      for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], b->x[3 * k + a]), hi[a] = fmax(hi[a], b->x[3 * k + a]);
+    for (int k = 0; k < b->mesh.nvert; k++) box_add(lo, hi, b->x + 3 * k, b->x + 3 * k);
   }
   for (int m = 0; m < w->nmpm; m++) {
     const kn_mpm_body* b = w->mpms[m].body;
-    for (int k = 0; k < b->np; k++)
-      for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], b->x[3 * k + a]), hi[a] = fmax(hi[a], b->x[3 * k + a]);
+    const double r = w->mpms[m].contact_radius;
+    for (int k = 0; k < b->np; k++) {
+      const double* x = b->x + 3 * k;
+      double a[3] = {x[0] - r, x[1] - r, x[2] - r}, c[3] = {x[0] + r, x[1] + r, x[2] + r};
+      box_add(lo, hi, a, c);
+    }
   }
+  for (int robots = 0; robots < 2 && (robots == 0 || !(lo[0] <= hi[0])); robots++) /* robots if nothing else */
+    for (int i = 0; w->collision && i < w->ncollider; i++) {
+      const kn_world_collider* c = &w->colliders[i];
+      if (c->c.clique < 0 || (c->owner >= 0) != robots) continue;
+      kn_pose X;
+      double a[3], b[3];
+      kn_pose_mul(&s->data[c->tree]->X_wb[c->body], &c->c.X_bg, &X);
+      kn_collider_aabb(w->collision, i, &X, a, b);
+      if (isfinite(a[0] + a[1] + a[2] + b[0] + b[1] + b[2])) box_add(lo, hi, a, b);
+    }
   double d2 = 0;
   for (int a = 0; a < 3; a++) d2 += (hi[a] - lo[a]) * (hi[a] - lo[a]);
   return d2 > 0 && isfinite(d2) ? sqrt(d2) : 1.0;
@@ -379,8 +393,25 @@ static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
   return KN_OK;
 }
 
+/* a failed solve's worst contact: the pair closest to its barrier's zero at the last iterate (the
+ * largest normal force), its gap measured from the bodies (a touching start's shift taken off) */
+static void ipc_describe_failure(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
+  ipc_state* s = self;
+  int worst = -1;
+  double dmin = INFINITY;
+  for (int i = 0; i < s->term.n; i++) {
+    double d = kn_ipc_term_gap(&s->term, i, v);
+    if (d < s->term.dhat && !(d >= dmin)) worst = i, dmin = d;
+  }
+  if (n > 0) buf[0] = 0;
+  if (worst < 0) return;
+  double f[3];
+  kn_ipc_term_force(&s->term, worst, v, f);
+  kn_nl_describe_contact(st, worst, dmin - s->c[worst].shift, f, buf, n);
+}
+
 static const kn_nl_formulation ipc_formulation = {"ipc", ipc_create, ipc_destroy, ipc_begin, ipc_after_solve,
-                                                  ipc_force, ipc_end_step, ipc_save, ipc_load};
+                                                  ipc_force, ipc_end_step, ipc_save, ipc_load, ipc_describe_failure};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &ipc_formulation, out, err);

@@ -297,9 +297,15 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
   return KN_OK;
 }
 
+/* a failed solve's worst contact: the spring pulled hardest at the last iterate */
+static void penalty_describe_failure(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
+  kn_nl_describe_strongest(penalty_force, self, st, v, buf, n);
+}
+
 static const kn_nl_formulation penalty_formulation = {"penalty",          penalty_create,      penalty_destroy,
                                                       penalty_begin,      penalty_after_solve, penalty_force,
-                                                      penalty_end_step,   penalty_save,        penalty_load};
+                                                      penalty_end_step,   penalty_save,        penalty_load,
+                                                      penalty_describe_failure};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &penalty_formulation, out, err);

@@ -231,8 +231,14 @@ static kn_status smooth_load(void* self, kn_state_in* in, kn_error* err) {
   return KN_OK;
 }
 
+/* a failed solve's worst contact: the one pushed hardest at the last iterate */
+static void smooth_describe_failure(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
+  kn_nl_describe_strongest(smooth_force, self, st, v, buf, n);
+}
+
 static const kn_nl_formulation smooth_formulation = {"smooth_friction", smooth_create, smooth_destroy, smooth_begin,
-                                                     smooth_after_solve, smooth_force, NULL, smooth_save, smooth_load};
+                                                     smooth_after_solve, smooth_force, NULL, smooth_save, smooth_load,
+                                                     smooth_describe_failure};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &smooth_formulation, out, err);

@@ -91,6 +91,8 @@ typedef struct {
   int krylov_iterations;    /* products with the system matrix inside iterative linear solves (SAP's
                                CG on a reused factor, the nonlinear backends' BiCGSTAB) */
   double residual;
+  double tolerance;         /* the bound the step's residual met (nonlinear backends: the Newton test
+                               abs_tol + rel_tol max |v|, m/s: ipc's eps_d; 0 where not reported) */
   /* wall seconds of the last step by stage (sap backend; 0 otherwise): controllers and free
    * motion (trees and FEM Newton), contact detection (rigid and FEM), SAP (FEM Schur complements,
    * constraint assembly, the solve and the Schur recovery), advance (q_n+1, FEM x_n+1 and R0) */

@@ -5,15 +5,17 @@
  * backends, and deformables without a contact backend are a clear error at load. */
 #include "scene_util.h"
 
-/* (contact: section, the stage and one of two names the message must hold) => a ball landing with a
- * 1-iteration solve fails within 50 steps, transactionally */
-static void expect_failed_landing(const char* contact, const char* stage, const char* name1, const char* name2) {
+/* (contact: section, the ball's start velocity [angular; linear], the stage and one of two names the
+ * message must hold) => a ball landing with a 1-iteration solve fails within 50 steps,
+ * transactionally; the message in *msg */
+static void failed_landing(const char* contact, const char* velocity, const char* stage, const char* name1,
+                           const char* name2, kn_error* msg) {
   char yaml[512];
   snprintf(yaml, sizeof yaml,
            "time_step: 0.01\ncontact: %s\nobjects:\n"
            "  - {name: ground, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true}\n"
-           "  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.12]}, velocity: [3, 0, 0, 1, 0, -2]}\n",
-           contact);
+           "  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.12]}, velocity: %s}\n",
+           contact, velocity);
   test_world t = tw_create(yaml);
   kn_error err = {0};
   kn_status st = KN_OK;
@@ -34,6 +36,34 @@ static void expect_failed_landing(const char* contact, const char* stage, const 
   cr_expect(strstr(err.msg, stage), "no stage in: %s", err.msg);
   cr_expect(strstr(err.msg, name1) || strstr(err.msg, name2), "not named in: %s", err.msg);
   tw_free(&t);
+  *msg = err;
+}
+
+static void expect_failed_landing(const char* contact, const char* stage, const char* name1, const char* name2) {
+  kn_error err;
+  failed_landing(contact, "[3, 0, 0, 1, 0, -2]", stage, name1, name2, &err);
+}
+
+/* A nonlinear backend's failed Newton solve also names its worst contact at the last iterate (the
+ * formulation's describe_failure): the ball-ground pair, the point where detection found it (within
+ * the 2 cm the ball starts above the ground), its gap (within 2 cm: the ball lands from 2 cm) and its
+ * normal force, which pushes the ball up (> 0) and is at most the whole force. */
+static void expect_worst_contact(const char* backend, const char* velocity) {
+  char contact[128], stage[64];
+  snprintf(contact, sizeof contact, "{backend: %s, solver: {max_iterations: 1}}", backend);
+  snprintf(stage, sizeof stage, "stage 2 (%s Newton solve", backend);
+  kn_error err;
+  failed_landing(contact, velocity, stage, "'ball'", "'ball'", &err);
+  const char* w = strstr(err.msg, "worst contact: the contact between 'ground' and 'ball' at (");
+  cr_assert(w, "no worst contact in: %s", err.msg);
+  double x, y, z, gap, fn, fa;
+  cr_assert_eq(sscanf(w, "worst contact: the contact between 'ground' and 'ball' at (%lf, %lf, %lf) m: gap %lf m, "
+                         "normal force %lf N, |f| %lf N",
+                      &x, &y, &z, &gap, &fn, &fa),
+               6, "unparsed: %s", w);
+  cr_expect(fabs(z) < 0.02, "contact point z %g m, expected at the ground", z);
+  cr_expect(fabs(gap) < 0.02 && isfinite(gap), "gap %g m", gap);
+  cr_expect(fn > 0 && fa >= fn * (1 - 1e-12), "normal force %g N, |f| %g N", fn, fa);
 }
 
 Test(failure, non_converging_solve_leaves_the_state_unchanged) {
@@ -77,4 +107,17 @@ Test(failure, deformables_without_a_contact_backend_are_refused_at_load) {
 Test(failure, smooth_friction_non_converging_step_leaves_the_state_unchanged) {
   expect_failed_landing("{backend: smooth_friction, solver: {max_iterations: 1}}", "stage 2 (smooth_friction Newton solve",
                         "'ball'", "'ball'");
+  expect_worst_contact("smooth_friction", "[3, 0, 0, 1, 0, -2]");
 }
+
+/* The same on penalty and ipc (issue 20: a failure names the worst contact pair): one Newton
+ * iteration cannot settle the landing, the step fails transactionally and the message names step,
+ * stage and the ball-ground pair with its point, gap and force. ipc: the barrier, nonlinear, fails
+ * at the first step. penalty: a spring is piecewise linear and its lagged passes (10, of one
+ * iteration each here) settle the slow ball; a ball spinning at 30 rad/s and sliding at 5 m/s
+ * (friction changing between sliding and sticking within the step) fails at step 28. */
+Test(failure, penalty_non_converging_step_names_the_worst_contact) {
+  expect_worst_contact("penalty", "[30, 0, 0, 5, 0, -5]");
+}
+
+Test(failure, ipc_non_converging_step_names_the_worst_contact) { expect_worst_contact("ipc", "[3, 0, 0, 1, 0, -2]"); }
