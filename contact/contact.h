@@ -162,6 +162,11 @@ kn_status kn_collision_detect_reach(kn_collision_scene* cs, const kn_pose* X_WG,
  * (INFINITY for a half-space) */
 double kn_collider_radius(const kn_collision_scene* cs, int i);
 
+/* collider i => 1 and its mesh as contact/ holds it (shape frame, scale applied, identical positions
+ * welded; nv vertices xyz, nt triangles wound counter-clockwise seen from outside), borrowed for the
+ * scene's life; 0 when it is not a mesh */
+int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri);
+
 /* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */
 double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],

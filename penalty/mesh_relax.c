@@ -234,13 +234,18 @@ static int inside_vertex(const kn_penalty_mesh* m, int P, const double Z[3]) {
   return total > 0;
 }
 
-// the barycentric weights of y in triangle t (its plane's)
+// the barycentric weights of y in triangle t (of its projection on the triangle's plane)
 static void weights(const kn_penalty_mesh* m, int t, const double y[3], double w[3]) {
-  kn_dual3 V[3], P = kn_dual3_input(y, -1);
-  for (int j = 0; j < 3; j++) V[j] = kn_dual3_input(m->x + 3 * m->tri[3 * t + j], -1);
-  kn_dual3 N = kn_dual3_cross(kn_dual3_sub(V[0], V[2]), kn_dual3_sub(V[1], V[2]));
-  kn_dual nn2 = kn_dual3_dot(N, N);
-  w[0] = bary(0, V, P, N, nn2).v, w[1] = bary(1, V, P, N, nn2).v, w[2] = 1 - w[0] - w[1];
+  const double *A = m->x + 3 * m->tri[3 * t], *B = m->x + 3 * m->tri[3 * t + 1], *C = m->x + 3 * m->tri[3 * t + 2];
+  double ca[3], cb[3], N[3], pb[3], pc[3], pa[3], c[3];
+  for (int k = 0; k < 3; k++) ca[k] = A[k] - C[k], cb[k] = B[k] - C[k], pa[k] = A[k] - y[k], pb[k] = B[k] - y[k], pc[k] = C[k] - y[k];
+  kn_vec3_cross(ca, cb, N);
+  double nn2 = kn_vec3_dot(N, N);
+  kn_vec3_cross(pb, pc, c);
+  w[0] = kn_vec3_dot(N, c) / nn2;
+  kn_vec3_cross(pc, pa, c);
+  w[1] = kn_vec3_dot(N, c) / nn2;
+  w[2] = 1 - w[0] - w[1];
 }
 
 static void record(kn_penalty_mesh_relax_out* o, int state) {
@@ -332,32 +337,51 @@ void kn_penalty_mesh_relax(const kn_penalty_mesh* m, const kn_penalty_mesh_point
   o->state = o->left_open || !inside ? KN_RELAX_INACTIVE : moved ? KN_RELAX_DYNAMIC : KN_RELAX_STATIC;
 }
 
-void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], kn_penalty_mesh_point* p) {
-  double best = INFINITY;
-  p->tri = 0, p->w[0] = 1, p->w[1] = p->w[2] = 0;
-  for (int t = 0; t < m->nt; t++) {
-    double w[3], c[3], d2 = 0;
-    weights(m, t, y, w);
-    /* outside the triangle: the nearest point of its edges */
-    if (w[0] < 0 || w[1] < 0 || w[2] < 0) {
-      double bd = INFINITY, bw[3] = {0, 0, 0};
-      for (int e = 0; e < 3; e++) {
-        const double *a = m->x + 3 * m->tri[3 * t + e], *b = m->x + 3 * m->tri[3 * t + (e + 1) % 3];
-        double ab[3], ay[3];
-        for (int k = 0; k < 3; k++) ab[k] = b[k] - a[k], ay[k] = y[k] - a[k];
-        double l2 = kn_vec3_dot(ab, ab), s = l2 > 0 ? fmin(1, fmax(0, kn_vec3_dot(ay, ab) / l2)) : 0, dd = 0;
-        for (int k = 0; k < 3; k++) dd += (ay[k] - s * ab[k]) * (ay[k] - s * ab[k]);
-        if (dd < bd) {
-          bd = dd;
-          bw[0] = bw[1] = bw[2] = 0, bw[e] = 1 - s, bw[(e + 1) % 3] = s;
-        }
+// triangle t's unit outward normal
+static void unit_normal(const kn_penalty_mesh* m, int t, double n[3]) {
+  double N[3];
+  side_of(m, t, m->x, N);
+  double l = kn_vec3_norm(N);
+  for (int k = 0; k < 3; k++) n[k] = l > 0 ? N[k] / l : 0.0;
+}
+
+// the nearest point of triangle t to y, and its distance
+static double nearest_on(const kn_penalty_mesh* m, int t, const double y[3], kn_penalty_mesh_point* q) {
+  double w[3], c[3], d2 = 0;
+  weights(m, t, y, w);
+  if (w[0] < 0 || w[1] < 0 || w[2] < 0) { /* outside the triangle: the nearest point of its edges */
+    double bd = INFINITY, bw[3] = {0, 0, 0};
+    for (int e = 0; e < 3; e++) {
+      const double *a = m->x + 3 * m->tri[3 * t + e], *b = m->x + 3 * m->tri[3 * t + (e + 1) % 3];
+      double ab[3], ay[3];
+      for (int k = 0; k < 3; k++) ab[k] = b[k] - a[k], ay[k] = y[k] - a[k];
+      double l2 = kn_vec3_dot(ab, ab), s = l2 > 0 ? fmin(1, fmax(0, kn_vec3_dot(ay, ab) / l2)) : 0, dd = 0;
+      for (int k = 0; k < 3; k++) dd += (ay[k] - s * ab[k]) * (ay[k] - s * ab[k]);
+      if (dd < bd) {
+        bd = dd;
+        bw[0] = bw[1] = bw[2] = 0, bw[e] = 1 - s, bw[(e + 1) % 3] = s;
       }
-      memcpy(w, bw, sizeof w);
     }
-    kn_penalty_mesh_point q = {t, {w[0], w[1], w[2]}};
-    kn_penalty_mesh_point_x(m, &q, c);
-    for (int k = 0; k < 3; k++) d2 += (c[k] - y[k]) * (c[k] - y[k]);
-    if (d2 < best) best = d2, *p = q;
+    memcpy(w, bw, sizeof w);
+  }
+  *q = (kn_penalty_mesh_point){t, {w[0], w[1], w[2]}};
+  kn_penalty_mesh_point_x(m, q, c);
+  for (int k = 0; k < 3; k++) d2 += (c[k] - y[k]) * (c[k] - y[k]);
+  return sqrt(d2);
+}
+
+void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const double nhint[3], double slack,
+                             kn_penalty_mesh_point* p) {
+  double best = INFINITY, best_align = -INFINITY, best_d = INFINITY;
+  kn_penalty_mesh_point q;
+  p->tri = 0, p->w[0] = 1, p->w[1] = p->w[2] = 0;
+  for (int t = 0; t < m->nt; t++) best = fmin(best, nearest_on(m, t, y, &q));
+  /* among the triangles within the slack of the nearest, the one whose normal is nearest the hint */
+  for (int t = 0; t < m->nt; t++) {
+    double d = nearest_on(m, t, y, &q), n[3], align = 0;
+    if (d > best + slack + 1e-9) continue;
+    if (nhint) unit_normal(m, t, n), align = kn_vec3_dot(n, nhint);
+    if (align > best_align + 1e-12 || (align >= best_align - 1e-12 && d < best_d)) best_align = align, best_d = d, *p = q;
   }
 }
 

@@ -134,9 +134,13 @@ void kn_penalty_mesh_relax_jvp(const kn_penalty_mesh_relax_out* o, const double 
 void kn_penalty_mesh_relax_vjp(const kn_penalty_mesh_relax_out* o, const double g[3], double gZ[3], double* gx);
 /* the mesh point's position */
 void kn_penalty_mesh_point_x(const kn_penalty_mesh* m, const kn_penalty_mesh_point* p, double x[3]);
-/* (mesh, point y near it) => the nearest point of the mesh (brute force over the triangles, for
- * small meshes and tests) */
-void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], kn_penalty_mesh_point* p);
+/* (mesh, point y near it, an expected outward normal nhint or NULL, slack >= 0 [m]) => the nearest
+ * point of the mesh (brute force over the triangles, for small meshes and tests); where other
+ * triangles are within slack (+ 1e-9 m) as near, the one whose normal is closest to nhint: a point
+ * a contact's depth inside a cube's corner is nearer the side faces, but the anchor belongs on the
+ * face the contact presses on */
+void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const double nhint[3], double slack,
+                             kn_penalty_mesh_point* p);
 
 /*---- the backend's contact term (term.c) ----*/
 
@@ -154,6 +158,13 @@ void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], kn_pen
 typedef struct {
   int a, b;
   double n[3], phi0, X[3], mu;
+  /* A's side a triangle mesh (digest §3.5-3.6; NULL: the plane above): the anchor Xm on it, relaxed
+   * by kn_penalty_mesh_relax in the mesh's own frame, a point p of the contact's frame above being
+   * R^T (p - o) there (the mesh moves with A's point during the step, without turning); X is Xm
+   * in the contact's frame */
+  const kn_penalty_mesh* mesh;
+  kn_penalty_mesh_point Xm;
+  double R[9], o[3];
 } kn_penalty_contact;
 
 typedef struct {

@@ -125,7 +125,7 @@ Test(mesh_relax, concave_crease_traps_the_anchor_on_its_edge) {
   grid_mesh g = grid(4, 8, -1, 1, -2, 2, valley); /* the crease x = 0 is a grid line */
   kn_penalty_mesh_point Xp;
   double X0[3] = {0.5, 0.05, valley(0.5, 0.05)}, X[3];
-  kn_penalty_mesh_nearest(&g.m, X0, &Xp);
+  kn_penalty_mesh_nearest(&g.m, X0, NULL, 0, &Xp);
   kn_penalty_mesh_point_x(&g.m, &Xp, X);
   cr_assert(dist(X, X0) < 1e-14);
   double mu = 0.3, Z[3] = {0, 1, -0.5};
