@@ -8,7 +8,9 @@
  * zero-rest-length spring to its anchor on the surface, the anchor moved only as far as the
  * friction cone requires. And the `penalty` backend's contact term in the shared nonlinear step
  * (term.c; nonlinear/nonlinear.h): each contact a zero-rest-length spring between its two material
- * points' relative position and an anchor on a local plane, relaxed into the cone at every iterate. */
+ * points' relative position and an anchor on a local plane, or on a triangle mesh (mesh_relax.c, the
+ * finite-state machine of §3.5 with the Jacobians of §3.7.3), relaxed into the cone at every
+ * iterate. */
 #ifndef KNEAD_PENALTY_H
 #define KNEAD_PENALTY_H
 
