@@ -372,16 +372,37 @@ static double nearest_on(const kn_penalty_mesh* m, int t, const double y[3], kn_
 
 void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const double nhint[3], double slack,
                              kn_penalty_mesh_point* p) {
-  double best = INFINITY, best_align = -INFINITY, best_d = INFINITY;
-  kn_penalty_mesh_point q;
+  enum { CAND = 32 };
+  kn_penalty_mesh_point q, cq[CAND];
+  double best = INFINITY, cd[CAND];
+  int nc = 0, overflow = 0;
   p->tri = 0, p->w[0] = 1, p->w[1] = p->w[2] = 0;
-  for (int t = 0; t < m->nt; t++) best = fmin(best, nearest_on(m, t, y, &q));
-  /* among the triangles within the slack of the nearest, the one whose normal is nearest the hint */
+  /* one pass: the nearest distance, and every triangle within the slack of the nearest so far */
   for (int t = 0; t < m->nt; t++) {
-    double d = nearest_on(m, t, y, &q), n[3], align = 0;
+    double d = nearest_on(m, t, y, &q);
     if (d > best + slack + 1e-9) continue;
-    if (nhint) unit_normal(m, t, n), align = kn_vec3_dot(n, nhint);
-    if (align > best_align + 1e-12 || (align >= best_align - 1e-12 && d < best_d)) best_align = align, best_d = d, *p = q;
+    best = fmin(best, d);
+    int keep = 0; /* drop the candidates the new nearest puts out of reach */
+    for (int i = 0; i < nc; i++)
+      if (cd[i] <= best + slack + 1e-9) cd[keep] = cd[i], cq[keep++] = cq[i];
+    nc = keep;
+    if (nc == CAND) overflow = 1;
+    else cd[nc] = d, cq[nc++] = q;
+  }
+  if (overflow) { /* more than CAND as near (a fine mesh under a deep contact): a second pass */
+    nc = 0;
+    for (int t = 0; t < m->nt && nc < CAND; t++) {
+      double d = nearest_on(m, t, y, &q);
+      if (d <= best + slack + 1e-9) cd[nc] = d, cq[nc++] = q;
+    }
+  }
+  /* among them, the one whose normal is nearest the hint (then the nearest) */
+  double best_align = -INFINITY, best_d = INFINITY;
+  for (int i = 0; i < nc; i++) {
+    double n[3], align = 0;
+    if (nhint) unit_normal(m, cq[i].tri, n), align = kn_vec3_dot(n, nhint);
+    if (align > best_align + 1e-12 || (align >= best_align - 1e-12 && cd[i] < best_d))
+      best_align = align, best_d = cd[i], *p = cq[i];
   }
 }
 
