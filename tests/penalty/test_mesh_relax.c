@@ -2,7 +2,8 @@
  * of §6.11 items 1, 4-8): a flat mesh of many triangles gives the plane's closed form (2) wherever
  * the walk ends; |Y - Z| shrinks at every move; a concave crease traps the anchor on its edge, which
  * it slides along to the line's closed form (state 3); the bottom of a pit stops it at the vertex
- * (state 4); relaxing the relaxed anchor again keeps it; the force on the cone exactly when sliding
+ * (state 4), and a convex apex is crossed through its ridges or its vertex; relaxing the relaxed
+ * anchor again keeps it; the force on the cone exactly when sliding
  * inside a triangle, inside it when sticking; dY/dZ and dY/dx (the vertices) against central
  * differences (h = 1e-6, 1e-6 relative as the digest's prototype) on a bumpy mesh, and the
  * transposed product against the forward one. */
@@ -54,6 +55,7 @@ static void grid_free(grid_mesh* g) {
 static double flat(double x, double y) { return 0 * x * y; }
 static double valley(double x, double y) { return 0.3 * fabs(x) + 0 * y; }           /* a concave crease at x = 0 */
 static double pit(double x, double y) { return 0.5 * fmax(fabs(x), fabs(y)) - 0.5; } /* an inverted pyramid */
+static double apex(double x, double y) { return 0.5 - 0.5 * fmax(fabs(x), fabs(y)); } /* a pyramid, apex up */
 static double bumpy(double x, double y) { return 0.15 * sin(2.1 * x + 0.3) * cos(1.7 * y - 0.2) + 0.05 * x; }
 
 static double urand(unsigned* s, double a, double b) {
@@ -159,6 +161,60 @@ Test(mesh_relax, pit_bottom_stops_at_the_vertex) {
     cr_assert(o.nvert == 1 && o.vert[0] == 12 && o.dYdx[0][0] == 1 && o.dYdx[0][4] == 1 && o.dYdx[0][8] == 1);
     cr_assert(o.nsteps <= 10, "§6.9: no path longer than about 10 (%d)", o.nsteps);
   }
+  grid_free(&g);
+}
+
+/* A convex apex (§6.11 item 7): an anchor on the pyramid's +x face pulled toward a particle inside,
+ * beyond the apex on the -x side, climbs to the ridge or the apex, leaves it (state 4's exits) and
+ * stops on the far side, every move closer to Z; where it stops inside a face, on that face's cone */
+Test(mesh_relax, convex_apex_is_crossed) {
+  grid_mesh g = grid(2, 2, -1, 1, -1, 1, apex); /* the apex (0, 0, 0.5) is vertex 4 */
+  /* the cells (0, 1) and (1, 0) split along their other diagonal, so every triangle lies in a face of
+   * the pyramid (its ridges are the diagonals through the apex) */
+  for (int cell = 1; cell <= 2; cell++) {
+    int* t = g.tri + 6 * cell, a = t[0], b = t[1], d = t[2], c = t[5], q[6] = {a, b, c, b, d, c};
+    memcpy(t, q, sizeof q);
+  }
+  kn_penalty_mesh_topology_free(&g.top);
+  kn_error err;
+  cr_assert_eq(kn_penalty_mesh_topology_build(g.nv, g.nt, g.tri, &g.top, &err), KN_OK);
+  g.m = (kn_penalty_mesh){g.nv, g.nt, g.x, g.tri, g.top.adj, g.top.vt_start, g.top.vt};
+  unsigned s = 5;
+  int through_vertex = 0, on_cone = 0;
+  for (int c = 0; c < 40; c++) {
+    double mu = urand(&s, 0.02, 0.2), X0[3] = {urand(&s, 0.1, 0.4), urand(&s, -0.3, 0.3), 0}, X[3];
+    if (c % 4 == 0) X0[1] = 0; /* on the ridge y = 0 toward the apex: through the vertex (state 4) */
+    X0[2] = apex(X0[0], X0[1]);
+    kn_penalty_mesh_point Xp;
+    kn_penalty_mesh_nearest(&g.m, X0, NULL, 0, &Xp);
+    kn_penalty_mesh_point_x(&g.m, &Xp, X);
+    double Z[3] = {-urand(&s, 0.2, 0.4), c % 4 == 0 ? 0 : urand(&s, -0.1, 0.1), 0};
+    Z[2] = apex(Z[0], Z[1]) - urand(&s, 0.01, 0.05);
+    kn_penalty_mesh_relax_out o;
+    kn_penalty_mesh_relax(&g.m, &Xp, Z, mu, &o);
+    cr_assert_eq(o.state, KN_RELAX_DYNAMIC, "case %d: state %d (stop %d after %d steps)", c, o.state, o.stop, o.nsteps);
+    cr_assert(o.Y[0] < 0, "case %d: stopped at x = %g, not past the apex", c, o.Y[0]);
+    double last = dist(X, Z);
+    for (int i = 0; i < o.ntrail; i++) {
+      double d = dist(o.trail[i], Z);
+      cr_assert(d < last + 1e-15, "case %d move %d: |Y - Z| %.17g after %.17g", c, i, d, last);
+      last = d;
+    }
+    for (int i = 0; i <= o.nsteps && i < KN_MESH_RELAX_PATH; i++) through_vertex += o.path[i] == KN_MESH_VERTEX;
+    if (o.stop != KN_MESH_TRI && o.stop != KN_MESH_TRI_FROM_EDGE) continue;
+    const int* v = g.tri + 3 * o.at.tri; /* the face's cone */
+    double a[3], b[3], n[3], d[3];
+    for (int k = 0; k < 3; k++) a[k] = g.x[3 * v[1] + k] - g.x[3 * v[0] + k], b[k] = g.x[3 * v[2] + k] - g.x[3 * v[0] + k];
+    kn_vec3_cross(a, b, n);
+    double nl = kn_vec3_norm(n);
+    for (int k = 0; k < 3; k++) n[k] /= nl, d[k] = o.Y[k] - Z[k];
+    double fn = kn_vec3_dot(d, n), ft[3];
+    for (int k = 0; k < 3; k++) ft[k] = d[k] - fn * n[k];
+    cr_assert(fabs(kn_vec3_norm(ft) - mu * fn) <= 1e-10 * fn, "case %d: |f_t| %.15g, mu f_n %.15g", c, kn_vec3_norm(ft), mu * fn);
+    on_cone++;
+  }
+  cr_assert(through_vertex >= 10 && on_cone > 10, "exercised: %d walks through a vertex, %d stops on a face's cone",
+            through_vertex, on_cone);
   grid_free(&g);
 }
 
