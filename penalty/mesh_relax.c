@@ -95,8 +95,24 @@ enum { STEP_STAY, STEP_STOP, STEP_EXIT, STEP_VERTEX_A, STEP_VERTEX_B };
 
 /* states (1), (2) in triangle t: STEP_STAY (inside the cone where it is), STEP_STOP (Yn the plane
  * formula's point, inside t), STEP_EXIT (Yn where the move leaves t, by its local edge *edge) */
+// the same plane's stay test in plain doubles, operation for operation (most relaxations stop here)
+static int tri_stays(const kn_penalty_mesh* m, int t, const double Y[3], const double Z[3], double mu) {
+  const double *A = m->x + 3 * m->tri[3 * t], *B = m->x + 3 * m->tri[3 * t + 1], *C = m->x + 3 * m->tri[3 * t + 2];
+  double a[3], b[3], N[3], n[3], e[3];
+  for (int k = 0; k < 3; k++) a[k] = A[k] - C[k], b[k] = B[k] - C[k];
+  for (int k = 0; k < 3; k++) N[k] = a[(k + 1) % 3] * b[(k + 2) % 3] - a[(k + 2) % 3] * b[(k + 1) % 3];
+  double nn2 = N[0] * N[0] + N[1] * N[1] + N[2] * N[2];
+  if (!(nn2 > 0)) return 0; /* degenerate: tri_step's own test */
+  double inv = 1 / sqrt(nn2);
+  for (int k = 0; k < 3; k++) n[k] = N[k] * inv;
+  double d = (C[0] - Z[0]) * n[0] + (C[1] - Z[1]) * n[1] + (C[2] - Z[2]) * n[2], r = d * (d < 0 ? -mu : mu);
+  for (int k = 0; k < 3; k++) e[k] = Y[k] - (Z[k] + n[k] * d);
+  return e[0] * e[0] + e[1] * e[1] + e[2] * e[2] <= r * r;
+}
+
 static int tri_step(const kn_penalty_mesh* m, int t, const double Y[3], const double Z[3], double mu, kn_dual3* Yn,
                     int* edge) {
+  if (tri_stays(m, t, Y, Z, mu)) return STEP_STAY;
   kn_dual3 V[3], y = kn_dual3_input(Y, SLOT_Y), z = kn_dual3_input(Z, SLOT_Z);
   for (int j = 0; j < 3; j++) V[j] = kn_dual3_input(m->x + 3 * m->tri[3 * t + j], SLOT_A + 3 * j);
   kn_dual3 N = kn_dual3_cross(kn_dual3_sub(V[0], V[2]), kn_dual3_sub(V[1], V[2]));
@@ -379,6 +395,11 @@ void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const 
   p->tri = 0, p->w[0] = 1, p->w[1] = p->w[2] = 0;
   /* one pass: the nearest distance, and every triangle within the slack of the nearest so far */
   for (int t = 0; t < m->nt; t++) {
+    if (m->tsphere) { /* the triangle is at least |y - c| - r away */
+      const double* c = m->tsphere + 4 * t;
+      double r[3] = {y[0] - c[0], y[1] - c[1], y[2] - c[2]};
+      if (kn_vec3_norm(r) - c[3] > best + slack + 1e-9) continue;
+    }
     double d = nearest_on(m, t, y, &q);
     if (d > best + slack + 1e-9) continue;
     best = fmin(best, d);
@@ -403,6 +424,20 @@ void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const 
     if (nhint) unit_normal(m, cq[i].tri, n), align = kn_vec3_dot(n, nhint);
     if (align > best_align + 1e-12 || (align >= best_align - 1e-12 && cd[i] < best_d))
       best_align = align, best_d = cd[i], *p = cq[i];
+  }
+}
+
+void kn_penalty_mesh_spheres(const kn_penalty_mesh* m, double* tsphere) {
+  for (int t = 0; t < m->nt; t++) {
+    double* c = tsphere + 4 * t;
+    for (int k = 0; k < 3; k++)
+      c[k] = (m->x[3 * m->tri[3 * t] + k] + m->x[3 * m->tri[3 * t + 1] + k] + m->x[3 * m->tri[3 * t + 2] + k]) / 3;
+    c[3] = 0;
+    for (int j = 0; j < 3; j++) {
+      const double* v = m->x + 3 * m->tri[3 * t + j];
+      double r[3] = {v[0] - c[0], v[1] - c[1], v[2] - c[2]};
+      c[3] = fmax(c[3], kn_vec3_norm(r) * (1 + 1e-12));
+    }
   }
 }
 

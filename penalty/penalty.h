@@ -78,7 +78,12 @@ typedef struct {
   int nv, nt;
   const double* x;
   const int *tri, *adj, *vt_start, *vt;
+  const double* tsphere; /* nt x 4 (centre, radius) bounding each triangle, or NULL: the projection's
+                            pretest (kn_penalty_mesh_spheres) */
 } kn_penalty_mesh;
+
+/* (mesh) => tsphere (nt x 4, the caller's): each triangle's centroid and the farthest vertex from it */
+void kn_penalty_mesh_spheres(const kn_penalty_mesh* m, double* tsphere);
 
 /* (nv, nt, tri) => the mesh's adjacency, owned (kn_penalty_mesh_topology_free): an edge shared by
  * more than two triangles pairs its first two (a non-manifold mesh walks as if the others were

@@ -21,7 +21,8 @@ kn_status kn_penalty_meshes_build(const kn_world* w, kn_penalty_meshes* pm, kn_e
   memset(pm, 0, sizeof *pm);
   pm->mesh = kn_calloc((size_t)w->ncollider + 1, sizeof *pm->mesh);
   pm->top = kn_calloc((size_t)w->ncollider + 1, sizeof *pm->top);
-  if (!pm->mesh || !pm->top) {
+  pm->sphere = kn_calloc((size_t)w->ncollider + 1, sizeof *pm->sphere);
+  if (!pm->mesh || !pm->top || !pm->sphere) {
     kn_penalty_meshes_free(pm);
     return kn_fail(err, KN_ERR_NOMEM, "out of memory for the penalty backend's meshes");
   }
@@ -36,14 +37,21 @@ kn_status kn_penalty_meshes_build(const kn_world* w, kn_penalty_meshes* pm, kn_e
       kn_penalty_meshes_free(pm);
       return st;
     }
-    pm->mesh[i] = (kn_penalty_mesh){nv, nt, v, tri, pm->top[i].adj, pm->top[i].vt_start, pm->top[i].vt};
+    pm->mesh[i] = (kn_penalty_mesh){nv, nt, v, tri, pm->top[i].adj, pm->top[i].vt_start, pm->top[i].vt, NULL};
+    if (!(pm->sphere[i] = malloc(4 * (size_t)nt * sizeof *pm->sphere[i]))) {
+      kn_penalty_meshes_free(pm);
+      return kn_fail(err, KN_ERR_NOMEM, "out of memory for the penalty backend's meshes");
+    }
+    kn_penalty_mesh_spheres(&pm->mesh[i], pm->sphere[i]);
+    pm->mesh[i].tsphere = pm->sphere[i];
   }
   return KN_OK;
 }
 
 void kn_penalty_meshes_free(kn_penalty_meshes* pm) {
   for (int i = 0; pm->top && i < pm->n; i++) kn_penalty_mesh_topology_free(&pm->top[i]);
-  free(pm->mesh), free(pm->top);
+  for (int i = 0; pm->sphere && i < pm->n; i++) free(pm->sphere[i]);
+  free(pm->mesh), free(pm->top), free(pm->sphere);
   memset(pm, 0, sizeof *pm);
 }
 

@@ -14,6 +14,7 @@ typedef struct {
   int n;                          /* colliders */
   kn_penalty_mesh* mesh;          /* per collider; nt 0: not a mesh (or not usable: the plane path) */
   kn_penalty_mesh_topology* top;
+  double** sphere;                /* per collider: its triangles' bounding spheres (tsphere) */
 } kn_penalty_meshes;
 
 /* (world) => every mesh collider's walkable mesh (adjacency built once); a mesh whose signed volume

@@ -43,7 +43,7 @@ static grid_mesh grid(int nx, int ny, double x0, double x1, double y0, double y1
     }
   kn_error err;
   cr_assert_eq(kn_penalty_mesh_topology_build(g.nv, g.nt, g.tri, &g.top, &err), KN_OK);
-  g.m = (kn_penalty_mesh){g.nv, g.nt, g.x, g.tri, g.top.adj, g.top.vt_start, g.top.vt};
+  g.m = (kn_penalty_mesh){g.nv, g.nt, g.x, g.tri, g.top.adj, g.top.vt_start, g.top.vt, NULL};
   return g;
 }
 
@@ -110,6 +110,19 @@ Test(mesh_relax, flat_mesh_is_the_plane_cone_and_idempotence) {
     cr_assert(dist(o2.Y, o.Y) <= 1e-12, "case %d: P(Y, Z) moved %g", c, dist(o2.Y, o.Y));
   }
   cr_assert(dynamic > 100 && crossed > 50, "exercised: %d sliding, %d crossing into other triangles", dynamic, crossed);
+  /* the projection's bounding-sphere pretest changes nothing */
+  double* sph = malloc(4 * (size_t)g.nt * sizeof *sph);
+  kn_penalty_mesh ms = g.m;
+  kn_penalty_mesh_spheres(&g.m, sph);
+  ms.tsphere = sph;
+  for (int c = 0; c < 200; c++) {
+    double y[3] = {urand(&s, -1.2, 1.2), urand(&s, -1.2, 1.2), urand(&s, -0.3, 0.3)}, h[3] = {0, 0, 1};
+    kn_penalty_mesh_point p0, p1;
+    kn_penalty_mesh_nearest(&g.m, y, h, 0.1 * fabs(y[2]), &p0);
+    kn_penalty_mesh_nearest(&ms, y, h, 0.1 * fabs(y[2]), &p1);
+    cr_assert(p0.tri == p1.tri && p0.w[0] == p1.w[0] && p0.w[1] == p1.w[1], "case %d: the pretest changed the nearest", c);
+  }
+  free(sph);
   /* above the mesh: inactive */
   kn_penalty_mesh_point Xp = {5, {0.3, 0.3, 0.4}};
   double Zo[3] = {0.1, 0.1, 0.01};
@@ -178,7 +191,7 @@ Test(mesh_relax, convex_apex_is_crossed) {
   kn_penalty_mesh_topology_free(&g.top);
   kn_error err;
   cr_assert_eq(kn_penalty_mesh_topology_build(g.nv, g.nt, g.tri, &g.top, &err), KN_OK);
-  g.m = (kn_penalty_mesh){g.nv, g.nt, g.x, g.tri, g.top.adj, g.top.vt_start, g.top.vt};
+  g.m = (kn_penalty_mesh){g.nv, g.nt, g.x, g.tri, g.top.adj, g.top.vt_start, g.top.vt, NULL};
   unsigned s = 5;
   int through_vertex = 0, on_cone = 0;
   for (int c = 0; c < 40; c++) {

@@ -232,7 +232,10 @@ Test(penalty_term, mesh_side_jacobian_against_central_differences) {
   kn_penalty_mesh_topology top;
   kn_error err;
   cr_assert_eq(kn_penalty_mesh_topology_build((N + 1) * (N + 1), 2 * N * N, tri, &top, &err), KN_OK);
-  kn_penalty_mesh mesh = {(N + 1) * (N + 1), 2 * N * N, x, tri, top.adj, top.vt_start, top.vt};
+  double spheres[4 * 2 * N * N];
+  kn_penalty_mesh mesh = {(N + 1) * (N + 1), 2 * N * N, x, tri, top.adj, top.vt_start, top.vt, NULL};
+  kn_penalty_mesh_spheres(&mesh, spheres);
+  mesh.tsphere = spheres;
   /* R = R_x(0.4) R_z(0.7); the contact frame's origin on the mesh at local (0.001, -0.002) */
   double cx = cos(0.4), sx = sin(0.4), cz = cos(0.7), sz = sin(0.7);
   double R[9] = {cz, -sz, 0, cx * sz, cx * cz, -sx, sx * sz, sx * cz, cx}, yl[3] = {0.001, -0.002, 0};
