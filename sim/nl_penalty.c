@@ -262,14 +262,13 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
       continue;
     }
     if (r != KN_RELAX_DYNAMIC) continue;
-    for (int k = 0; k < 3; k++) slide[k] = Y[k] - pc->X[k];
+    for (int k = 0; k < 3; k++) slide[k] = Y[k] - pc->X[k]; /* A's side of the spring moved by this */
     double sign = 1, *p = NULL;
     int body = -1;
     if (cc->origin == KN_CANDIDATE_RIGID) {
-      int onb = s->side[i] < 0; /* a mesh anchor on B: the slide is its own (the spring turned) */
-      p = onb ? s->rigid.cur[i].pb : s->rigid.cur[i].pa, body = onb ? s->rigid.cur[i].b : s->rigid.cur[i].a;
+      p = s->rigid.cur[i].pa, body = s->rigid.cur[i].a;
     } else if (cc->origin == KN_CANDIDATE_PARTICLE_RIGID) {
-      p = s->mpm.cur[i - c->first_mpm].p, body = cc->b.body, sign = s->side[i] < 0 ? 1 : -1; /* the anchor is on B */
+      p = s->mpm.cur[i - c->first_mpm].p, body = cc->b.body, sign = -1; /* the anchor is on B */
     } else if (cc->origin == KN_CANDIDATE_FEM_VERTEX_RIGID) {
       p = s->fem.cur[i - c->first_fem].p, body = cc->a.body;
     } else {
