@@ -165,6 +165,11 @@ double kn_collider_radius(const kn_collision_scene* cs, int i);
  * shape's local box rotated; infinite along a half-space's unbounded directions) */
 void kn_collider_aabb(const kn_collision_scene* cs, int i, const kn_pose* X_WG, double lo[3], double hi[3]);
 
+/* collider i => 1 and its mesh as contact/ holds it (shape frame, scale applied, identical positions
+ * welded; nv vertices xyz, nt triangles wound counter-clockwise seen from outside), borrowed for the
+ * scene's life; 0 when it is not a mesh */
+int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri);
+
 /* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */
 double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],

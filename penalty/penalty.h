@@ -8,7 +8,9 @@
  * zero-rest-length spring to its anchor on the surface, the anchor moved only as far as the
  * friction cone requires. And the `penalty` backend's contact term in the shared nonlinear step
  * (term.c; nonlinear/nonlinear.h): each contact a zero-rest-length spring between its two material
- * points' relative position and an anchor on a local plane, relaxed into the cone at every iterate. */
+ * points' relative position and an anchor on a local plane, or on a triangle mesh (mesh_relax.c, the
+ * finite-state machine of §3.5 with the Jacobians of §3.7.3), relaxed into the cone at every
+ * iterate. */
 #ifndef KNEAD_PENALTY_H
 #define KNEAD_PENALTY_H
 
@@ -105,6 +107,88 @@ typedef enum { KN_RELAX_INACTIVE = 0, KN_RELAX_STATIC = 1, KN_RELAX_DYNAMIC = 2 
 kn_relax_state kn_penalty_relax(const kn_levelset* ls, const double X[3], const double Z[3], double mu, double k,
                                 double Y[3], double f[3], double dfdZ[9]);
 
+/*---- triangle-mesh relaxation (mesh_topology.c, mesh_relax.c; digest §3.5, §3.7.3) ----*/
+
+/* A triangle mesh as the relaxation walks it: positions x (nv x 3, in the frame the relaxation
+ * runs in: a rigid mesh's geometry frame, an FEM surface's world), triangles wound counter-clockwise
+ * seen from outside ((x1 - x0) x (x2 - x0) points out), the triangle across each edge (adj[3 t + e]
+ * across edge (tri[3 t + e], tri[3 t + (e + 1) % 3]), -1 for an open edge) and the triangles around
+ * each vertex (vt[vt_start[v] .. vt_start[v + 1])). All borrowed. */
+typedef struct {
+  int nv, nt;
+  const double* x;
+  const int *tri, *adj, *vt_start, *vt;
+  const double* tsphere; /* nt x 4 (centre, radius) bounding each triangle, or NULL: the projection's
+                            pretest (kn_penalty_mesh_spheres) */
+} kn_penalty_mesh;
+
+/* (mesh) => tsphere (nt x 4, the caller's): each triangle's centroid and the farthest vertex from it */
+void kn_penalty_mesh_spheres(const kn_penalty_mesh* m, double* tsphere);
+
+/* (nv, nt, tri) => the mesh's adjacency, owned (kn_penalty_mesh_topology_free): an edge shared by
+ * more than two triangles pairs its first two (a non-manifold mesh walks as if the others were
+ * open); KN_ERR_NOMEM, KN_ERR_INVALID for a vertex index out of range (naming the triangle) */
+typedef struct {
+  int *adj, *vt_start, *vt;
+} kn_penalty_mesh_topology;
+kn_status kn_penalty_mesh_topology_build(int nv, int nt, const int* tri, kn_penalty_mesh_topology* top, kn_error* err);
+void kn_penalty_mesh_topology_free(kn_penalty_mesh_topology* top);
+
+/* A point of the mesh: triangle and barycentric weights (w[k] of vertex tri[3 t + k]). */
+typedef struct {
+  int tri;
+  double w[3];
+} kn_penalty_mesh_point;
+
+/* the finite-state machine's states (§3.5) */
+enum { KN_MESH_TRI = 1, KN_MESH_TRI_FROM_EDGE = 2, KN_MESH_EDGE = 3, KN_MESH_VERTEX = 4 };
+#define KN_MESH_RELAX_MAX_STEPS 64 /* a hard cap (§3.5 termination, [D]): the walk stops where it is */
+#define KN_MESH_RELAX_MAX_VERTS 32 /* vertices whose motion Y's Jacobian can carry */
+#define KN_MESH_RELAX_PATH 16      /* states recorded for the statistics of §6.9 */
+
+/* One relaxation: where Y ended and how it depends on Z and the vertices it walked over. */
+typedef struct {
+  kn_relax_state state;        /* STATIC: Y = X; DYNAMIC: slid; INACTIVE: separated, or left the mesh */
+  double Y[3];
+  kn_penalty_mesh_point at;    /* Y as a point of a triangle (the final one; at an edge or vertex one
+                                  of the triangles holding it) */
+  int stop;                    /* the state it stopped in (KN_MESH_TRI ... KN_MESH_VERTEX) */
+  int nsteps;                  /* the machine's steps (states entered after the first) */
+  unsigned char path[KN_MESH_RELAX_PATH]; /* the first states visited, path[0] = KN_MESH_TRI */
+  int capped;                  /* stopped by KN_MESH_RELAX_MAX_STEPS */
+  int left_open;               /* INACTIVE because it crossed an open edge */
+  double dYdZ[9];              /* row-major */
+  int nvert;                   /* dY/dx_v for the vertices v it depends on (w_v I for a static anchor) */
+  int vert[KN_MESH_RELAX_MAX_VERTS];
+  double dYdx[KN_MESH_RELAX_MAX_VERTS][9];
+  int truncated;               /* more vertices than KN_MESH_RELAX_MAX_VERTS: dYdx incomplete */
+  int ntrail;                  /* Y after each of its first moves (the shrinking-distance check) */
+  double trail[KN_MESH_RELAX_PATH][3];
+} kn_penalty_mesh_relax_out;
+
+/* (mesh, the anchor X as a mesh point, the particle Z, mu) => the relaxed anchor (§3.5): the walk of
+ * states (1)-(4) from X until the spring's pull k (Y - Z) is inside the cone of the plane (or line)
+ * Y is on, each move straight toward Z's projection W and no farther than the cone needs, so
+ * |Y - Z| shrinks at every move; then the separation test (the final triangle's side, an edge's two
+ * faces or its concavity, a vertex's fan's solid angle seen from Z). Jacobians by forward dual
+ * numbers through every step (§3.7.3), cut at a vertex (Y is then the vertex). Round-off guards
+ * 128 eps (§7 item 9). */
+void kn_penalty_mesh_relax(const kn_penalty_mesh* m, const kn_penalty_mesh_point* X, const double Z[3], double mu,
+                           kn_penalty_mesh_relax_out* out);
+/* dY = dYdZ dZ + sum_v dYdx_v dx_v (dx: 3 per mesh vertex, may be NULL) and its transpose: gZ =
+ * dYdZ^T g, gx_v += dYdx_v^T g (gx: 3 per mesh vertex, may be NULL) */
+void kn_penalty_mesh_relax_jvp(const kn_penalty_mesh_relax_out* o, const double dZ[3], const double* dx, double dY[3]);
+void kn_penalty_mesh_relax_vjp(const kn_penalty_mesh_relax_out* o, const double g[3], double gZ[3], double* gx);
+/* the mesh point's position */
+void kn_penalty_mesh_point_x(const kn_penalty_mesh* m, const kn_penalty_mesh_point* p, double x[3]);
+/* (mesh, point y near it, an expected outward normal nhint or NULL, slack >= 0 [m]) => the nearest
+ * point of the mesh (brute force over the triangles, for small meshes and tests); where other
+ * triangles are within slack (+ 1e-9 m) as near, the one whose normal is closest to nhint: a point
+ * a contact's depth inside a cube's corner is nearer the side faces, but the anchor belongs on the
+ * face the contact presses on */
+void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const double nhint[3], double slack,
+                             kn_penalty_mesh_point* p);
+
 /*---- the backend's contact term (term.c) ----*/
 
 /* One contact of the step (digest 000 §3.1, §3.3, §3.6): material points a and b (kn_nl_points; -1:
@@ -121,6 +205,13 @@ kn_relax_state kn_penalty_relax(const kn_levelset* ls, const double X[3], const 
 typedef struct {
   int a, b;
   double n[3], phi0, X[3], mu;
+  /* A's side a triangle mesh (digest §3.5-3.6; NULL: the plane above): the anchor Xm on it, relaxed
+   * by kn_penalty_mesh_relax in the mesh's own frame, a point p of the contact's frame above being
+   * R^T (p - o) there (the mesh moves with A's point during the step, without turning); X is Xm
+   * in the contact's frame */
+  const kn_penalty_mesh* mesh;
+  kn_penalty_mesh_point Xm;
+  double R[9], o[3];
 } kn_penalty_contact;
 
 typedef struct {

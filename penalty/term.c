@@ -16,14 +16,47 @@ static double plane_phi(void* ctx, const double x[3], double n[3], double H[9]) 
   return m[0] * x[0] + m[1] * x[1] + m[2] * x[2];
 }
 
+/* a contact on a mesh side (§3.6): Z into the mesh's frame, the walk there, Y and dY/dZ = R D R^T
+ * back */
+static kn_relax_state mesh_contact(const kn_penalty_term* t, const kn_penalty_contact* c, const double Z[3],
+                                   double Y[3], double f[3], double dfdZ[9]) {
+  kn_penalty_mesh_relax_out local, *o = &local;
+  const double* R = c->R;
+  double d[3] = {Z[0] - c->o[0], Z[1] - c->o[1], Z[2] - c->o[2]}, Zl[3];
+  for (int k = 0; k < 3; k++) Zl[k] = R[k] * d[0] + R[3 + k] * d[1] + R[6 + k] * d[2];
+  kn_penalty_mesh_relax(c->mesh, &c->Xm, Zl, c->mu, o);
+  if (o->state == KN_RELAX_INACTIVE) {
+    memcpy(Y, c->X, 3 * sizeof *Y);
+    if (f) memset(f, 0, 3 * sizeof *f);
+    if (dfdZ) memset(dfdZ, 0, 9 * sizeof *dfdZ);
+    return KN_RELAX_INACTIVE;
+  }
+  for (int k = 0; k < 3; k++) Y[k] = c->o[k] + R[3 * k] * o->Y[0] + R[3 * k + 1] * o->Y[1] + R[3 * k + 2] * o->Y[2];
+  if (f)
+    for (int k = 0; k < 3; k++) f[k] = t->k * (Y[k] - Z[k]);
+  if (dfdZ) { /* k (R D R^T - I) */
+    double DRt[9];
+    for (int r = 0; r < 3; r++)
+      for (int q = 0; q < 3; q++)
+        DRt[3 * r + q] = o->dYdZ[3 * r] * R[3 * q] + o->dYdZ[3 * r + 1] * R[3 * q + 1] + o->dYdZ[3 * r + 2] * R[3 * q + 2];
+    for (int r = 0; r < 3; r++)
+      for (int q = 0; q < 3; q++)
+        dfdZ[3 * r + q] = t->k * (R[3 * r] * DRt[q] + R[3 * r + 1] * DRt[3 + q] + R[3 * r + 2] * DRt[6 + q] - (r == q));
+  }
+  return o->state;
+}
+
 kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
                                        double f[3], double dfdZ[9]) {
   const kn_penalty_contact* c = &t->c[i];
   double w[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
   for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k];
-  kn_levelset ls = {plane_phi, (void*)c->n};
-  return kn_penalty_relax(&ls, c->X, Z, c->mu, t->k, Y, f, dfdZ);
+  if (!c->mesh) {
+    kn_levelset ls = {plane_phi, (void*)c->n};
+    return kn_penalty_relax(&ls, c->X, Z, c->mu, t->k, Y, f, dfdZ);
+  }
+  return mesh_contact(t, c, Z, Y, f, dfdZ);
 }
 
 /* D (n x n, row-major) += (s_a J_a)^T K (s_b J_b), as kn_nl_points_add_block */

@@ -25,6 +25,7 @@
 #include "sim/state_parts.h"
 #include "sim/penalty_cpf.h"
 #include "sim/penalty_faces.h"
+#include "sim/penalty_meshes.h"
 #include "sim/stiction.h"
 
 typedef struct {
@@ -40,13 +41,17 @@ typedef struct {
   kn_penalty_faces faces;
   kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
   int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
+  kn_penalty_meshes meshes; /* the mesh colliders' walkable meshes */
+  signed char* side;        /* per candidate: 0 the plane; 1 anchored on A's mesh; -1 on B's mesh,
+                               the spring's particle then A (pc's a, b and n swapped) */
 } penalty_state;
 
 static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
-  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref);
+  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
   kn_penalty_term_free(&s->term);
+  kn_penalty_meshes_free(&s->meshes);
   kn_stiction_free(&s->rigid);
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);
@@ -89,6 +94,7 @@ static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, dou
   }
   s->ncollider = w->ncollider, s->w = w;
   kn_status st = penalty_params(sc, s, opt, err);
+  if (!st) st = kn_penalty_meshes_build(w, &s->meshes, err);
   if (st) {
     penalty_destroy(s);
     return st;
@@ -110,6 +116,13 @@ static void to_frame(const kn_pose* P, const double x[3], double y[3]) {
   for (int k = 0; k < 3; k++) y[k] = P->R[k] * r[0] + P->R[3 + k] * r[1] + P->R[6 + k] * r[2];
 }
 
+// the spring turned: the particle is A's point, the anchor on B (n from B into A)
+static void swap_sides(kn_penalty_contact* pc) {
+  int a = pc->a;
+  pc->a = pc->b, pc->b = a;
+  for (int k = 0; k < 3; k++) pc->n[k] = -pc->n[k];
+}
+
 // a candidate's point's position at the step start (its map's x0; the contact point when fixed)
 static const double* point_x0(const kn_nl_step* st, int p, const kn_contact_candidate* cc) {
   return p >= 0 ? st->points->p[p].x0 : cc->p;
@@ -120,9 +133,19 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
   const kn_sim_candidates* c = st->cand;
   const kn_contact_candidate* cc = &c->c[i];
   double vh[2], d[3] = {0, 0, 0}, xa[3], xb[3];
+  s->side[i] = 0, pc->mesh = NULL;
   if (cc->origin == KN_CANDIDATE_RIGID) {
     kn_stiction_bias(&s->rigid, i, &c->pts[cc->source], s->X_WG, st->dt, vh);
     const kn_stiction_anchor* an = &s->rigid.cur[i];
+    const kn_penalty_mesh *ma = kn_penalty_meshes_get(&s->meshes, an->a), *mb = kn_penalty_meshes_get(&s->meshes, an->b);
+    if (ma || mb) { /* the anchor on the mesh (A's when both are), the particle the other side's point */
+      double xp[3];
+      kn_pose_apply(&s->X_WG[ma ? an->b : an->a], ma ? an->pb : an->pa, xp);
+      if (!ma) swap_sides(pc);
+      s->side[i] = ma ? 1 : -1;
+      kn_penalty_meshes_start(ma ? ma : mb, &s->X_WG[ma ? an->a : an->b], ma ? an->pa : an->pb, xp, pc);
+      return;
+    }
     kn_pose_apply(&s->X_WG[an->a], an->pa, xa);
     kn_pose_apply(&s->X_WG[an->b], an->pb, xb);
     for (int k = 0; k < 3; k++) d[k] = xa[k] - xb[k];
@@ -132,6 +155,13 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
     kn_stiction_keyed* t = &s->mpm;
     int j = i - c->first_mpm;
     kn_stiction_keyed_bias(t, j, kn_stiction_key(g, kb, p), x, &s->X_WG[kb], 0, cc->R_WC, cc->material.mu, st->dt, vh);
+    const kn_penalty_mesh* m = kn_penalty_meshes_get(&s->meshes, kb);
+    if (m) { /* the particle is A: the spring turned */
+      swap_sides(pc);
+      s->side[i] = -1;
+      kn_penalty_meshes_start(m, &s->X_WG[kb], t->cur[j].p, x, pc);
+      return;
+    }
     kn_pose_apply(&s->X_WG[kb], t->cur[j].p, xb);
     for (int k = 0; k < 3; k++) d[k] = x[k] - xb[k];
   } else {
@@ -139,6 +169,12 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
     const double* x = point_x0(st, st->pb[i], cc);
     uint64_t key = keyed ? kn_stiction_key(cc->b.body, ka, cc->b.point[0]) : 0;
     kn_stiction_keyed_bias(&s->fem, j, key, x, keyed ? &s->X_WG[ka] : NULL, 1, cc->R_WC, cc->material.mu, st->dt, vh);
+    const kn_penalty_mesh* m = keyed ? kn_penalty_meshes_get(&s->meshes, ka) : NULL;
+    if (m) { /* the vertex is B, the anchor on A's mesh */
+      s->faces.cur[j].kind = -1, s->side[i] = 1;
+      kn_penalty_meshes_start(m, &s->X_WG[ka], s->fem.cur[j].p, x, pc);
+      return;
+    }
     if (keyed) {
       kn_pose_apply(&s->X_WG[ka], s->fem.cur[j].p, xa);
       for (int k = 0; k < 3; k++) d[k] = xa[k] - x[k];
@@ -158,12 +194,13 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   *potential = 0;
   if (s->cpf) return kn_penalty_cpf_begin(s->cpf, st, term, err);
   if (c->n > s->pccap) {
-    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref);
+    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
+    s->side = malloc((size_t)c->n);
     s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
     s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
     s->term.active_ref = malloc((size_t)c->n);
-    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref ? c->n : 0;
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->side ? c->n : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
@@ -204,12 +241,27 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
 
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
   (void)st;
+  penalty_state* s = self;
   double Z[3], Y[3];
-  if (((penalty_state*)self)->cpf) { /* the mesh pairs are not the detection's candidates */
+  if (s->cpf) { /* the mesh pairs are not the detection's candidates */
     f[0] = f[1] = f[2] = 0;
     return;
   }
-  kn_penalty_term_contact(&((penalty_state*)self)->term, i, v, Z, Y, f, NULL);
+  kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
+  if (s->side[i] < 0) /* the spring's particle is A: B feels the reaction */
+    for (int k = 0; k < 3; k++) f[k] = -f[k];
+}
+
+/* an active contact on a mesh: its anchor in the mesh's frame := Y (in the contact's frame: R^T (Y - o)),
+ * a point on the mesh, so that the next step's projection finds it on the face it ended on */
+static void mesh_commit(penalty_state* s, const kn_contact_candidate* cc, int i, int first_fem, int first_mpm,
+                        const double Y[3]) {
+  const kn_penalty_contact* pc = &s->pc[i];
+  double* p = cc->origin == KN_CANDIDATE_RIGID ? (s->side[i] > 0 ? s->rigid.cur[i].pa : s->rigid.cur[i].pb)
+              : cc->origin == KN_CANDIDATE_PARTICLE_RIGID ? s->mpm.cur[i - first_mpm].p
+                                                          : s->fem.cur[i - first_fem].p;
+  double d[3] = {Y[0] - pc->o[0], Y[1] - pc->o[1], Y[2] - pc->o[2]};
+  kn_mat3_tvec(pc->R, d, p);
 }
 
 /* after the step: the anchors of the active contacts become the next step's, moved by their slide
@@ -236,6 +288,10 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
     kn_relax_state r = kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
     double* g = s->gamma + 3 * i;
     g[0] = g[1] = 0, g[2] = r != KN_RELAX_INACTIVE;
+    if (r != KN_RELAX_INACTIVE && s->side[i]) { /* on a mesh: the anchor becomes the walk's end, on the mesh */
+      mesh_commit(s, cc, i, c->first_fem, c->first_mpm, Y);
+      continue;
+    }
     if (r != KN_RELAX_DYNAMIC) continue;
     for (int k = 0; k < 3; k++) slide[k] = Y[k] - pc->X[k]; /* A's side of the spring moved by this */
     double sign = 1, *p = NULL;

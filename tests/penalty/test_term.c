@@ -206,3 +206,92 @@ Test(penalty_term, lagged_potential) {
   kn_penalty_term_free(&f.t);
   kn_nl_points_free(&f.P);
 }
+
+/* A contact whose anchor side is a triangle mesh (term.c's mesh path: Z taken into the mesh's frame by
+ * R^T (Z - o), the walk of mesh_relax.c, dY/dZ = R D R^T back): a bumpy 4 x 4-cell patch (5 mm
+ * cells, 0.4 mm bumps) turned by a general rotation, the points moving up to ~1 mm in a step so the
+ * anchors cross edges. T against central differences of the residual, 1e-6 relative as above,
+ * skipping a column where the one-sided differences disagree by more than 1e-4 (a kink: stick-slip,
+ * an edge or a state reached between the two) */
+Test(penalty_term, mesh_side_jacobian_against_central_differences) {
+  fixture f;
+  setup(&f);
+  enum { N = 4 };
+  double x[3 * (N + 1) * (N + 1)];
+  int tri[3 * 2 * N * N], t = 0;
+  for (int j = 0; j <= N; j++)
+    for (int i = 0; i <= N; i++) {
+      double* p = x + 3 * (j * (N + 1) + i);
+      p[0] = -0.01 + 0.005 * i, p[1] = -0.01 + 0.005 * j, p[2] = 4e-4 * sin(300 * p[0] + 1) * cos(250 * p[1]);
+    }
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < N; i++) {
+      int a = j * (N + 1) + i, b = a + 1, c = a + N + 1, d = c + 1, q[6] = {a, b, d, a, d, c};
+      memcpy(tri + 3 * t, q, sizeof q), t += 2;
+    }
+  kn_penalty_mesh_topology top;
+  kn_error err;
+  cr_assert_eq(kn_penalty_mesh_topology_build((N + 1) * (N + 1), 2 * N * N, tri, &top, &err), KN_OK);
+  double spheres[4 * 2 * N * N];
+  kn_penalty_mesh mesh = {(N + 1) * (N + 1), 2 * N * N, x, tri, top.adj, top.vt_start, top.vt, NULL};
+  kn_penalty_mesh_spheres(&mesh, spheres);
+  mesh.tsphere = spheres;
+  /* R = R_x(0.4) R_z(0.7); the contact frame's origin on the mesh at local (0.001, -0.002) */
+  double cx = cos(0.4), sx = sin(0.4), cz = cos(0.7), sz = sin(0.7);
+  double R[9] = {cz, -sz, 0, cx * sz, cx * cz, -sx, sx * sz, sx * cz, cx}, yl[3] = {0.001, -0.002, 0};
+  kn_penalty_mesh_point o0;
+  kn_penalty_mesh_nearest(&mesh, yl, NULL, 0, &o0);
+  kn_penalty_mesh_point_x(&mesh, &o0, yl);
+  for (int i = 0; i < 4; i++) {
+    kn_penalty_contact* c = &f.c[i];
+    c->mesh = &mesh;
+    memcpy(c->R, R, sizeof R);
+    for (int k = 0; k < 3; k++) {
+      c->n[k] = R[3 * k + 2]; /* the frame's normal: the local +z */
+      c->o[k] = -(R[3 * k] * yl[0] + R[3 * k + 1] * yl[1] + R[3 * k + 2] * yl[2]);
+    }
+    /* the anchor near the origin, i mm off */
+    double a[3] = {yl[0] + 1e-3 * i * cos(i), yl[1] + 1e-3 * i * sin(i), 0};
+    kn_penalty_mesh_nearest(&mesh, a, NULL, 0, &c->Xm);
+    kn_penalty_mesh_point_x(&mesh, &c->Xm, a);
+    for (int k = 0; k < 3; k++) c->X[k] = c->o[k] + R[3 * k] * a[0] + R[3 * k + 1] * a[1] + R[3 * k + 2] * a[2];
+  }
+  int tested = 0, states[3] = {0};
+  for (int trial = 0; trial < 40; trial++) {
+    double v[NV], r[NV] = {0}, T[NV * NV];
+    for (int j = 0; j < NV; j++) v[j] = 0.1 * sin(1.7 * j + 0.9 * trial) + 0.04 * cos(3.1 * j * trial);
+    kn_nl_triplets Tt = {0};
+    kn_nl_triplets_reset(&Tt, NV);
+    cr_assert_eq(kn_penalty_term_eval(&f.t, v, NULL, r, &Tt, NULL, NULL), KN_OK);
+    dense(&Tt, T);
+    kn_nl_triplets_free(&Tt);
+    for (int i = 0; i < 4; i++) {
+      double Z[3], Y[3], fo[3];
+      states[kn_penalty_term_contact(&f.t, i, v, Z, Y, fo, NULL)]++;
+    }
+    double scale = 0;
+    for (int j = 0; j < NV * NV; j++) scale = fmax(scale, fabs(T[j]));
+    for (int c = 0; c < NV; c++) {
+      const double h = 1e-7;
+      double vp[NV], vm[NV], rp[NV] = {0}, rm[NV] = {0};
+      memcpy(vp, v, sizeof vp), memcpy(vm, v, sizeof vm);
+      vp[c] += h, vm[c] -= h;
+      kn_penalty_term_eval(&f.t, vp, NULL, rp, NULL, NULL, NULL);
+      kn_penalty_term_eval(&f.t, vm, NULL, rm, NULL, NULL, NULL);
+      int kink = 0;
+      for (int rr = 0; rr < NV; rr++) kink |= fabs((rp[rr] - r[rr]) - (r[rr] - rm[rr])) / h > 1e-4 * scale;
+      if (kink) continue;
+      tested++;
+      for (int rr = 0; rr < NV; rr++) {
+        double fd = (rp[rr] - rm[rr]) / (2 * h);
+        cr_assert(fabs(fd - T[NV * rr + c]) <= 1e-6 * scale, "trial %d: dr%d/dv%d = %.10g, differences %.10g", trial,
+                  rr, c, T[NV * rr + c], fd);
+      }
+    }
+  }
+  cr_assert(states[KN_RELAX_DYNAMIC] > 20 && states[KN_RELAX_STATIC] > 5 && tested > 200,
+            "exercised: static %d, dynamic %d, %d columns compared", states[1], states[2], tested);
+  kn_penalty_mesh_topology_free(&top);
+  kn_penalty_term_free(&f.t);
+  kn_nl_points_free(&f.P);
+}
