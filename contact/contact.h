@@ -358,6 +358,43 @@ int kn_pair_ccd(const double x[12], const double dx[12], int edge_edge, double c
 int kn_edge_triangle_intersect(const double e0[3], const double e1[3], const double t0[3], const double t1[3],
                                const double t2[3]);
 
+/*---- swept pair broad phase for mesh-mesh contact (swept_pairs.c, IPC digest §4.3, §7.4) ----*/
+
+/* A triangle surface moving linearly over a step: vertex i from x0[3i..3i+3) at the start to
+ * x1[3i..3i+3) at the predicted end (x1 NULL: it stays at x0). All arrays are borrowed. */
+typedef struct {
+  int nvert;
+  const double *x0, *x1;  /* 3 * nvert each */
+  int ntri;
+  const int* tri;         /* 3 * ntri vertex indices */
+  int nedge;
+  const int* edge;        /* 2 * nedge vertex indices */
+  int nvert_used;
+  const int* vert;        /* the vertices that take part in vertex-triangle pairs (e.g. an FEM body's
+                             surface vertices), nvert_used of them; NULL: every vertex 0 .. nvert-1 */
+} kn_swept_surface;
+/* Index pairs, 2 ints each, sorted by (first, second); they live in the scratch until its next call. */
+typedef struct {
+  int nvt_ab, nvt_ba, nee;
+  const int* vt_ab; /* (vertex of A, triangle of B); self-contact: (vertex, triangle) not having it */
+  const int* vt_ba; /* (vertex of B, triangle of A); none for self-contact */
+  const int* ee;    /* (edge of A, edge of B); self-contact: (i, j), i < j, sharing no vertex */
+} kn_swept_pairs;
+typedef struct kn_swept_scratch kn_swept_scratch;
+/* => an empty scratch (grows to the largest call; NULL when out of memory) */
+kn_swept_scratch* kn_swept_scratch_create(void);
+void kn_swept_scratch_free(kn_swept_scratch* s);
+/* (surfaces a and b, or b NULL for a's self-contact; margin >= 0) => every vertex-triangle and
+ * edge-edge pair whose swept boxes (each primitive's vertices at x0 and x1), inflated by margin / 2
+ * each, overlap: a superset of the pairs that come closer than margin at any time of the linear
+ * motion. Deterministic (sorted); no allocation once the scratch is large enough. KN_ERR_INVALID
+ * (a bad count, array or index; a margin not finite and >= 0), KN_ERR_NOMEM */
+kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
+                              kn_swept_pairs* out, kn_error* err);
+/* (ntri triangles) => the undirected edges, (lo, hi) with lo < hi, sorted, each once: *edge holds
+ * 2 * *nedge ints, malloc'd (the caller frees). KN_ERR_NOMEM */
+kn_status kn_surface_edges(int ntri, const int* tri, int* nedge, int** edge, kn_error* err);
+
 #ifdef __cplusplus
 }
 #endif

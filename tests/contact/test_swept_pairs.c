@@ -1,0 +1,251 @@
+/* The swept pair broad phase (contact/swept_pairs.c) against brute force: two jittered triangle
+ * sheets, one moving through the other, and one sheet folded onto itself (self-contact), at
+ * several margins: the pair lists must equal, entry for entry and in order, the brute-force test
+ * of every pair's swept, margin-inflated boxes with the same rules (no shared vertex on one
+ * surface, each self edge-edge pair once). Conservativeness: every vertex-triangle and edge-edge
+ * pair whose true distance (contact/pair_distance.c) is below the margin at any of 9 times of the
+ * linear motion is in the list. The scratch is reused across calls of different sizes, and bad
+ * input is refused. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/contact.h"
+
+//---- sheets ----
+
+typedef struct {
+  int nv, nt, ne;
+  double *x0, *x1;
+  int *tri, *edge;
+} sheet;
+
+static double urand(unsigned* s) {
+  *s = *s * 1103515245u + 12345u;
+  return ((*s >> 8) & 0xffffff) / (double)0x1000000;
+}
+
+/* n x n vertices on [0, 1]^2 mapped by (u, v) => (u, v, 0) jittered, moved by off, or folded
+ * (fold: the v > 1/2 half bent back over the other half, 0.02 above it) */
+static sheet make_sheet(int n, unsigned seed, const double off[3], const double move[3], int fold) {
+  sheet s = {n * n, 2 * (n - 1) * (n - 1), 0, NULL, NULL, NULL, NULL};
+  s.x0 = malloc(3 * (size_t)s.nv * sizeof(double)), s.x1 = malloc(3 * (size_t)s.nv * sizeof(double));
+  s.tri = malloc(3 * (size_t)s.nt * sizeof(int));
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double u = i / (double)(n - 1), v = j / (double)(n - 1), *x = s.x0 + 3 * (n * i + j);
+      x[0] = u + 0.2 * (urand(&seed) - 0.5) / n, x[1] = v, x[2] = 0.01 * (urand(&seed) - 0.5);
+      if (fold && v > 0.5) x[1] = 1 - v, x[2] += 0.02 + 0.2 * (v - 0.5);
+      for (int k = 0; k < 3; k++) {
+        x[k] += off[k];
+        s.x1[3 * (n * i + j) + k] = x[k] + move[k] + 0.02 * (urand(&seed) - 0.5);
+      }
+    }
+  int t = 0;
+  for (int i = 0; i + 1 < n; i++)
+    for (int j = 0; j + 1 < n; j++) {
+      int a = n * i + j, b = a + n, c = b + 1, d = a + 1;
+      s.tri[3 * t] = a, s.tri[3 * t + 1] = b, s.tri[3 * t + 2] = c, t++;
+      s.tri[3 * t] = a, s.tri[3 * t + 1] = c, s.tri[3 * t + 2] = d, t++;
+    }
+  cr_assert_eq(kn_surface_edges(s.nt, s.tri, &s.ne, &s.edge, NULL), KN_OK);
+  return s;
+}
+static void free_sheet(sheet* s) { free(s->x0), free(s->x1), free(s->tri), free(s->edge); }
+static kn_swept_surface view(const sheet* s, int moving) {
+  return (kn_swept_surface){s->nv, s->x0, moving ? s->x1 : NULL, s->nt, s->tri, s->ne, s->edge, 0, NULL};
+}
+
+//---- brute force ----
+
+static void box_of(const kn_swept_surface* m, const int* v, int nv, double half, double b[6]) {
+  for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+  for (int a = 0; a < nv; a++)
+    for (int t = 0; t < 2; t++) {
+      const double* x = t ? m->x1 : m->x0;
+      if (!x) continue;
+      for (int k = 0; k < 3; k++) b[k] = fmin(b[k], x[3 * v[a] + k]), b[3 + k] = fmax(b[3 + k], x[3 * v[a] + k]);
+    }
+  for (int k = 0; k < 3; k++) b[k] -= half, b[3 + k] += half;
+}
+static int boxes_meet(const double* a, const double* b) {
+  for (int k = 0; k < 3; k++)
+    if (a[k] > b[3 + k] || b[k] > a[3 + k]) return 0;
+  return 1;
+}
+static int shared(const int* a, int na, const int* b, int nb) {
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++)
+      if (a[i] == b[j]) return 1;
+  return 0;
+}
+/* (p's primitives of arity np, q's of arity nq) => the pairs, in (i, j) order; count returned */
+static int brute(const kn_swept_surface* p, const int* pi, int nprim_p, int np, const kn_swept_surface* q,
+                 const int* qi, int nprim_q, int nq, double margin, int self, int once, int* out) {
+  int n = 0;
+  for (int i = 0; i < nprim_p; i++) {
+    int vi[3];
+    for (int a = 0; a < np; a++) vi[a] = pi ? pi[np * i + a] : i;
+    double bi[6];
+    box_of(p, vi, np, margin / 2, bi);
+    for (int j = once ? i + 1 : 0; j < nprim_q; j++) {
+      double bj[6];
+      box_of(q, qi + nq * j, nq, margin / 2, bj);
+      if (!boxes_meet(bi, bj) || (self && shared(vi, np, qi + nq * j, nq))) continue;
+      out[2 * n] = i, out[2 * n + 1] = j, n++;
+    }
+  }
+  return n;
+}
+static void assert_same(const char* what, const int* got, int ngot, const int* want, int nwant) {
+  cr_assert_eq(ngot, nwant, "%s: %d pairs, brute force %d", what, ngot, nwant);
+  for (int i = 0; i < 2 * ngot; i++) cr_assert_eq(got[i], want[i], "%s: entry %d differs", what, i / 2);
+}
+static int listed(const int* pairs, int n, int i, int j) {
+  int key[2] = {i, j};
+  for (int k = 0; k < n; k++)
+    if (pairs[2 * k] == key[0] && pairs[2 * k + 1] == key[1]) return 1;
+  return 0;
+}
+
+//---- conservativeness: true distances along the motion ----
+
+static void at(const kn_swept_surface* m, int v, double t, double* y) {
+  for (int k = 0; k < 3; k++) y[k] = m->x1 ? (1 - t) * m->x0[3 * v + k] + t * m->x1[3 * v + k] : m->x0[3 * v + k];
+}
+static int pt_close(const kn_swept_surface* p, int v, const kn_swept_surface* q, int tri, double margin) {
+  for (int s = 0; s <= 8; s++) {
+    double x[12], t = s / 8.0;
+    at(p, v, t, x);
+    for (int a = 0; a < 3; a++) at(q, q->tri[3 * tri + a], t, x + 3 + 3 * a);
+    if (kn_dist_eval(x, kn_dist_point_triangle_case(x), NULL, NULL) < margin * margin) return 1;
+  }
+  return 0;
+}
+static int ee_close(const kn_swept_surface* p, int e, const kn_swept_surface* q, int f, double margin) {
+  for (int s = 0; s <= 8; s++) {
+    double x[12], t = s / 8.0;
+    at(p, p->edge[2 * e], t, x), at(p, p->edge[2 * e + 1], t, x + 3);
+    at(q, q->edge[2 * f], t, x + 6), at(q, q->edge[2 * f + 1], t, x + 9);
+    if (kn_dist_eval(x, kn_dist_edge_edge_case(x), NULL, NULL) < margin * margin) return 1;
+  }
+  return 0;
+}
+
+static void check_two(kn_swept_scratch* s, const kn_swept_surface* A, const kn_swept_surface* B, double margin) {
+  kn_swept_pairs out;
+  kn_error err = {0};
+  cr_assert_eq(kn_swept_pairs_find(s, A, B, margin, &out, &err), KN_OK, "%s", err.msg);
+  int* want = malloc(2 * (size_t)(A->nvert * B->ntri + B->nvert * A->ntri + A->nedge * B->nedge + 1) * sizeof(int));
+  int n = brute(A, NULL, A->nvert, 1, B, B->tri, B->ntri, 3, margin, 0, 0, want);
+  assert_same("vertex of A - triangle of B", out.vt_ab, out.nvt_ab, want, n);
+  n = brute(B, NULL, B->nvert, 1, A, A->tri, A->ntri, 3, margin, 0, 0, want);
+  assert_same("vertex of B - triangle of A", out.vt_ba, out.nvt_ba, want, n);
+  n = brute(A, A->edge, A->nedge, 2, B, B->edge, B->nedge, 2, margin, 0, 0, want);
+  assert_same("edge - edge", out.ee, out.nee, want, n);
+  cr_assert_gt(out.nvt_ab + out.nvt_ba + out.nee, 0, "the sheets should meet");
+  int close = 0;
+  for (int v = 0; v < A->nvert; v++)
+    for (int t = 0; t < B->ntri; t++)
+      if (pt_close(A, v, B, t, margin)) {
+        close++;
+        cr_assert(listed(out.vt_ab, out.nvt_ab, v, t), "PT %d-%d missed", v, t);
+      }
+  for (int e = 0; e < A->nedge; e++)
+    for (int f = 0; f < B->nedge; f++)
+      if (ee_close(A, e, B, f, margin)) {
+        close++;
+        cr_assert(listed(out.ee, out.nee, e, f), "EE %d-%d missed", e, f);
+      }
+  if (margin > 0) cr_assert_gt(close, 0, "some pair should come within the margin (margin %g)", margin);
+  free(want);
+}
+
+Test(swept_pairs, two_surfaces_against_brute_force) {
+  kn_swept_scratch* s = kn_swept_scratch_create();
+  cr_assert(s);
+  /* B (7 x 7) starts 0.05 above A (9 x 9) and moves 0.1 down through it */
+  sheet a = make_sheet(9, 1u, (double[3]){0, 0, 0}, (double[3]){0, 0, 0}, 0);
+  sheet b = make_sheet(7, 2u, (double[3]){0.3, 0.2, 0.05}, (double[3]){0.05, 0, -0.1}, 0);
+  double margins[] = {0.0, 0.01, 0.05};
+  for (int m = 0; m < 3; m++) {
+    kn_swept_surface A = view(&a, 0), B = view(&b, 1);
+    check_two(s, &A, &B, margins[m]);
+    A = view(&a, 1);
+    check_two(s, &A, &B, margins[m]);
+  }
+  /* a small call after the large ones reuses the scratch */
+  sheet c = make_sheet(3, 3u, (double[3]){0.1, 0.1, 0.01}, (double[3]){0, 0, -0.02}, 0);
+  kn_swept_surface A = view(&a, 0), C = view(&c, 1);
+  check_two(s, &A, &C, 0.01);
+  free_sheet(&a), free_sheet(&b), free_sheet(&c);
+  kn_swept_scratch_free(s);
+}
+
+Test(swept_pairs, self_contact_against_brute_force) {
+  kn_swept_scratch* s = kn_swept_scratch_create();
+  sheet f = make_sheet(10, 5u, (double[3]){0, 0, 0}, (double[3]){0, 0, -0.01}, 1);
+  /* only the surface vertices of a body take part: here every other vertex */
+  int* used = malloc((size_t)f.nv * sizeof(int)), nused = 0;
+  for (int v = 0; v < f.nv; v += 2) used[nused++] = v;
+  for (int variant = 0; variant < 2; variant++) {
+    kn_swept_surface F = view(&f, 1);
+    if (variant) F.nvert_used = nused, F.vert = used;
+    double margin = 0.03;
+    kn_swept_pairs out;
+    kn_error err = {0};
+    cr_assert_eq(kn_swept_pairs_find(s, &F, NULL, margin, &out, &err), KN_OK, "%s", err.msg);
+    cr_assert_eq(out.nvt_ba, 0);
+    int* want = malloc(2 * (size_t)(f.nv * f.nt + f.ne * f.ne + 1) * sizeof(int));
+    /* vertex-triangle: brute over the used vertices, reported by vertex index */
+    int n = 0;
+    for (int k = 0; k < (variant ? nused : f.nv); k++) {
+      int v = variant ? used[k] : k;
+      double bv[6];
+      box_of(&F, &v, 1, margin / 2, bv);
+      for (int t = 0; t < f.nt; t++) {
+        double bt[6];
+        box_of(&F, f.tri + 3 * t, 3, margin / 2, bt);
+        if (boxes_meet(bv, bt) && !shared(&v, 1, f.tri + 3 * t, 3)) want[2 * n] = v, want[2 * n + 1] = t, n++;
+      }
+    }
+    assert_same("self vertex - triangle", out.vt_ab, out.nvt_ab, want, n);
+    n = brute(&F, f.edge, f.ne, 2, &F, f.edge, f.ne, 2, margin, 1, 1, want);
+    assert_same("self edge - edge", out.ee, out.nee, want, n);
+    /* the folded halves are 0.02 apart at the fold line's far side: pairs across the fold exist */
+    cr_assert_gt(out.nvt_ab, 0);
+    cr_assert_gt(out.nee, 0);
+    for (int e = 0; e < f.ne; e++)
+      for (int g = e + 1; g < f.ne; g++)
+        if (!shared(f.edge + 2 * e, 2, f.edge + 2 * g, 2) && ee_close(&F, e, &F, g, margin))
+          cr_assert(listed(out.ee, out.nee, e, g), "self EE %d-%d missed", e, g);
+    free(want);
+  }
+  free(used), free_sheet(&f);
+  kn_swept_scratch_free(s);
+}
+
+Test(swept_pairs, bad_input_refused) {
+  kn_swept_scratch* s = kn_swept_scratch_create();
+  sheet a = make_sheet(3, 1u, (double[3]){0, 0, 0}, (double[3]){0, 0, 0}, 0);
+  kn_swept_surface A = view(&a, 0);
+  kn_swept_pairs out;
+  kn_error err = {0};
+  cr_assert_eq(kn_swept_pairs_find(s, &A, NULL, -1, &out, &err), KN_ERR_INVALID);
+  cr_assert(strstr(err.msg, "margin"), "%s", err.msg);
+  a.tri[4] = a.nv;
+  cr_assert_eq(kn_swept_pairs_find(s, &A, NULL, 0.1, &out, &err), KN_ERR_INVALID);
+  cr_assert(strstr(err.msg, "index out of range"), "%s", err.msg);
+  free_sheet(&a);
+  kn_swept_scratch_free(s);
+}
+
+Test(swept_pairs, surface_edges) {
+  int tri[] = {0, 1, 2, 0, 2, 3}, ne, *e;
+  cr_assert_eq(kn_surface_edges(2, tri, &ne, &e, NULL), KN_OK);
+  int want[] = {0, 1, 0, 2, 0, 3, 1, 2, 2, 3};
+  cr_assert_eq(ne, 5);
+  for (int i = 0; i < 10; i++) cr_assert_eq(e[i], want[i]);
+  free(e);
+}
