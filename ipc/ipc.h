@@ -157,8 +157,8 @@ double kn_ipc_mesh_max_step(const kn_ipc_term* t, const double* v, const double*
  * -(kappa / h^2) 2 d b~'(d^2) e and T of its case (§5.5). KN_ERR_NOMEM */
 kn_status kn_ipc_mesh_lag(const kn_ipc_term* t, const double* v, kn_error* err);
 /* (v, margin) => the smallest distance of the pairs whose boxes are within margin (inf: none; NaN:
- * out of memory), their count in *npairs */
-double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* npairs);
+ * out of memory), and in *which (when non-NULL) the surface pair it is in (-1: none) */
+double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* which);
 /* g_b += the mesh barriers' gradient with kappa = 1 (§3.5b) */
 void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b);
 /* the scratch (not surf, pairs, mu) freed */

@@ -61,7 +61,7 @@ static int* grow_off(kn_ipc_mesh* m) {
  * material points, kind and mollifier threshold, and the Coulomb coefficient of its surfaces */
 typedef struct {
   double x[12], x1[12];
-  int pt[4], ee;
+  int pt[4], ee, q; /* q: its surface pair */
   double eps_x, mu;
 } pair_view;
 typedef int (*pair_fn)(void* ctx, const pair_view* pv);
@@ -89,7 +89,7 @@ static int visit(kn_ipc_mesh* m, double margin, int swept, pair_fn fn, void* ctx
                            B->nedge, B->edge, B->nvert_used, B->vert};
     kn_swept_pairs out;
     if (kn_swept_pairs_find(m->sweep, &va, &vb, margin, &out, NULL)) return 0;
-    pair_view pv = {.mu = m->mu[q]};
+    pair_view pv = {.mu = m->mu[q], .q = q};
     for (int dir = 0; dir < 2; dir++) { /* vertex of A - triangle of B, then vertex of B - triangle of A */
       int n = dir ? out.nvt_ba : out.nvt_ab, sv = dir ? sb : sa, st = dir ? sa : sb;
       const int* l = dir ? out.vt_ba : out.vt_ab;
@@ -300,22 +300,21 @@ kn_status kn_ipc_mesh_lag(const kn_ipc_term* t, const double* v, kn_error* err) 
 
 typedef struct {
   double dmin;
-  int n;
+  int q;
 } min_ctx;
 static int min_pair(void* p, const pair_view* pv) {
   min_ctx* c = p;
   kn_dist_case dc;
-  double dd = sqrt(pair_distance(pv, &dc, NULL, NULL));
-  c->dmin = fmin(c->dmin, dd);
-  c->n++;
+  double d = sqrt(pair_distance(pv, &dc, NULL, NULL));
+  if (d < c->dmin) c->dmin = d, c->q = pv->q;
   return 1;
 }
 
-double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* npairs) {
+double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* which) {
   kn_ipc_mesh* m = t->mesh;
-  min_ctx c = {INFINITY, 0};
+  min_ctx c = {INFINITY, -1};
   if (!prepare(m, t, v, NULL) || !visit(m, margin, 0, min_pair, &c)) c.dmin = NAN;
-  if (npairs) *npairs = c.n;
+  if (which) *which = c.q;
   return c.dmin;
 }
 

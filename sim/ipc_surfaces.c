@@ -1,4 +1,5 @@
 /* The world's triangle surfaces for the ipc backend's mesh-mesh pairs (ipc_surfaces.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,4 +131,10 @@ int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate
   for (int q = 0; q < s->mesh.npair; q++)
     if ((s->pairs[2 * q] == a && s->pairs[2 * q + 1] == b) || (s->pairs[2 * q] == b && s->pairs[2 * q + 1] == a)) return 1;
   return 0;
+}
+
+void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, char* buf, size_t cap) {
+  int src = s->source[i];
+  if (src >= 0) snprintf(buf, cap, "the deformable '%s'", w->fems[src].name);
+  else snprintf(buf, cap, "the collider '%s'", w->colliders[-src - 1].name);
 }

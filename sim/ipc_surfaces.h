@@ -25,6 +25,8 @@ void kn_ipc_surfaces_free(kn_ipc_surfaces* s);
 /* (step at q_n, x_n) => every surface vertex added to st->points (FEM vertices by their clique's map,
  * collider vertices as points of their body, fixed in the world when it is). KN_ERR_NOMEM */
 kn_status kn_ipc_surfaces_points(kn_ipc_surfaces* s, const kn_nl_step* st, kn_error* err);
+/* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
+void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, char* buf, size_t cap);
 /* candidate => 1 when its two sides are surfaces with mesh pairs between them (the pairs replace it) */
 int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate* c);
 

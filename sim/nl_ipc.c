@@ -293,7 +293,18 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
       if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
         s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0;
     s->term.mesh = &s->surf.mesh;
-    s->d_start_min = fmin(s->d_start_min, kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, NULL));
+    int q;
+    double d0 = kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, &q);
+    if (isnan(d0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the mesh pairs");
+    if (!(d0 > 1e-9 * s->ell)) { /* unsigned distances: a barrier cannot start at 0 (digest §10.2) */
+      char a[160], b[160];
+      kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q], a, sizeof a);
+      kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q + 1], b, sizeof b);
+      return kn_fail(err, KN_ERR_UNSUPPORTED,
+                     "contact.backend ipc: %s and %s are %.3g m apart at the step start (mesh-mesh pairs need a gap "
+                     "> %.3g m: place the bodies apart)", a, b, d0, 1e-9 * s->ell);
+    }
+    s->d_start_min = fmin(s->d_start_min, d0);
   }
   for (int i = 0; i < c->n; i++) s->d_start_min = fmin(s->d_start_min, s->c[i].phi0 + s->c[i].shift);
   kn_status e = kappa_init(s, st, err);

@@ -383,3 +383,16 @@ Test(ipc_mesh, chain_of_three_rings_hangs) {
   for (int i = 0; i < 3; i++) free(r[i].edge);
   tw_free(&t);
 }
+
+/* two FEM cubes placed touching (distance 0: a barrier cannot start there) are refused at the first
+ * step, naming both bodies; the world's state is left as it was */
+Test(ipc_mesh, touching_start_refused) {
+  test_world t = tw_create(cubes_scene(0, 0, 0.15, 0, 0.1));
+  double z0 = t.world->fems[1].body->x[2];
+  kn_error err = {0};
+  cr_assert_eq(kn_world_step(t.world, &err), KN_ERR_UNSUPPORTED, "%s", err.msg);
+  cr_expect(strstr(err.msg, "the deformable 'base' and the deformable 'top'") && strstr(err.msg, "apart at the step start"),
+            "%s", err.msg);
+  cr_expect_eq(t.world->fems[1].body->x[2], z0, "the failed step moved the body");
+  tw_free(&t);
+}
