@@ -81,6 +81,13 @@ kn_status kn_collision_scene_create(const kn_collider* colliders, int n, kn_coll
   return KN_OK;
 }
 
+int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri) {
+  const kn_mesh_data* m = cs && i >= 0 && i < cs->n ? cs->mesh[i] : NULL;
+  if (!m) return 0;
+  *nv = m->nv, *v = m->v, *nt = m->nt, *tri = m->tri;
+  return 1;
+}
+
 // (scene) => freed, with its meshes and buffers
 void kn_collision_scene_free(kn_collision_scene* cs) {
   if (!cs) return;

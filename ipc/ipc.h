@@ -7,6 +7,7 @@
 #define KNEAD_IPC_H
 
 #include "../common/common.h"
+#include "../contact/contact.h"
 #include "../nonlinear/nonlinear.h"
 
 #ifdef __cplusplus
@@ -71,6 +72,40 @@ typedef struct {
  * with eps = h eps_v. Every d_i is affine in v, so each barrier is convex in v and its Hessian
  * (kappa / h^2) (4 s b~'' + 2 b~') h^2 n n^T needs no projection beyond a clamp at 0; the friction
  * block is the 2 x 2 PSD-projected one of kn_ipc_friction_local lifted by (t1, t2). */
+/*---- mesh-mesh pairs (mesh.c; §4.3, §5.5, §6, §7.4) ----*/
+
+/* A triangle surface whose vertices are material points of the step: an FEM body's boundary, a
+ * rigid triangle-mesh collider. Arrays borrowed; pt is set per step. */
+typedef struct {
+  int nvert;
+  int* pt;                  /* per vertex: its material point (kn_nl_points) this step */
+  const double* rest;       /* 3 * nvert rest positions (the edge-edge mollifier's threshold) */
+  int ntri, nedge;
+  const int *tri, *edge;    /* 3 * ntri, 2 * nedge vertex indices */
+  int nvert_used;
+  const int* vert;          /* the vertices in vertex-triangle pairs (NULL: all) */
+} kn_ipc_surface;
+/* one pair's lagged friction: its stencil's points, lambda [N] and basis T (12 x 2) at the lagged state */
+typedef struct {
+  int pt[4];
+  double mu, lambda, T[24];
+} kn_ipc_mesh_friction;
+/* The surfaces and which pairs of them can touch (pairs[2q], pairs[2q + 1], Coulomb mu[q]); the
+ * rest is scratch (zero-initialize; kn_ipc_mesh_free). */
+typedef struct {
+  kn_ipc_surface* surf;
+  int nsurf, npair;
+  const int* pairs;
+  const double* mu;
+  kn_ipc_mesh_friction* fr; /* friction pairs at the lagged state (kn_ipc_mesh_lag) */
+  int nfr, frcap;
+  double *x, *x1;           /* vertex positions (two sets: the swept CCD's start and end) */
+  size_t xcap;
+  int *off, offcap;
+  kn_swept_scratch* sweep;
+  int exact_hessian;        /* tests: 1 leaves each pair's Hessian unprojected (finite differences) */
+} kn_ipc_mesh;
+
 typedef struct {
   double dt, dhat, kappa, eps_v;
   double ccd;                 /* additive-CCD rescaling c: a step closes at most c of a gap [0.9] */
@@ -81,6 +116,7 @@ typedef struct {
   const kn_nl_points* points;
   kn_ipc_contact* c;
   int n;
+  kn_ipc_mesh* mesh;          /* NULL: no mesh-mesh pairs */
 } kn_ipc_term;
 
 /* kn_nl_term's eval (self: a kn_ipc_term): E += the energy (+inf when some d_i <= 0 and d_lo = 0),
@@ -105,6 +141,28 @@ double kn_ipc_normal_force(double d, double dhat, double kappa, double dt);
 void kn_ipc_term_lag(kn_ipc_term* t, const double* v);
 /* (v) => g_b (nv, zeroed first), the barrier's gradient with kappa = 1 (§3.5b) */
 void kn_ipc_term_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b, int nv);
+
+/* The mesh pairs' part of the term (mesh.c). At v: the pairs of t->mesh's surface pairs with
+ * squared distance s < dhat^2 (every case of §6.1, found at each evaluation by the broad phase at
+ * x(v) with margin dhat) each add kappa / h^2 e b~(s) (e the edge-edge mollifier at the rest
+ * lengths, 1 for point-triangle), with its gradient and PSD-projected 12 x 12 Hessian through the
+ * stencil's point maps; plus the lagged friction pairs'. E = +inf when some s <= 0. KN_ERR_NOMEM */
+kn_status kn_ipc_mesh_eval(const kn_ipc_term* t, const double* v, double* E, double* r, kn_nl_triplets* T,
+                           kn_error* err);
+/* (v, direction p, alpha: the other filters' bound) => the largest step in (0, alpha] that additive
+ * CCD (c = t->ccd) allows for every pair the swept broad phase finds between x(v) and
+ * x(v + alpha p); 0 when out of memory */
+double kn_ipc_mesh_max_step(const kn_ipc_term* t, const double* v, const double* p, double alpha);
+/* (v, the lagged state) => the friction pairs: every pair within dhat with mu > 0, lambda =
+ * -(kappa / h^2) 2 d b~'(d^2) e and T of its case (§5.5). KN_ERR_NOMEM */
+kn_status kn_ipc_mesh_lag(const kn_ipc_term* t, const double* v, kn_error* err);
+/* (v, margin) => the smallest distance of the pairs whose boxes are within margin (inf: none; NaN:
+ * out of memory), and in *which (when non-NULL) the surface pair it is in (-1: none) */
+double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* which);
+/* g_b += the mesh barriers' gradient with kappa = 1 (§3.5b) */
+void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b);
+/* the scratch (not surf, pairs, mu) freed */
+void kn_ipc_mesh_free(kn_ipc_mesh* m);
 
 #ifdef __cplusplus
 }

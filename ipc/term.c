@@ -1,6 +1,7 @@
 /* The ipc backend's contact term (ipc.h; digest §3.3-3.4, §5.3-5.4, §7.4): per contact the clamped
  * log barrier on the squared point-plane gap and the lagged smoothed friction, over the step's
- * material points (nonlinear/nonlinear.h), in velocity form (energies / h^2, gradients impulses). */
+ * material points (nonlinear/nonlinear.h), in velocity form (energies / h^2, gradients impulses);
+ * then the mesh-mesh pairs' part (mesh.c) when the term has surfaces. */
 #include <math.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@ double kn_ipc_normal_force(double d, double dhat, double kappa, double dt) {
 
 kn_status kn_ipc_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                            kn_error* err) {
-  (void)S, (void)err;
+  (void)S;
   const kn_ipc_term* t = self;
   const double h = t->dt, eps = h * t->eps_v;
   double e = 0;
@@ -83,7 +84,7 @@ kn_status kn_ipc_term_eval(void* self, const double* v, double* E, double* r, kn
     if (T) kn_nl_pair_add_block(t->points, c->a, c->b, K, T);
   }
   if (E && isfinite(*E)) *E += e;
-  return KN_OK;
+  return t->mesh ? kn_ipc_mesh_eval(t, v, E, r, T, err) : KN_OK;
 }
 
 double kn_ipc_term_max_step(void* self, const double* v, const double* p) {
@@ -117,7 +118,7 @@ double kn_ipc_term_max_step(void* self, const double* v, const double* p) {
     double x = u[0] + a * du[0], y = u[1] + a * du[1];
     if (x * x + y * y < eps * eps) alpha = a;
   }
-  return alpha;
+  return t->mesh ? kn_ipc_mesh_max_step(t, v, p, alpha) : alpha;
 }
 
 void kn_ipc_term_force(const kn_ipc_term* t, int i, const double* v, double f[3]) {
@@ -152,4 +153,5 @@ void kn_ipc_term_barrier_gradient(const kn_ipc_term* t, const double* v, double*
     for (int a = 0; a < 3; a++) g[a] = t->dt * de * t->c[i].n[a];
     kn_nl_pair_add_force(t->points, t->c[i].a, t->c[i].b, 1.0, g, g_b);
   }
+  if (t->mesh) kn_ipc_mesh_barrier_gradient(t, v, g_b);
 }

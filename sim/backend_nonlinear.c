@@ -152,13 +152,13 @@ static void add_worst_contact(nl_state* s, const kn_nl_step* st, kn_error* err) 
 /* 6. Newton from each clique's v_start, redone while the formulation asks */
 static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_nl_stats* stats, kn_error* err) {
   kn_nl_problem prob = {.ncliques = w->nclique, .cliques = w->cliques, .robot = s->sap->prob};
-  kn_status e = s->f->begin(s->fs, st, &prob.contact, &prob.potential, err);
-  if (e) return kn_error_prefix(err, "stage 2 (%s contacts): ", s->f->name);
   int o = 0;
-  for (int c = 0; c < w->nclique; c++) {
+  for (int c = 0; c < w->nclique; c++) { /* st->guess is s->v0: begin may change it */
     w->cliques[c].ops->v_start(w->cliques[c].self, s->v0 + o);
     o += w->cliques[c].ops->ndof(w->cliques[c].self);
   }
+  kn_status e = s->f->begin(s->fs, st, &prob.contact, &prob.potential, err);
+  if (e) return kn_error_prefix(err, "stage 2 (%s contacts): ", s->f->name);
   memset(stats, 0, sizeof *stats);
   for (int attempt = 0;; attempt++) {
     kn_nl_stats st1;
@@ -215,7 +215,7 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   if ((st = kn_sap_adapter_grow(&s->v0, &s->vcap, (size_t)n + 1, err))) return st;
   if ((st = kn_sap_adapter_grow(&s->v, &s->vcap2, (size_t)n + 1, err))) return st;
   kn_nl_step step = {.w = w, .dt = dt, .cand = &sp->cand, .pa = s->pa, .pb = s->pb, .points = &s->points,
-                     .offset = s->offset, .nv = n};
+                     .offset = s->offset, .nv = n, .guess = s->v0};
   kn_nl_stats stats;
   if ((st = stage_solve(w, s, &step, &stats, err))) return st;
   double t4 = kn_wall_time();

@@ -19,6 +19,9 @@ typedef struct {
   kn_nl_points* points;          /* the step's points; a formulation may add its own after them */
   const int* offset;             /* per world clique: its first DoF in v */
   int nv;                        /* DoFs of v */
+  double* guess;                 /* the solve's first guess (nv: each clique's v_start), which begin
+                                    may change (ipc: moved back where its path from v = 0 would
+                                    cross a mesh pair) */
 } kn_nl_step;
 
 typedef struct {

@@ -16,6 +16,7 @@
 
 #include "ipc/ipc.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/ipc_surfaces.h"
 
 #define IPC_MAX_SOLVES 6 /* the adapter redoes a solve at most 5 times */
 
@@ -35,6 +36,8 @@ typedef struct {
   int ntree;
   kn_mb_data** data;        /* per tree: kinematics at q_n+1 for the audit */
   double* pbody;            /* 6 per candidate: its A and B collider points in their body frames */
+  kn_ipc_surfaces surf;     /* FEM boundaries and rigid triangle meshes: the mesh-mesh pairs */
+  int lag_nomem;            /* a lagging pass ran out of memory (reported at the step's end) */
 } ipc_state;
 
 static void ipc_destroy(void* p) {
@@ -43,6 +46,7 @@ static void ipc_destroy(void* p) {
   free(s->c), free(s->gb), free(s->gE), free(s->diag), free(s->v0), free(s->pbody);
   for (int k = 0; s->data && k < s->ntree; k++) kn_mb_data_free(s->data[k]);
   free(s->data);
+  kn_ipc_surfaces_free(&s->surf);
   free(s);
 }
 
@@ -174,6 +178,7 @@ static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double*
   double eps_d;
   kn_status st = ipc_params(sc, s, &eps_d, err);
   if (!st) st = refuse_overlaps(w, s, err);
+  if (!st) st = kn_ipc_surfaces_create(w, &s->surf, err);
   if (st) {
     ipc_destroy(s);
     return st;
@@ -246,6 +251,16 @@ static kn_status kappa_init(ipc_state* s, const kn_nl_step* st, kn_error* err) {
   return KN_OK;
 }
 
+/* the first guess: where the straight path from v = 0 (every point at its step-start position,
+ * intersection-free) to v_start would bring a mesh pair within (1 - c) of its distance, the guess
+ * is moved back to the step additive CCD allows (unsigned distances cannot see a crossing, so the
+ * solve must start on the near side) */
+static void mesh_guess(ipc_state* s, const kn_nl_step* st, double* v0) {
+  double alpha = kn_ipc_mesh_max_step(&s->term, NULL, v0, 1.0);
+  if (alpha < 1)
+    for (int i = 0; i < st->nv; i++) v0[i] *= alpha;
+}
+
 /* the contacts of this step over their material points; kappa; friction lagged at the step start */
 static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   ipc_state* s = self;
@@ -266,7 +281,6 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     k->phi0 = cc->phi;
     k->shift = cc->phi > 1e-9 * s->ell ? 0.0 : 0.5 * s->term.dhat - cc->phi; /* touching: within round-off */
     k->mu = cc->material.mu;
-    s->d_start_min = fmin(s->d_start_min, k->phi0 + k->shift);
     /* the collider sides' points in their body frames, for the audit */
     const kn_contact_side* sd[2] = {&cc->a, &cc->b};
     for (int j = 0; j < 2; j++) {
@@ -284,8 +298,35 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   s->term.points = st->points;
   s->term.c = s->c;
   s->term.n = c->n;
+  s->term.mesh = NULL;
+  if (s->surf.mesh.npair > 0) { /* mesh-mesh pairs: the surfaces' vertices as points; the candidates
+                                   they replace stay in the list, inert (no points, no force) */
+    kn_status e = kn_ipc_surfaces_points(&s->surf, st, err);
+    if (e) return e;
+    for (int i = 0; i < c->n; i++)
+      if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
+        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0;
+    s->term.mesh = &s->surf.mesh;
+    int q;
+    double d0 = kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, &q);
+    if (isnan(d0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the mesh pairs");
+    if (!(d0 > 1e-9 * s->ell)) { /* unsigned distances: a barrier cannot start at 0 (digest §10.2) */
+      char a[160], b[160];
+      kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q], a, sizeof a);
+      kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q + 1], b, sizeof b);
+      return kn_fail(err, KN_ERR_UNSUPPORTED,
+                     "contact.backend ipc: %s and %s are %.3g m apart at the step start (mesh-mesh pairs need a gap "
+                     "> %.3g m: place the bodies apart)", a, b, d0, 1e-9 * s->ell);
+    }
+    s->d_start_min = fmin(s->d_start_min, d0);
+  }
+  for (int i = 0; i < c->n; i++) s->d_start_min = fmin(s->d_start_min, s->c[i].phi0 + s->c[i].shift);
   kn_status e = kappa_init(s, st, err);
   if (e) return e;
+  if (s->term.mesh) {
+    if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
+    mesh_guess(s, st, st->guess);
+  }
   for (int i = 0; i < c->n; i++) { /* lambda at the step start (§5.3) */
     double l = kn_ipc_normal_force(s->c[i].phi0 + s->c[i].shift, s->term.dhat, s->term.kappa, st->dt);
     s->c[i].lambda = isfinite(l) ? l : 0.0;
@@ -309,7 +350,7 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
   (void)st;
   ipc_state* s = self;
   if (attempt + 1 >= IPC_MAX_SOLVES) return 0;
-  double d_min = INFINITY;
+  double d_min = s->term.mesh ? kn_ipc_mesh_min_distance(&s->term, v, s->term.dhat, NULL) : INFINITY;
   for (int i = 0; i < s->term.n; i++) d_min = fmin(d_min, kn_ipc_term_gap(&s->term, i, v));
   if (s->term.d_lo > 0) { /* the feasibility solve: on to the barrier itself, or again stiffer */
     s->term.d_lo = d_min > 0 ? 0.0 : 0.1 * s->term.d_lo;
@@ -322,6 +363,8 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
   }
   if (s->passes >= s->lagging) return 0;
   kn_ipc_term_lag(&s->term, v);
+  kn_error e;
+  if (s->term.mesh && kn_ipc_mesh_lag(&s->term, v, &e)) s->lag_nomem = 1;
   return 1;
 }
 
@@ -357,6 +400,10 @@ static void side_end(ipc_state* s, const kn_nl_step* st, int i, int j, const dou
 static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
   ipc_state* s = self;
   kn_world* w = st->w;
+  if (s->lag_nomem) {
+    s->lag_nomem = 0;
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for the mesh pairs' lagged friction");
+  }
   for (int k = 0; k < w->ntree; k++)
     if (w->trees[k].robot->model->nv > 0) kn_mb_kinematics(w->trees[k].robot->model, w->trees[k].q, w->trees[k].v, s->data[k]);
   for (int i = 0; i < st->cand->n; i++) {

@@ -1,0 +1,33 @@
+/* knead/sim internal: the world's triangle surfaces for the ipc backend's mesh-mesh pairs
+ * (ipc_surfaces.c; ipc/ipc.h kn_ipc_mesh): every FEM body's boundary and every rigid triangle-mesh
+ * collider, the pairs of them that can touch (FEM-FEM, FEM-mesh collider; not two rigid meshes,
+ * not an FEM body and a collider it is attached to), and per step their vertices as material
+ * points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
+#ifndef KNEAD_SIM_IPC_SURFACES_H
+#define KNEAD_SIM_IPC_SURFACES_H
+
+#include "ipc/ipc.h"
+#include "sim/backend_nonlinear.h"
+
+typedef struct {
+  kn_ipc_mesh mesh;       /* mesh.surf, mesh.pairs, mesh.mu point into the arrays below */
+  int nsurf;
+  int* source;            /* per surface: FEM body f >= 0, or -(collider k) - 1 */
+  int** owned;            /* per surface: its edges and point indices (owned) */
+  int *of_fem, *of_collider; /* surface of FEM body f / collider k, -1 none */
+  int* pairs;
+  double* mu;
+} kn_ipc_surfaces;
+
+/* (world) => the surfaces and their pairs (npair 0: no mesh pairs). KN_ERR_NOMEM */
+kn_status kn_ipc_surfaces_create(kn_world* w, kn_ipc_surfaces* s, kn_error* err);
+void kn_ipc_surfaces_free(kn_ipc_surfaces* s);
+/* (step at q_n, x_n) => every surface vertex added to st->points (FEM vertices by their clique's map,
+ * collider vertices as points of their body, fixed in the world when it is). KN_ERR_NOMEM */
+kn_status kn_ipc_surfaces_points(kn_ipc_surfaces* s, const kn_nl_step* st, kn_error* err);
+/* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
+void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, char* buf, size_t cap);
+/* candidate => 1 when its two sides are surfaces with mesh pairs between them (the pairs replace it) */
+int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate* c);
+
+#endif
