@@ -170,10 +170,6 @@ void kn_collider_aabb(const kn_collision_scene* cs, int i, const kn_pose* X_WG, 
  * scene's life; 0 when it is not a mesh */
 int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri);
 
-/* collider i => 1 when it is a triangle mesh: its nv vertices (3 each, geometry frame, scale applied,
- * welded) and nt triangles (outward), owned by the scene; 0 otherwise */
-int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri);
-
 /* Signed distance from the world point x to the shape at pose X_WG, and its gradient (unit,
  * outward). Analytic for primitives; meshes use the scene's BVH (collider index i). */
 double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn_pose* X_WG, const double x[3],

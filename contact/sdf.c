@@ -103,10 +103,3 @@ double kn_collider_signed_distance(const kn_collision_scene* cs, int i, const kn
   if (grad) memcpy(grad, g, sizeof g);
   return phi;
 }
-
-int kn_collider_mesh(const kn_collision_scene* cs, int i, int* nv, const double** v, int* nt, const int** tri) {
-  if (!cs || i < 0 || i >= cs->n || !cs->mesh[i]) return 0;
-  const kn_mesh_data* m = cs->mesh[i];
-  *nv = m->nv, *v = m->v, *nt = m->nt, *tri = m->tri;
-  return 1;
-}
