@@ -371,7 +371,8 @@ typedef struct {
 } kn_scene_fem_damping;
 
 typedef struct {
-  int type;                 /* kn_fem_model [linear_corotated] */
+  int type;                 /* KN_SCENE_FEM_TYPE(kn_fem_model) or KN_SCENE_MPM_EOS_FLUID; 0: not
+                               given [linear_corotated] */
   double* youngs_modulus;   /* [Drake's defaults, kn_fem_material_default] */
   double* poisson_ratio;
   double* density;
@@ -381,7 +382,9 @@ typedef struct {
   double* gamma;            /* MPM eos_fluid: exponent > 1 */
 } kn_scene_fem_material;
 
-/* material.type eos_fluid (MPM only), after the kn_fem_model values */
+/* material.type as the document holds it: a kn_fem_model offset by one, so that 0 (what an omitted
+ * optional key leaves) means "not given" and not KN_FEM_LINEAR; eos_fluid (MPM only) after them */
+#define KN_SCENE_FEM_TYPE(model) ((int)(model) + 1)
 #define KN_SCENE_MPM_EOS_FLUID 100
 
 typedef struct {

@@ -241,10 +241,10 @@ static const cyaml_schema_field_t fem_shape_fields[] = {
 static const cyaml_schema_field_t fem_damping_fields[] = {
     DBL_OPT("mass", kn_scene_fem_damping, mass), DBL_OPT("stiffness", kn_scene_fem_damping, stiffness),
     CYAML_FIELD_END};
-static const cyaml_strval_t fem_model_strings[] = {{"linear", KN_FEM_LINEAR},
-                                                   {"linear_corotated", KN_FEM_LINEAR_COROTATED},
-                                                   {"corotated", KN_FEM_COROTATED},
-                                                   {"neohookean", KN_FEM_NEOHOOKEAN},
+static const cyaml_strval_t fem_model_strings[] = {{"linear", KN_SCENE_FEM_TYPE(KN_FEM_LINEAR)},
+                                                   {"linear_corotated", KN_SCENE_FEM_TYPE(KN_FEM_LINEAR_COROTATED)},
+                                                   {"corotated", KN_SCENE_FEM_TYPE(KN_FEM_COROTATED)},
+                                                   {"neohookean", KN_SCENE_FEM_TYPE(KN_FEM_NEOHOOKEAN)},
                                                    {"eos_fluid", KN_SCENE_MPM_EOS_FLUID}};
 static const cyaml_schema_field_t fem_material_fields[] = {
     CYAML_FIELD_ENUM("type", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT, kn_scene_fem_material, type, fem_model_strings,

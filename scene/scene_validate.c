@@ -265,8 +265,8 @@ static kn_status check_mpm(const kn_scene* s, const kn_scene_deformable* o, cons
         return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': needs finite min < max on every axis",
                              o->name);
   snprintf(k, sizeof k, "%s.material.type", key);
-  if (o->material && o->material->type != KN_FEM_LINEAR_COROTATED && o->material->type != KN_SCENE_MPM_EOS_FLUID &&
-      o->material->type != 0)
+  int type = o->material ? o->material->type : 0;
+  if (type != 0 && type != KN_SCENE_FEM_TYPE(KN_FEM_LINEAR_COROTATED) && type != KN_SCENE_MPM_EOS_FLUID)
     return kn_scene_fail(s, err, KN_ERR_INVALID, k, "deformable '%s': MPM materials are linear_corotated or eos_fluid",
                          o->name);
   return KN_OK;

@@ -143,7 +143,8 @@ static kn_status build_one(kn_world* w, unsigned i, int fi, kn_error* err) {
   kn_fem_material mat = kn_fem_material_default();
   if (d->material) {
     const kn_scene_fem_material* dm = d->material;
-    mat.model = (kn_fem_model)dm->type;
+    /* the document holds the model offset by one; 0: not given, the default model */
+    if (dm->type) mat.model = (kn_fem_model)(dm->type - 1);
     if (dm->youngs_modulus) mat.youngs_modulus = *dm->youngs_modulus;
     if (dm->poisson_ratio) mat.poisson_ratio = *dm->poisson_ratio;
     if (dm->density) mat.density = *dm->density;

@@ -106,6 +106,34 @@ Test(fem_scene, msh_and_obj_drop_and_rest) {
     cr_assert_lt(fabs(m - 0.216), 1e-6 * 0.216, "mass %.12g kg of a 6 cm cube at 1000 kg/m^3: 0.216 kg (tetgen writes ~8 digits)", m);
     cr_assert_lt(fabs(cz - 0.03), 1e-3, "%s: resting centroid %g m", files[i], cz);
     cr_assert_lt(vmax, 1e-2, "%s: at rest (speed %g m/s)", files[i], vmax);
+    cr_assert_eq(w->fems[0].body->material.model, KN_FEM_LINEAR_COROTATED,
+                 "material without type: the documented default linear_corotated (was read as linear)");
+    kn_world_free(w);
+    kn_scene_free(s);
+  }
+}
+
+// material.type names each model; omitted it is linear_corotated (the document offsets the enum by one)
+Test(fem_scene, material_type_names_the_model) {
+  mkdir(DIR, 0755);
+  write_obj(DIR "/cube.obj");
+  const char* names[] = {"linear", "linear_corotated", "corotated", "neohookean", NULL};
+  const kn_fem_model models[] = {KN_FEM_LINEAR, KN_FEM_LINEAR_COROTATED, KN_FEM_COROTATED, KN_FEM_NEOHOOKEAN,
+                                 KN_FEM_LINEAR_COROTATED};
+  for (int i = 0; i < 5; i++) {
+    char y[4096], mat[96];
+    snprintf(mat, sizeof mat, "material: {%s%s%syoungs_modulus:", names[i] ? "type: " : "", names[i] ? names[i] : "",
+             names[i] ? ", " : "");
+    const char* base = scene(DIR "/cube.obj", 0);
+    const char* at = strstr(base, "material: {youngs_modulus:");
+    cr_assert(at);
+    snprintf(y, sizeof y, "%.*s%s%s", (int)(at - base), base, mat, at + strlen("material: {youngs_modulus:"));
+    kn_scene* s;
+    kn_world* w;
+    kn_error err = {0};
+    cr_assert_eq(kn_scene_load_string(y, strlen(y), DIR "/scene.yaml", &s, &err), KN_OK, "%s", err.msg);
+    cr_assert_eq(kn_world_create(s, &w, &err), KN_OK, "%s", err.msg);
+    cr_assert_eq(w->fems[0].body->material.model, models[i], "type %s", names[i] ? names[i] : "(omitted)");
     kn_world_free(w);
     kn_scene_free(s);
   }
