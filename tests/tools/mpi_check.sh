@@ -4,7 +4,7 @@
 # PASS/FAIL lines and the summary), the same JUnit file but for times (so the same final state
 # hashes, which the golden testcases list), the same exit status. Then `knead sweep` the same way:
 # the same sweep.csv and sweep.json but for wall times. And `knead compare` (two fidelity scenes,
-# sap / penalty (refused: its continuous mode) / none): the same compare.json but for wall times, the same CSVs. Last,
+# sap / ipc (refused on the wedged block: it starts pressed into its walls) / none): the same compare.json but for wall times, the same CSVs. Last,
 # a scene whose process dies (SIGKILL, as from the OOM killer, to the forked child running it,
 # mpm_squeeze, 2 s in; SIGSEGV would be caught by the sanitizer build's handler)
 # under mpirun: that scene is reported as an ERROR naming the signal, the others as usual, and
@@ -38,8 +38,8 @@ nowall() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "wall_time_s")
 diff <(nowall s1/sweep.csv) <(nowall sm/sweep.csv) || { echo "sweep.csv differs"; fail=1; }
 diff <(grep -v wall_time_s s1/sweep.json) <(grep -v wall_time_s sm/sweep.json) || { echo "sweep.json differs"; fail=1; }
 [ "$(wc -l < sm/sweep.csv)" = 7 ] || { echo "sweep.csv under mpirun: not 6 rows"; cat sm/sweep.csv; fail=1; }
-cmp=("$src/examples/fidelity/ball_slope_45_mu_0_2.yaml" "$src/examples/fidelity/five_box_stack.yaml"
-     --backends sap,penalty,none --set contact.penalty.continuous=true) # penalty refused: its continuous mode is not built
+cmp=("$src/examples/fidelity/ball_slope_45_mu_0_2.yaml" "$src/examples/fidelity/wedged_block_mu_0_4_jams.yaml"
+     --backends sap,ipc,none)
 "$knead" compare "${cmp[@]}" --out c1 > /dev/null || { echo "compare -j 1 failed"; fail=1; }
 "$mpirun" --oversubscribe -n 3 "$knead" compare "${cmp[@]}" --out cm > /dev/null || { echo "compare under mpirun failed"; fail=1; }
 diff <(grep -v wall_per_step c1/compare.json) <(grep -v wall_per_step cm/compare.json) || { echo "compare.json differs"; fail=1; }

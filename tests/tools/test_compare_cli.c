@@ -1,6 +1,6 @@
-/* tools/: `knead compare`. A ball on a frictionless 45 degree slope compared across sap, penalty
- * (refused: the scene asks for its continuous mode, which is not built; sap and none never read
- * that key; its cell says why and the others run) and none (no contact: the ball falls
+/* tools/: `knead compare`. A ball on a frictionless 45 degree slope, placed 2 mm into it, compared
+ * across sap (pushes it out along the normal, which the along-slope check does not see), ipc
+ * (refused: a barrier cannot begin inside; its cell says why and the others run) and none (no contact: the ball falls
  * freely, and its displacement along the slope, (g t^2 / 2) sin 45 deg, is exactly the frictionless
  * slope's answer, so that cell meets the formula to round-off); the files and their numbers; the
  * state hash of a cell equals `knead run --set contact.backend=...`'s; plots skipped with a
@@ -20,10 +20,10 @@ static void make_tmpdir(void) { tmpdir_make("test_compare_cli"); }
 TestSuite(compare_cli, .init = make_tmpdir, .fini = tmpdir_remove);
 
 #define BALL                                                                                        \
-  "name: ball\ntime_step: 0.01\nduration: 0.2\ncontact: {penalty: {continuous: true}}\nobjects:\n"   \
+  "name: ball\ntime_step: 0.01\nduration: 0.2\nobjects:\n"                                    \
   "  - name: slope\n    shape: {halfspace: {normal: [-0.7071067811865476, 0, 0.7071067811865476]}}\n" \
   "    fixed: true\n    friction: 0\n  - name: ball\n    shape: {sphere: 0.1}\n    mass: 1.0\n"      \
-  "    pose: {xyz: [-0.07071067811865475, 0, 0.07071067811865475]}\n    friction: 0\n"            \
+  "    pose: {xyz: [-0.06929646455628166, 0, 0.06929646455628166]}\n    friction: 0\n"            \
   "checks:\n"                                                                                       \
   "  - {name: down, type: follows_curve, body: ball, quantity: along, direction: [-1, 0, -1],\n"   \
   "     formula: \"0.5*g*sin(pi/4)*t^2\", tolerance: 1e-3, rel_tolerance: 0.1}\n"
@@ -44,14 +44,14 @@ static int exists(const char* name) {
   return stat(path, &st) == 0;
 }
 
-Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
+Test(compare_cli, sap_ipc_none_with_the_refusal_in_its_cell) {
   write_file("ball.yaml", BALL);
-  cr_assert_eq(knead_run("compare ball.yaml --backends sap,penalty,none -j 2 --out cmp"), 0, "%s",
+  cr_assert_eq(knead_run("compare ball.yaml --backends sap,ipc,none -j 2 --out cmp"), 0, "%s",
                tmp_text("err.txt"));
   const char* out = tmp_text("out.txt");
   cr_assert(strstr(out, "ball.yaml (ball)"), "%s", out);
-  cr_assert(strstr(out, "  penalty          refused: ball.yaml:") &&
-                strstr(out, "contact.penalty.continuous: the continuous penalty forces"), "%s", out);
+  cr_assert(strstr(out, "  ipc              refused: ball.yaml:") &&
+                strstr(out, "contact.backend ipc: the contact between 'slope' and 'ball' starts overlapping"), "%s", out);
   cr_assert(strstr(out, "  sap              ok ") && strstr(out, "  none             ok "), "%s", out);
   cr_assert(strstr(out, "1 scene x 3 backends: cmp/compare.md, compare.json"), "%s", out);
 
@@ -59,13 +59,13 @@ Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
   cr_assert_str_eq(json_string_value(json_object_get(j, "format")), "knead-compare-1");
   json_t* runs = json_object_get(json_array_get(json_object_get(j, "scenes"), 0), "runs");
   cr_assert_eq(json_array_size(runs), 3);
-  json_t *sap = json_array_get(runs, 0), *pen = json_array_get(runs, 1), *none = json_array_get(runs, 2);
+  json_t *sap = json_array_get(runs, 0), *ipc = json_array_get(runs, 1), *none = json_array_get(runs, 2);
   cr_assert_str_eq(json_string_value(json_object_get(sap, "backend")), "sap");
   cr_assert_str_eq(json_string_value(json_object_get(sap, "status")), "ok");
-  cr_assert_str_eq(json_string_value(json_object_get(pen, "status")), "refused");
-  cr_assert(strstr(json_string_value(json_object_get(pen, "message")), "contact.penalty.continuous"));
-  cr_assert_eq(json_integer_value(json_object_get(pen, "steps")), 0);
-  cr_assert_eq(json_array_size(json_object_get(pen, "checks")), 0);
+  cr_assert_str_eq(json_string_value(json_object_get(ipc, "status")), "refused");
+  cr_assert(strstr(json_string_value(json_object_get(ipc, "message")), "starts overlapping"));
+  cr_assert_eq(json_integer_value(json_object_get(ipc, "steps")), 0);
+  cr_assert_eq(json_array_size(json_object_get(ipc, "checks")), 0);
   cr_assert_eq(json_integer_value(json_object_get(sap, "steps")), 20);
   cr_assert_eq(json_integer_value(json_object_get(none, "steps")), 20);
   /* sap: one contact per step, a Newton iteration or two; none: no contact, no solver */
@@ -75,7 +75,7 @@ Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
   cr_assert_float_eq(json_real_value(json_object_get(none, "contacts_per_step")), 0.0, 1e-12);
   cr_assert(json_is_null(json_object_get(none, "deepest_phi")), "no contact: null");
   double phi = json_real_value(json_object_get(sap, "deepest_phi"));
-  cr_assert(phi > -1e-3 && phi <= 0, "%g", phi);
+  cr_assert(phi >= -2e-3 - 1e-12 && phi <= 0, "the deepest: the 2 mm start, %g", phi);
   json_t* ck = json_array_get(json_object_get(sap, "checks"), 0);
   cr_assert_str_eq(json_string_value(json_object_get(ck, "name")), "down");
   cr_assert(json_is_true(json_object_get(ck, "passed")));
@@ -95,7 +95,7 @@ Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
 
   const char* md = tmp_text("cmp/compare.md");
   cr_assert(strstr(md, "| backend | status | down (follows_curve) | ms/step |"), "%s", md);
-  cr_assert(strstr(md, "| penalty | refused: ball.yaml:") && strstr(md, "| – | – | – | – | – | – |"), "%s", md);
+  cr_assert(strstr(md, "| ipc | refused: ball.yaml:") && strstr(md, "| – | – | – | – | – | – |"), "%s", md);
   cr_assert(strstr(md, "| none | ok | PASS "), "%s", md);
   cr_assert(strstr(md, "\nPlots: [down](plots/ball-down.svg)\n"), "%s", md);
 
@@ -111,7 +111,7 @@ Test(compare_cli, sap_penalty_none_with_the_refusal_in_its_cell) {
   cr_assert_eq(sscanf(last + 1, "%lf,%lf,%lf", &t, &v, &ref), 3);
   cr_assert_float_eq(ref, 0.5 * 9.81 * sin(3.14159265358979323846 / 4) * 0.04, 1e-8);
   cr_assert_float_eq(v, ref, 1e-8);
-  cr_assert(exists("cmp/ball/sap.csv") && !exists("cmp/ball/penalty.csv"));
+  cr_assert(exists("cmp/ball/sap.csv") && !exists("cmp/ball/ipc.csv"));
   cr_assert(exists("cmp/plots/compare.gp"));
   if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
     cr_assert(exists("cmp/plots/ball-down.svg"));
@@ -153,7 +153,7 @@ Test(compare_cli, usage_errors_and_a_scene_that_does_not_load) {
  * (iframes driven by one clock through {knead: 'seek', t} messages), the refusal in its cell */
 Test(compare_cli, output_html_gives_the_side_by_side_replay) {
   write_file("ball.yaml", BALL);
-  int rc = knead_run("compare ball.yaml --backends sap,penalty,none --set output.html=true --out cmp");
+  int rc = knead_run("compare ball.yaml --backends sap,ipc,none --set output.html=true --out cmp");
   if (strstr(tmp_text("out.txt"), "three.js is not installed")) {
     cr_log_warn("three.js is not installed: no replay to compare (%s)", tmp_text("out.txt"));
     return;
@@ -161,11 +161,11 @@ Test(compare_cli, output_html_gives_the_side_by_side_replay) {
   cr_assert_eq(rc, 0, "%s%s", tmp_text("out.txt"), tmp_text("err.txt"));
   cr_assert(strstr(tmp_text("out.txt"), "open cmp/ball/replay.html"), "%s", tmp_text("out.txt"));
   cr_assert(exists("cmp/ball/sap/replay.html") && exists("cmp/ball/none/replay.html"));
-  cr_assert(exists("cmp/ball/sap/trajectory.csv") && !exists("cmp/ball/penalty"));
+  cr_assert(exists("cmp/ball/sap/trajectory.csv") && !exists("cmp/ball/ipc"));
   const char* page = tmp_text("cmp/ball/replay.html");
   cr_assert(strstr(page, "<h3>sap: ok</h3><iframe src=\"sap/replay.html\"></iframe>"), "%s", page);
   cr_assert(strstr(page, "<h3>none: ok</h3><iframe src=\"none/replay.html\"></iframe>"), "%s", page);
-  cr_assert(strstr(page, "<h3>penalty: refused</h3><p>ball.yaml:") && strstr(page, "contact.penalty.continuous"), "%s", page);
+  cr_assert(strstr(page, "<h3>ipc: refused</h3><p>ball.yaml:") && strstr(page, "starts overlapping"), "%s", page);
   cr_assert(strstr(page, "max=\"0.2\"") && strstr(page, "postMessage({ knead: 'seek', t: t }, '*')"), "%s", page);
   /* the runs' replays answer the seek messages */
   char cmd[700];
@@ -183,8 +183,8 @@ Test(compare_cli, output_html_gives_the_side_by_side_replay) {
  * the formula (10 % allowed) */
 Test(compare_cli, baseline_names_a_check_that_stopped_passing) {
   write_file("ball.yaml", BALL);
-  cr_assert_eq(knead_run("compare ball.yaml --backends sap,penalty --out base"), 0, "%s", tmp_text("err.txt"));
-  cr_assert_eq(knead_run("compare ball.yaml --backends sap,penalty,none --out again --baseline base/compare.json"), 0,
+  cr_assert_eq(knead_run("compare ball.yaml --backends sap,ipc --out base"), 0, "%s", tmp_text("err.txt"));
+  cr_assert_eq(knead_run("compare ball.yaml --backends sap,ipc,none --out again --baseline base/compare.json"), 0,
                "%s", tmp_text("out.txt"));
   cr_assert(strstr(tmp_text("out.txt"), "baseline base/compare.json: 1 check compared, 0 regressions, 0 now pass"),
             "%s", tmp_text("out.txt"));
@@ -197,7 +197,7 @@ Test(compare_cli, baseline_names_a_check_that_stopped_passing) {
   cr_assert(strstr(tmp_text("err.txt"), "compare: --baseline ball.yaml:"), "%s", tmp_text("err.txt"));
 }
 
-/* --scoreboard FILE: per scene a row, per backend that ran a column (penalty, refused everywhere,
+/* --scoreboard FILE: per scene a row, per backend that ran a column (ipc, refused everywhere,
  * listed once under the table), each check's verdict and measured value, ms/step and the ratio to
  * SAP, the totals; --mujoco adds MuJoCo's column from knead-bench --fidelity's file (a scene it has
  * not built says why); what follows "<!-- notes -->" in an existing FILE is kept */
@@ -206,14 +206,14 @@ Test(compare_cli, scoreboard_writes_the_table_and_keeps_the_notes) {
   char high[2048];
   snprintf(high, sizeof high, "name: high\n%s  - {name: up_high, type: height_above, body: ball, value: 10, expect: fail}\n",
            strstr(BALL, "time_step:"));
-  write_file("high.yaml", high); /* BALL's contact.penalty included: penalty is refused on both */
+  write_file("high.yaml", high); /* BALL's overlapping start included: ipc is refused on both */
   write_file("sb.md", "old table\n<!-- notes -->\n## What the table shows\nkept words\n");
   write_file("mj.json",
              "{\"format\": \"knead-bench-fidelity-1\", \"mujoco_version\": \"2.2.2\", \"scenes\": ["
              "{\"name\": \"ball\", \"status\": \"ok\", \"message\": \"\", \"us_per_step\": 5.0, \"checks\": "
              "[{\"name\": \"down\", \"passed\": true, \"expect\": \"pass\", \"measured\": 0.002, \"unit\": \"m\"}]},"
              "{\"name\": \"high\", \"status\": \"not_built\", \"message\": \"a test reason\"}]}");
-  cr_assert_eq(knead_run("compare ball.yaml high.yaml --backends sap,penalty,none -j 2 --out cmp --scoreboard sb.md "
+  cr_assert_eq(knead_run("compare ball.yaml high.yaml --backends sap,ipc,none -j 2 --out cmp --scoreboard sb.md "
                          "--mujoco mj.json"), 0, "%s", tmp_text("err.txt"));
   cr_assert(strstr(tmp_text("out.txt"), "scoreboard: sb.md"), "%s", tmp_text("out.txt"));
   const char* sb = tmp_text("sb.md");
@@ -224,8 +224,8 @@ Test(compare_cli, scoreboard_writes_the_table_and_keeps_the_notes) {
   cr_assert(strstr(sb, " ms/step | down pass (") && strstr(sb, "x SAP |"), "%s", sb);
   cr_assert(strstr(sb, "down pass (0.002 m); 0.005 ms/step, "), "%s", sb);
   cr_assert(strstr(sb, "| not built in MuJoCo: a test reason |\n"), "%s", sb);
-  cr_assert(strstr(sb, "- **penalty**: refused on every scene (e.g. ") &&
-                strstr(sb, "contact.penalty.continuous"), "%s", sb);
+  cr_assert(strstr(sb, "- **ipc**: refused on every scene (e.g. ") &&
+                strstr(sb, "starts overlapping"), "%s", sb);
   cr_assert(strstr(sb, "Checks expected to pass that passed: sap 2/2, none 2/2, MuJoCo 1/1 "), "%s", sb);
   cr_assert(strstr(sb, "\n<!-- notes -->\n## What the table shows\nkept words\n"), "%s", sb);
   cr_assert_null(strstr(sb, "old table"), "%s", sb);
