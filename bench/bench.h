@@ -166,5 +166,8 @@ int kb_mpm_run(int quick);
 /* the contact backends on the regression suite's rigid grasp, FEM soft cube and MPM dough cube
  * (examples: the examples folder), each timed against SAP in the same run (backends.c) */
 int kb_backends_run(const char* examples, int quick);
+/* --only ipc_paper (ipc_paper.c): the ipc backend on the IPC paper's scenes in bench_dir/ipc_paper
+ * against the paper's figures and SAP in the same run; 0 when a reference run fails */
+int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick);
 
 #endif
