@@ -12,8 +12,9 @@
  * resting gap, the FEM stones take the load) and then creeps at 3.7e-5 m/s over 0.25-0.5 s
  * (3.6e-5 over 0.5-0.75, 4.2e-5 over 0.75-1.0 s): IPC's smoothed static friction lets a joint at
  * its friction limit creep at up to eps_v = 2.9e-5 m/s (digest §9.3 F1), and a stone's centroid
- * adds the creep of the joints below it. A collapse moves the crown at ~1 m/s (measured when the
- * joints' vertices slipped off the faces' edges: 0.3 m at 0.32 s). Bounds: 3 mm for the settling,
+ * adds the creep of the joints below it. A collapse is decimetres: at mu 0.1 (the paper's arch
+ * collapses there too) a stone moved 4.9 cm by 0.2 s and 12.9 cm by 0.29 s (then Newton failed at
+ * step 30, not tested). Bounds: 3 mm for the settling,
  * 2 eps_v for the fastest stone's mean speed over 0.25-0.5 s. No intersection at any step: every step passes the backend's end-of-step audit
  * (a gap <= 0 fails the step), and every FEM contact the next step detects has phi >= 0; the 24
  * joints and the floor keep their 104 vertex-face contacts at every step. */
