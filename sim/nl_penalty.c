@@ -67,6 +67,13 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
   int continuous = k && k->continuous && *k->continuous;
+  double eps_v = k && k->epsilon_v ? *k->epsilon_v : 1e-4;
+  if (!isfinite(eps_v) || !(eps_v > 0))
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v", "%g: expected a finite number > 0 [m/s]",
+                         eps_v);
+  if (k && k->epsilon_v && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v",
+                         "applies only with contact.penalty.continuous: true (the springs' friction has no smoothing)");
   if (k && k->ablation && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.ablation",
                          "applies only with contact.penalty.continuous: true");
@@ -77,7 +84,7 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT
                      : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
                                                     : KN_CPF_LK;
-  return kn_penalty_cpf_create(s->w, s->term.k, mode, &s->cpf, err);
+  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {

@@ -21,6 +21,7 @@ typedef struct {
   int nused;
   const int* used;       /* the vertices in vertex-face pairs (an FEM body's surface vertices), NULL: all */
   kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
+  kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
 typedef struct {
@@ -64,7 +65,8 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const double* X);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err) {
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
+                                kn_error* err) {
   const kn_scene* sc = w->scene;
   const char* key = "contact.penalty.continuous";
   if (w->nmpm > 0)
@@ -77,12 +79,12 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  c->w = w, c->term.k = k, c->term.mode = mode;
+  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode;
   for (int i = 0; i < w->nfem; i++) {
     const kn_fem_body* b = w->fems[i].body;
     c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
                                   .nt = b->mesh.nsurf, .tri = b->mesh.surf, .nused = w->fems[i].nsurf_vert,
-                                  .used = w->fems[i].surf_vert};
+                                  .used = w->fems[i].surf_vert, .material = w->fems[i].material};
   }
   for (int i = 0; i < w->ncollider; i++) {
     cpf_surface* s = &c->s[c->ns];
@@ -96,7 +98,7 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     }
     int tree = w->colliders[i].c.clique;
     s->clique = tree >= 0 ? w->clique_of_tree[tree] : -1, s->fem = -1, s->collider = i;
-    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri;
+    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri, s->material = w->colliders[i].c.material;
     c->ns++;
   }
   for (int i = 0; i < c->ns; i++) {
@@ -114,8 +116,6 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  kn_diag_add(&w->warnings, "contact.penalty.continuous: the mesh pairs are frictionless (the paper gives no "
-              "friction formula, continuous-penalty-forces.md §4.10); the friction coefficients are not used");
   *out = c;
   return KN_OK;
 }
@@ -237,11 +237,24 @@ static void gather(const kn_penalty_cpf* c, const cpf_key* k, double x0[12], dou
   for (int j = 0; j < 4; j++) memcpy(x0 + 3 * j, c->x0 + 3 * k->v[j], 24), memcpy(x1 + 3 * j, c->x1 + 3 * k->v[j], 24);
 }
 
+// the surface that global vertex g belongs to
+static const cpf_surface* surface_of(const kn_penalty_cpf* c, int g) {
+  int lo = 0, hi = c->ns - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (c->s[mid].first <= g) lo = mid;
+    else hi = mid - 1;
+  }
+  return &c->s[lo];
+}
+
 static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s_start) {
   if (!grow((void**)&c->pairs, &c->capp, c->npairs + 1, sizeof *c->pairs)) return 0;
   if (!grow((void**)&c->pkeys, &c->cappk, c->npairs + 1, sizeof *c->pkeys)) return 0;
   kn_cpf_term_pair* t = &c->pairs[c->npairs];
   t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
+  /* the pair's two surfaces: the vertex's (or the first edge's) and the face's (the second edge's) */
+  t->mu = kn_contact_material_combine(&surface_of(c, k->v[0])->material, &surface_of(c, k->v[3])->material).mu;
   for (int j = 0; j < 4; j++) t->pt[j] = c->vpt[k->v[j]];
   c->pkeys[c->npairs++] = *k;
   return 1;

@@ -9,10 +9,12 @@
 
 typedef struct kn_penalty_cpf kn_penalty_cpf;
 
-/* (world, stiffness per pair k, mode) => the triangle surfaces of its FEM bodies and rigid colliders
- * (boxes, meshes). KN_ERR_UNSUPPORTED naming contact.penalty.continuous and the body when a body
+/* (world, stiffness per pair k, friction's smoothing velocity eps_v (kn_cpf_friction), mode) => the
+ * triangle surfaces of its FEM bodies and rigid colliders (boxes, meshes), each pair's friction mu
+ * combined from its two surfaces' materials. KN_ERR_UNSUPPORTED naming contact.penalty.continuous and the body when a body
  * has no triangle surface (an MPM deformable, a sphere, cylinder, capsule or half-space collider). */
-kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err);
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
+                                kn_error* err);
 void kn_penalty_cpf_free(kn_penalty_cpf* c);
 /* (the step: its points, each clique's v_start as the predictor) => the surfaces' vertices added as
  * material points, the carried pairs (start 0) and the pairs CCD finds on the predictor path
