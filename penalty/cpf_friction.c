@@ -7,7 +7,8 @@
  *   f = -mu lambda f1(|u_t|) u_t / |u_t|,  f1(s) = 2 s / eps - s^2 / eps^2 below eps, 1 above,
  * with lambda = |F_+ . n0| the pair's own normal force at this iterate (F_+ the force on the + side
  * of the stencil: exact, not lagged, so |f| <= mu lambda holds at the solution on every pair), and
- * distributed to the four points by sign_j w_j like the normal force. A sticking pair creeps at
+ * distributed to the four points by sign_j w_j like the normal force. Not lagged: the solver's
+ * lagged passes minimize an energy, and the pairs' normal force has none (not a gradient). A sticking pair creeps at
  * |u_t| < eps (f1^-1(|f_t| / mu lambda) eps): the creep bound. */
 #include <math.h>
 #include <string.h>
@@ -16,23 +17,30 @@
 
 static const double sgn_vf[4] = {1, -1, -1, -1}, sgn_ee[4] = {1, 1, -1, -1};
 
-void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double F[12],
-                     double dF[144], double Sfr[9], double ft[3], double* fn) {
+// the start normal n0 (0: degenerate) and F_+ . n0
+static int start_normal(const kn_cpf_stencil* st, const double F[12], double n[3], double* Fn) {
   const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
-  const double* w = pair->w;
-  double f[4], m[9], n[3], Fp[3] = {0, 0, 0};
-  if (ft) ft[0] = ft[1] = ft[2] = 0;
-  if (fn) *fn = 0;
-  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
-  if (!(mu > 0) || !(eps > 0)) return;
+  double f[4], m[9], Fp[3] = {0, 0, 0};
   kn_cpf_cubic(st, f, m);
   double len = kn_vec3_norm(m);
-  if (!(len > 0)) return;
+  if (!(len > 0)) return 0;
   for (int c = 0; c < 3; c++) n[c] = m[c] / len;
   for (int j = 0; j < 4; j++)
     if (sg[j] > 0)
       for (int c = 0; c < 3; c++) Fp[c] += F[3 * j + c];
-  double Fn = kn_vec3_dot(Fp, n), side = Fn >= 0 ? 1 : -1, lam = fabs(Fn);
+  *Fn = kn_vec3_dot(Fp, n);
+  return 1;
+}
+
+void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
+  const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
+  const double* w = pair->w;
+  double n[3], Fn;
+  if (ft) ft[0] = ft[1] = ft[2] = 0;
+  if (fn) *fn = 0;
+  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
+  if (!(mu > 0) || !(eps > 0) || !start_normal(st, F, n, &Fn)) return;
+  double side = Fn >= 0 ? 1 : -1, lam = fabs(Fn);
   if (!(lam > 0)) return;
   double u[3] = {0, 0, 0}, ut[3], uh[3] = {0, 0, 0};
   for (int j = 0; j < 4; j++)

@@ -67,8 +67,9 @@ int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, dou
  * option 2): per pair its four material points (kn_nl_points; a fixed point has no columns), the
  * frozen pair and its start (s* for a pair found on this step's predictor path, 0 for a carried one).
  * The end positions are x1 = x0 + dt J v; the residual is -dt J^T F (the average force as an
- * impulse), its Jacobian -dt^2 J^T dF/dx1 J (not symmetric: the force is not a gradient), the PSD
- * part dt^2 k stiff g g^T with g = (sign w n) over the four points, n the normal at the step's end. */
+ * impulse, with its friction: kn_cpf_friction), its Jacobian -dt^2 J^T dF/dx1 J (not symmetric: the
+ * force is not a gradient), the PSD part dt^2 k stiff g g^T with g = (sign w n) over the four points,
+ * n the normal at the step's end, plus the friction's Sfr blocks. */
 typedef struct {
   int edge_edge;
   int pt[4];

@@ -497,9 +497,14 @@ typedef struct {
   int* ablation;            /* kn_scene_penalty_ablation, with continuous: true only (else refused)
                                [cpf] */
   double* epsilon_v;        /* with continuous: true only (else refused): the pairs' friction
-                               smoothing velocity [m/s] [1e-4]: below it friction ramps up (IPC's
+                               smoothing velocity [m/s] [3e-3]: below it friction ramps up (IPC's
                                f1), so a sticking pair creeps at less than epsilon_v (on a slope
-                               at |f_t| = 0.8 mu f_n: 0.55 epsilon_v, 0.1 mm/s by default) */
+                               at |f_t| = 0.8 mu f_n: 0.55 epsilon_v). 3e-3 because Newton then
+                               converges on all nine rigid regression grasps and the soft cube
+                               with continuous: true, and fails on box_40mm at 1e-3, 5e-3 and
+                               1e-2 (not monotonic: fragile; the pads' mu 1 with the exact
+                               lambda); set 1e-4 for a precise stop (the incline of
+                               test_penalty_cpf_friction.c) */
 } kn_scene_penalty;
 /* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form with the constant
  * normalizer L_k, the default), cpf_exact (the exact normalizer, 8 panels of 3-point Gauss-Legendre

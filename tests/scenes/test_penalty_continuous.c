@@ -10,7 +10,7 @@
  *            (on a level plate the normal forces alone hold it).
  *   S-Energy the mechanical energy (kinetic + gravity; the springs' energy left out, so the check is
  *            conservative while loaded) never exceeds its start, rigid and FEM (27-vertex cube).
- * And the ablation modes at rest, the refusals (an MPM body, a sphere collider, ablation without
+ * And the ablation modes at rest, the refusals (epsilon_v not > 0, epsilon_v or ablation without
  * continuous) naming the key. */
 #include <unistd.h>
 
@@ -157,15 +157,12 @@ static void expect_refused(const char* yaml, const char* key, const char* what) 
 }
 
 Test(penalty_continuous, refusals_name_the_key) {
-  expect_refused("time_step: 0.01\ncontact: {backend: penalty, penalty: {continuous: true}}\n"
-                 "objects:\n  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n"
-                 "deformables:\n  - name: dough\n    model: mpm\n    shape: {box: [0.1, 0.1, 0.1]}\n"
-                 "    resolution: 0.05\n    pose: {xyz: [0, 0, 0.2]}\n",
-                 "contact.penalty.continuous", "an MPM body");
-  expect_refused("time_step: 0.01\ncontact: {backend: penalty, penalty: {continuous: true}}\n"
-                 "objects:\n  - {name: ball, shape: {sphere: 0.1}, mass: 1, pose: {xyz: [0, 0, 0.2]}}\n"
-                 "  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n",
-                 "contact.penalty.continuous", "a sphere collider");
+  expect_refused("time_step: 0.01\ncontact: {backend: penalty, penalty: {continuous: true, epsilon_v: 0}}\n"
+                 "objects:\n  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n",
+                 "contact.penalty.epsilon_v", "epsilon_v 0");
+  expect_refused("time_step: 0.01\ncontact: {backend: penalty, penalty: {epsilon_v: 1e-4}}\n"
+                 "objects:\n  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n",
+                 "contact.penalty.epsilon_v", "epsilon_v without continuous");
   expect_refused("time_step: 0.01\ncontact: {backend: penalty, penalty: {ablation: dpf_ccd}}\n"
                  "objects:\n  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n",
                  "contact.penalty.ablation", "ablation without continuous");
