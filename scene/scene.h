@@ -492,8 +492,9 @@ typedef struct {
                                implicit in the Newton solve, with smoothed Coulomb friction of the
                                pair's combined mu bounded by its own normal force (epsilon_v;
                                penalty/cpf_friction.c, sim/penalty_cpf.c).
-                               Refused, naming this key, with an MPM body or a sphere, cylinder,
-                               capsule or half-space collider (no triangle surface) */
+                               Mixed scenes: contacts with a sphere, cylinder, capsule or
+                               half-space collider on either side, and MPM particles, keep the
+                               discrete springs in the same solve (kn_penalty_cpf_covers) */
   int* ablation;            /* kn_scene_penalty_ablation, with continuous: true only (else refused)
                                [cpf] */
   double* epsilon_v;        /* with continuous: true only (else refused): the pairs' friction
