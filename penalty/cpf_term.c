@@ -19,12 +19,20 @@ static void stencil_at(const kn_cpf_term* t, int i, const double* v, double x0[1
   }
 }
 
-int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff) {
+// pair i's normal force and its friction (Sfr: the friction's PSD block, kn_cpf_friction)
+static int pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff,
+                      double Sfr[9]) {
   double x0[12], x1[12];
   stencil_at(t, i, v, x0, x1);
   const kn_cpf_term_pair* p = &t->pairs[i];
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
-  return kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, dF, stiff);
+  int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, dF, stiff);
+  kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, F, dF, Sfr, NULL, NULL);
+  return keep;
+}
+
+int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff) {
+  return pair_force(t, i, v, F, dF, stiff, NULL);
 }
 
 kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
@@ -34,8 +42,8 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
   const double dt2 = t->dt * t->dt;
   for (int i = 0; i < t->n; i++) {
     const kn_cpf_term_pair* p = &t->pairs[i];
-    double F[12], dF[144], stiff = 0;
-    kn_cpf_term_pair_force(t, i, v, F, T ? dF : NULL, &stiff);
+    double F[12], dF[144], stiff = 0, Sfr[9];
+    pair_force(t, i, v, F, T ? dF : NULL, &stiff, Sfr);
     if (stiff == 0) continue; /* not penetrating anywhere on the path */
     for (int j = 0; j < 4; j++) kn_nl_point_add_force(t->points, p->pt[j], -t->dt, F + 3 * j, r);
     if (T) /* dr_u/dv = -dt J_u^T dF_u/dx1_w dt J_w */
@@ -57,9 +65,9 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
       const double* sg = p->edge_edge ? sgn_ee : sgn_vf;
       for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
-          double c = dt2 * t->k * stiff * sg[a] * p->pair.w[a] * sg[b] * p->pair.w[b] / (len * len), K[9];
+          double ww = dt2 * sg[a] * p->pair.w[a] * sg[b] * p->pair.w[b], c = ww * t->k * stiff / (len * len), K[9];
           for (int x = 0; x < 3; x++)
-            for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y];
+            for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y] + ww * Sfr[3 * x + y];
           kn_nl_points_add_block(t->points, p->pt[a], 1, p->pt[b], 1, K, S);
         }
     }

@@ -69,24 +69,37 @@ int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, dou
  * option 2): per pair its four material points (kn_nl_points; a fixed point has no columns), the
  * frozen pair and its start (s* for a pair found on this step's predictor path, 0 for a carried one).
  * The end positions are x1 = x0 + dt J v; the residual is -dt J^T F (the average force as an
- * impulse), its Jacobian -dt^2 J^T dF/dx1 J (not symmetric: the force is not a gradient), the PSD
- * part dt^2 k stiff g g^T with g = (sign w n) over the four points, n the normal at the step's end. */
+ * impulse, with its friction: kn_cpf_friction), its Jacobian -dt^2 J^T dF/dx1 J (not symmetric: the
+ * force is not a gradient), the PSD part dt^2 k stiff g g^T with g = (sign w n) over the four points,
+ * n the normal at the step's end, plus the friction's Sfr blocks. */
 typedef struct {
   int edge_edge;
   int pt[4];
   kn_cpf_pair pair;
   double s_start;
+  double mu;             /* the pair's friction coefficient (0: frictionless) */
 } kn_cpf_term_pair;
 typedef struct {
   double dt, k;
+  double eps_v;          /* friction's smoothing velocity [m/s] (kn_cpf_friction; 0: frictionless) */
   kn_cpf_mode mode;
   const kn_nl_points* points;
   const kn_cpf_term_pair* pairs;
   int n;
 } kn_cpf_term;
-/* pair i at v => its four forces F (12), optionally dF/dx1 and stiff (kn_cpf_force_jacobian);
- * returns whether it still penetrates at s = 1 */
+/* pair i at v => its four forces F (12), normal and friction (kn_cpf_friction with the pair's mu),
+ * optionally dF/dx1 and stiff (kn_cpf_force_jacobian); returns whether it still penetrates at s = 1 */
 int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff);
+/* Coulomb friction on a pair (cpf_friction.c; §4.10 gives no formula): at the traced point, on the
+ * step's relative velocity u = sum_j sign_j w_j (x1_j - x0_j) / dt, its part u_t normal to the
+ * pair's start normal n0 (m(0)), f = -mu lambda f1(|u_t|) u_t / |u_t| (IPC's mollifier f1 of width
+ * eps [m/s]) with lambda = |F_+ . n0| the pair's normal force in F at this iterate (exact, not
+ * lagged: |f| <= mu lambda). (the stencil, its pair, F the normal forces with dF/dx1 or NULL) =>
+ * F += the friction distributed by sign_j w_j, dF += its derivative (lambda's included), and
+ * optionally Sfr = mu lambda D / dt (D = d(f1 u_t / |u_t|)/du, symmetric PSD: the PSD part's
+ * block per sign_a w_a sign_b w_b dt^2), ft the friction on the + side and fn = lambda. */
+void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double F[12],
+                     double dF[144], double Sfr[9], double ft[3], double* fn);
 /* kn_nl_term's eval (self: a kn_cpf_term), a root-finding term (E untouched) */
 kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                            kn_error* err);

@@ -40,6 +40,7 @@ typedef struct {
   kn_stiction_keyed fem, mpm;
   kn_penalty_faces faces;
   kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
+  kn_nl_term parts[2];      /* the mixed mode's term: the springs (candidates cpf does not cover), the pairs */
   int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
   kn_penalty_meshes meshes; /* the mesh colliders' walkable meshes */
   signed char* side;        /* per candidate: 0 the plane; 1 anchored on A's mesh; -1 on B's mesh,
@@ -72,6 +73,13 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
   int continuous = k && k->continuous && *k->continuous;
+  double eps_v = k && k->epsilon_v ? *k->epsilon_v : 3e-3; /* scene.h: the regression grasps' Newton */
+  if (!isfinite(eps_v) || !(eps_v > 0))
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v", "%g: expected a finite number > 0 [m/s]",
+                         eps_v);
+  if (k && k->epsilon_v && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v",
+                         "applies only with contact.penalty.continuous: true (the springs' friction has no smoothing)");
   if (k && k->ablation && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.ablation",
                          "applies only with contact.penalty.continuous: true");
@@ -82,7 +90,7 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT
                      : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
                                                     : KN_CPF_LK;
-  return kn_penalty_cpf_create(s->w, s->term.k, mode, &s->cpf, err);
+  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -187,12 +195,24 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
   tangential(d, pc->n, pc->X);
 }
 
+/* the mixed mode: the springs' term and the pairs' term summed (both root-finding: E untouched); the
+ * lagged passes freeze the springs' relaxation only (the pairs' force is no gradient: no lag) */
+static kn_status mixed_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
+                            kn_error* err) {
+  kn_nl_term* p = self;
+  kn_status e = p[0].eval(p[0].self, v, E, r, T, S, err);
+  return e ? e : p[1].eval(p[1].self, v, E, r, T, S, err);
+}
+static void mixed_lag(void* self, const double* v, int on) {
+  kn_nl_term* p = self;
+  p[0].lag(p[0].self, v, on);
+}
+
 static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   penalty_state* s = self;
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;
   *potential = 0;
-  if (s->cpf) return kn_penalty_cpf_begin(s->cpf, st, term, err);
   if (c->n > s->pccap) {
     free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
@@ -217,6 +237,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
     pc->phi0 = cc->phi;
     pc->mu = cc->material.mu;
     anchor_start(s, st, i, pc);
+    if (s->cpf && kn_penalty_cpf_covers(s->cpf, cc)) /* the pairs' contact: an inert spring, both ends */
+      *pc = (kn_penalty_contact){.a = -1, .b = -1, .n = {0, 0, 1}, .phi0 = 1}; /* fixed, 1 m apart */
   }
   s->term.dt = st->dt;
   s->term.points = st->points;
@@ -225,6 +247,17 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   s->term.use_ref = 0;
   *term = (kn_nl_term){.eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .self = &s->term};
   *potential = 0;
+  if (!s->cpf) return KN_OK;
+  /* the continuous mode: the pairs, and the springs of what they do not cover in the same solve */
+  int live = 0;
+  for (int i = 0; i < c->n; i++) live |= s->pc[i].a >= 0 || s->pc[i].b >= 0;
+  s->parts[0] = *term;
+  e = kn_penalty_cpf_begin(s->cpf, st, &s->parts[1], err);
+  if (e || !live) {
+    *term = s->parts[1];
+    return e;
+  }
+  *term = (kn_nl_term){.eval = mixed_eval, .lag = mixed_lag, .self = s->parts};
   return KN_OK;
 }
 
@@ -239,17 +272,28 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
   return added > 0;
 }
 
+/* candidate i's force on B. A candidate the continuous pairs cover: the pairs' force between its two
+ * bodies spread evenly over the detection's candidates of those two bodies (either way round) (the pairs are not the
+ * candidates; the outputs and the checks read forces per candidate) */
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
-  (void)st;
   penalty_state* s = self;
   double Z[3], Y[3];
-  if (s->cpf) { /* the mesh pairs are not the detection's candidates */
-    f[0] = f[1] = f[2] = 0;
+  const kn_contact_candidate* cc = &st->cand->c[i];
+  if (!s->cpf || !kn_penalty_cpf_covers(s->cpf, cc)) {
+    kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
+    if (s->side[i] < 0) /* the spring's particle is A: B feels the reaction */
+      for (int k = 0; k < 3; k++) f[k] = -f[k];
     return;
   }
-  kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
-  if (s->side[i] < 0) /* the spring's particle is A: B feels the reaction */
-    for (int k = 0; k < 3; k++) f[k] = -f[k];
+  int same = 0;
+  for (int j = 0; j < st->cand->n; j++) {
+    const kn_contact_candidate* o = &st->cand->c[j];
+    int fa = o->a.kind == cc->a.kind && o->a.body == cc->a.body, fb = o->b.kind == cc->b.kind && o->b.body == cc->b.body;
+    int ra = o->a.kind == cc->b.kind && o->a.body == cc->b.body, rb = o->b.kind == cc->a.kind && o->b.body == cc->a.body;
+    same += (fa && fb) || (ra && rb); /* either way round */
+  }
+  kn_penalty_cpf_side_force(s->cpf, &cc->a, &cc->b, v, f);
+  for (int k = 0; k < 3; k++) f[k] /= same;
 }
 
 /* an active contact on a mesh: its anchor in the mesh's frame := Y (in the contact's frame: R^T (Y - o)),
@@ -274,7 +318,6 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
       return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty pairs on the solved path");
     }
     kn_penalty_cpf_end_step(s->cpf, v);
-    return KN_OK;
   }
   const kn_sim_candidates* c = st->cand;
   kn_world* w = st->w;

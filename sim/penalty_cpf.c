@@ -21,6 +21,7 @@ typedef struct {
   int nused;
   const int* used;       /* the vertices in vertex-face pairs (an FEM body's surface vertices), NULL: all */
   kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
+  kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
 typedef struct {
@@ -34,6 +35,7 @@ typedef struct {
 
 struct kn_penalty_cpf {
   kn_world* w;
+  unsigned char* covered; /* per collider: it has a triangle surface here (else the discrete springs) */
   cpf_surface* s;
   int ns, nvert;
   int* vpt;              /* per global vertex: its point this step */
@@ -56,7 +58,7 @@ struct kn_penalty_cpf {
 void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   if (!c) return;
   for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].edge);
-  free(c->s), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  free(c->s), free(c->covered), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
   kn_swept_scratch_free(c->swept);
   free(c);
@@ -64,29 +66,30 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const double* X);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err) {
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
+                                kn_error* err) {
   const kn_scene* sc = w->scene;
   const char* key = "contact.penalty.continuous";
-  if (w->nmpm > 0)
-    return kn_scene_fail(sc, err, KN_ERR_UNSUPPORTED, key,
-                         "true needs a triangle surface on every body that touches: MPM deformable '%s' has none (its "
-                         "particles are points); use false for MPM bodies",
-                         w->mpms[0].name);
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
-  if (!c || !(c->s = kn_calloc((size_t)(w->nfem + w->ncollider) + 1, sizeof *c->s))) {
+  if (!c || !(c->s = kn_calloc((size_t)(w->nfem + w->ncollider) + 1, sizeof *c->s)) ||
+      !(c->covered = kn_calloc((size_t)w->ncollider + 1, 1))) {
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  c->w = w, c->term.k = k, c->term.mode = mode;
+  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode;
   for (int i = 0; i < w->nfem; i++) {
     const kn_fem_body* b = w->fems[i].body;
     c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
                                   .nt = b->mesh.nsurf, .tri = b->mesh.surf, .nused = w->fems[i].nsurf_vert,
-                                  .used = w->fems[i].surf_vert};
+                                  .used = w->fems[i].surf_vert, .material = w->fems[i].material};
   }
   for (int i = 0; i < w->ncollider; i++) {
     cpf_surface* s = &c->s[c->ns];
     kn_status st = kn_shape_triangles(w->colliders[i].c.shape, &s->mesh, err);
+    if (st == KN_ERR_UNSUPPORTED) { /* a sphere, cylinder, capsule or half-space: the discrete springs */
+      *err = (kn_error){0};
+      continue;
+    }
     if (st) {
       char why[sizeof err->msg];
       snprintf(why, sizeof why, "%s", err->msg);
@@ -96,8 +99,8 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     }
     int tree = w->colliders[i].c.clique;
     s->clique = tree >= 0 ? w->clique_of_tree[tree] : -1, s->fem = -1, s->collider = i;
-    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri;
-    c->ns++;
+    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri, s->material = w->colliders[i].c.material;
+    c->covered[i] = 1, c->ns++;
   }
   for (int i = 0; i < c->ns; i++) {
     c->s[i].first = c->nvert, c->nvert += c->s[i].nv;
@@ -114,10 +117,55 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_pena
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  kn_diag_add(&w->warnings, "contact.penalty.continuous: the mesh pairs are frictionless (the paper gives no "
-              "friction formula, continuous-penalty-forces.md §4.10); the friction coefficients are not used");
   *out = c;
   return KN_OK;
+}
+
+static int side_covered(const kn_penalty_cpf* c, const kn_contact_side* s) {
+  return s->kind == KN_SIDE_SURFACE || (s->kind == KN_SIDE_COLLIDER && c->covered[s->body]);
+}
+
+int kn_penalty_cpf_covers(const kn_penalty_cpf* c, const kn_contact_candidate* cc) {
+  return side_covered(c, &cc->a) && side_covered(c, &cc->b);
+}
+
+// the surface that global vertex g belongs to
+static const cpf_surface* surface_of(const kn_penalty_cpf* c, int g) {
+  int lo = 0, hi = c->ns - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (c->s[mid].first <= g) lo = mid;
+    else hi = mid - 1;
+  }
+  return &c->s[lo];
+}
+
+// side => its surface's index here, -1 none
+static int surface_index(const kn_penalty_cpf* c, const kn_contact_side* sd) {
+  for (int i = 0; i < c->ns; i++)
+    if ((sd->kind == KN_SIDE_SURFACE && c->s[i].fem == sd->body) ||
+        (sd->kind == KN_SIDE_COLLIDER && c->s[i].collider == sd->body))
+      return i;
+  return -1;
+}
+
+void kn_penalty_cpf_side_force(const kn_penalty_cpf* c, const kn_contact_side* a, const kn_contact_side* b,
+                               const double* v, double f[3]) {
+  static const double sgn_vf[4] = {1, -1, -1, -1}, sgn_ee[4] = {1, 1, -1, -1};
+  int ia = surface_index(c, a), ib = surface_index(c, b);
+  f[0] = f[1] = f[2] = 0;
+  if (ia < 0 || ib < 0) return;
+  for (int i = 0; i < c->npairs; i++) {
+    const cpf_key* k = &c->pkeys[i];
+    int s0 = (int)(surface_of(c, k->v[0]) - c->s), s3 = (int)(surface_of(c, k->v[3]) - c->s);
+    double sign = s0 == ib && s3 == ia ? 1 : s0 == ia && s3 == ib ? -1 : 0, F[12];
+    if (sign == 0) continue;
+    kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL);
+    const double* sg = k->edge_edge ? sgn_ee : sgn_vf;
+    for (int j = 0; j < 4; j++)
+      if (sg[j] > 0)
+        for (int d = 0; d < 3; d++) f[d] += sign * F[3 * j + d]; /* the + side (v[0]'s surface) */
+  }
 }
 
 typedef struct {
@@ -242,6 +290,8 @@ static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, d
   if (!grow((void**)&c->pkeys, &c->cappk, c->npairs + 1, sizeof *c->pkeys)) return 0;
   kn_cpf_term_pair* t = &c->pairs[c->npairs];
   t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
+  /* the pair's two surfaces: the vertex's (or the first edge's) and the face's (the second edge's) */
+  t->mu = kn_contact_material_combine(&surface_of(c, k->v[0])->material, &surface_of(c, k->v[3])->material).mu;
   for (int j = 0; j < 4; j++) t->pt[j] = c->vpt[k->v[j]];
   c->pkeys[c->npairs++] = *k;
   return 1;

@@ -9,11 +9,18 @@
 
 typedef struct kn_penalty_cpf kn_penalty_cpf;
 
-/* (world, stiffness per pair k, mode) => the triangle surfaces of its FEM bodies and rigid colliders
- * (boxes, meshes). KN_ERR_UNSUPPORTED naming contact.penalty.continuous and the body when a body
- * has no triangle surface (an MPM deformable, a sphere, cylinder, capsule or half-space collider). */
-kn_status kn_penalty_cpf_create(kn_world* w, double k, kn_cpf_mode mode, kn_penalty_cpf** out, kn_error* err);
+/* (world, stiffness per pair k, friction's smoothing velocity eps_v (kn_cpf_friction), mode) => the
+ * triangle surfaces of its FEM bodies and rigid colliders (boxes, meshes), each pair's friction mu
+ * combined from its two surfaces' materials. Colliders without a triangle surface (spheres,
+ * cylinders, capsules, half-spaces) and MPM bodies are left to the backend's discrete springs
+ * (kn_penalty_cpf_covers). */
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
+                                kn_error* err);
 void kn_penalty_cpf_free(kn_penalty_cpf* c);
+/* the mixed mode's rule: a detection candidate is the pairs' (1) when both its sides have triangle
+ * surfaces here (FEM bodies, box and mesh colliders), else the discrete springs' (0): a box against a
+ * cylinder, any MPM particle. No pair of bodies is handled by both. */
+int kn_penalty_cpf_covers(const kn_penalty_cpf* c, const kn_contact_candidate* cc);
 /* (the step: its points, each clique's v_start as the predictor) => the surfaces' vertices added as
  * material points, the carried pairs (start 0) and the pairs CCD finds on the predictor path
  * x0 -> x0 + dt J v_start (start s*), and the term over them */
@@ -24,6 +31,10 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
 int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err);
 /* after a successful step at v: the pairs still penetrating at its end are carried (§3.6) */
 void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
+/* outputs: the force of the step's pairs between the surfaces of sides a and b on b's, at v (zero
+ * when either side has no surface) */
+void kn_penalty_cpf_side_force(const kn_penalty_cpf* c, const kn_contact_side* a, const kn_contact_side* b,
+                               const double* v, double f[3]);
 /* saved states: the carried pairs; read (NULL, or what is wrong) then taken, all or nothing */
 void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out);
 const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n);

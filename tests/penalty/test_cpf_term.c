@@ -3,7 +3,9 @@
  * and S symmetric positive semi-definite, on the digest's U4 stencil (a vertex through a rotating
  * triangle) as a vertex-face pair and an edge-edge pair on four more points with the same maps; three
  * points of each are FEM-like nodes (their own 3 DoFs each), the fourth a rigid-like point whose map B couples every DoF.
- * dt = 0.5 s: x1 = x0 + dt J v. The FD step 1e-6 on O(1) velocities; tolerance 1e-6 of max |T|. */
+ * dt = 0.5 s: x1 = x0 + dt J v. The FD step 1e-6 on O(1) velocities; tolerance 1e-6 of max |T|. The same
+ * with Coulomb friction on the pairs (penalty/cpf_friction.c), sliding and smoothed; and the friction
+ * of one pair against its closed form. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -26,7 +28,8 @@ static void rotx(const double p[3], double deg, double out[3]) {
   out[0] = p[0], out[1] = c * p[1] - s * p[2], out[2] = s * p[1] + c * p[2];
 }
 
-Test(cpf_term, jacobian_residual_and_psd_part) {
+/* (friction mu, its smoothing eps_v) => the checks on the term */
+static void check_term(double mu, double eps_v) {
   const double dt = 0.5;
   double x0[4][3] = {{0, .2, .4}, {-1, -1, 0}, {1, -1, 0}, {0, 1, 0}}, x1[4][3] = {{0, .2, -.6}};
   for (int j = 1; j < 4; j++) rotx(x0[j], 30, x1[j]);
@@ -69,10 +72,10 @@ Test(cpf_term, jacobian_residual_and_psd_part) {
       for (int k = 0; k < 3; k++) a[3 * j + k] = P.p[q[j]].x0[k], b[3 * j + k] = a[3 * j + k] + dt * u[k];
     }
     kn_cpf_stencil st = {a, b, e};
-    pairs[e] = (kn_cpf_term_pair){.edge_edge = e, .pt = {q[0], q[1], q[2], q[3]}, .s_start = 0};
+    pairs[e] = (kn_cpf_term_pair){.edge_edge = e, .pt = {q[0], q[1], q[2], q[3]}, .s_start = 0, .mu = mu};
     cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pairs[e].pair, &s), 1, "pair %d crosses", e);
   }
-  kn_cpf_term t = {.dt = dt, .k = 3.0, .mode = KN_CPF_LK, .points = &P, .pairs = pairs, .n = 2};
+  kn_cpf_term t = {.dt = dt, .k = 3.0, .eps_v = eps_v, .mode = KN_CPF_LK, .points = &P, .pairs = pairs, .n = 2};
   double r[NV] = {0}, T[NV * NV], S[NV * NV];
   kn_nl_triplets Tt = {0}, St = {0};
   kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
@@ -112,4 +115,45 @@ Test(cpf_term, jacobian_residual_and_psd_part) {
     cr_expect_geq(Sx, -1e-14 * scale, "x^T S x = %.3g", Sx);
   }
   kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St), kn_nl_points_free(&P);
+}
+
+Test(cpf_term, jacobian_residual_and_psd_part) { check_term(0, 0); }
+/* with friction (mu 0.4): eps_v 1e-3 puts both pairs' slip (O(1) m/s) in the Coulomb regime, 30 m/s
+ * in the smoothed one; the Jacobian then also holds lambda's derivative */
+Test(cpf_term, jacobian_with_sliding_friction) { check_term(0.4, 1e-3); }
+Test(cpf_term, jacobian_with_smoothed_friction) { check_term(0.4, 30); }
+
+/* kn_cpf_friction on one vertex-face pair: a vertex moving down through a fixed triangle in z = 0
+ * while sliding along x at 0.3 m/s (no normal component in u_t). The normal force's + side F_+ is
+ * along z; the friction opposes the slide with |f| = mu lambda f1(s) (s = 0.3 m/s): mu lambda exactly
+ * above eps_v, mu lambda (2 s / eps - s^2 / eps^2) below; never above mu lambda; its four parts
+ * sum to zero (an internal force) and weight the face's vertices by the barycentric w. */
+Test(cpf_term, friction_opposes_the_slide_within_the_cone) {
+  const double dt = 0.01, mu = 0.3;
+  double x0[12] = {0.2, 0.3, 1e-3, -1, -1, 0, 2, -1, 0, -1, 2, 0}, x1[12];
+  memcpy(x1, x0, sizeof x1);
+  x1[0] += 0.3 * dt, x1[2] -= 2e-3;
+  kn_cpf_stencil st = {x0, x1, 0};
+  kn_cpf_pair pair;
+  double s_star;
+  cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pair, &s_star), 1);
+  const double eps[3] = {1e-3, 0.3, 1.0};
+  for (int e = 0; e < 3; e++) {
+    double F[12], Fn[12], ft[3], fn;
+    kn_cpf_force_jacobian(&st, &pair, s_star, 1e3, KN_CPF_LK, Fn, NULL, NULL);
+    memcpy(F, Fn, sizeof F);
+    kn_cpf_friction(&st, &pair, mu, eps[e], dt, F, NULL, NULL, ft, &fn);
+    cr_assert_gt(fn, 0, "the pair pushes");
+    cr_expect(fabs(fn - fabs(Fn[2])) <= 1e-15 * fn, "lambda = |F_p . n| (F_p along z: %g %g)", Fn[0], Fn[1]);
+    double s = 0.3, f1 = s < eps[e] ? 2 * s / eps[e] - s * s / (eps[e] * eps[e]) : 1;
+    cr_expect(fabs(ft[0] + mu * fn * f1) <= 1e-12 * mu * fn, "eps %g: f_x %.15g, want %.15g", eps[e], ft[0], -mu * fn * f1);
+    cr_expect(fabs(ft[1]) <= 1e-15 * fn && ft[2] == 0, "eps %g: only along -x: %g %g", eps[e], ft[1], ft[2]);
+    cr_expect(sqrt(ft[0] * ft[0] + ft[1] * ft[1]) <= mu * fn * (1 + 1e-15), "eps %g: inside the cone", eps[e]);
+    double sum[3] = {0, 0, 0};
+    for (int j = 0; j < 4; j++)
+      for (int c = 0; c < 3; c++) sum[c] += F[3 * j + c] - Fn[3 * j + c];
+    for (int c = 0; c < 3; c++) cr_expect(fabs(sum[c]) <= 1e-15 * fn, "eps %g: internal (sum %g)", eps[e], sum[c]);
+    for (int j = 1; j < 4; j++)
+      cr_expect(fabs(F[3 * j] - Fn[3 * j] + pair.w[j] * ft[0]) <= 1e-15 * fn, "eps %g: vertex %d's share", eps[e], j);
+  }
 }

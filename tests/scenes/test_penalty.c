@@ -230,8 +230,9 @@ Test(penalty, incline_mpm_block) { other_mode(MPM, 1e-2, 1e-4, 0.01, 1e-5); }
 Test(penalty, bad_or_unbuilt_keys_are_refused_by_name) {
   const struct {
     const char *set, *key;
-  } cases[] = {/* continuous needs triangle surfaces: the half-space floor has none */
-               {"contact: {backend: penalty, penalty: {continuous: true}}\n", "contact.penalty.continuous"},
+  } cases[] = {/* (continuous with the half-space floor is the mixed mode: test_penalty_cpf_mixed.c) */
+               {"contact: {backend: penalty, penalty: {continuous: true, epsilon_v: -1}}\n",
+                "contact.penalty.epsilon_v"},
                {"contact: {backend: penalty, penalty: {ablation: dpf}}\n", "contact.penalty.ablation"},
                {"contact: {backend: penalty, penalty: {stiffness: -1}}\n", "contact.penalty.stiffness"},
                {"contact: {backend: penalty, penalty: {tolerance: 0}}\n", "contact.penalty.tolerance"}};
