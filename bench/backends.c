@@ -24,42 +24,6 @@ static const variant variants[] = {
     {"ipc", {"contact.backend=ipc", NULL}, 1},
 };
 
-typedef struct {
-  double ms;              /* per step */
-  double iters, facts, krylov, contacts; /* per step */
-} row;
-
-// (scene, variant, steps) => its row; 0 with the message in err when refused or failed
-static int run_one(const char* path, const variant* v, long steps, row* r, char* err, size_t errsz) {
-  kn_scene* sc = NULL;
-  kn_world* w = NULL;
-  kn_error e = {0};
-  memset(r, 0, sizeof *r);
-  if (kn_scene_load_with(path, v->set, v->nset, &sc, &e) || kn_world_create(sc, &w, &e)) {
-    snprintf(err, errsz, "%s", e.msg);
-    kn_scene_free(sc);
-    return 0;
-  }
-  long total = kn_world_total_steps(w);
-  if (steps <= 0 || steps > total) steps = total;
-  double t = 0;
-  long k = 0;
-  for (; k < steps; k++) {
-    double t0 = kn_wall_time();
-    if (kn_world_step(w, &e)) break;
-    t += kn_wall_time() - t0;
-    r->iters += w->last.iterations, r->facts += w->last.factorizations, r->krylov += w->last.krylov_iterations;
-    r->contacts += w->last.contacts;
-  }
-  int ok = k == steps;
-  if (!ok) snprintf(err, errsz, "failed at step %ld: %s", k + 1, e.msg);
-  double n = (double)(k > 0 ? k : 1);
-  r->ms = 1e3 * t / n, r->iters /= n, r->facts /= n, r->krylov /= n, r->contacts /= n;
-  kn_world_free(w);
-  kn_scene_free(sc);
-  return ok;
-}
-
 int kb_backends_run(const char* examples, int quick) {
   const struct {
     const char* file;
@@ -76,9 +40,9 @@ int kb_backends_run(const char* examples, int quick) {
     printf("  %-24s %9s %7s %7s %8s %8s %8s\n", "backend", "ms/step", "iter", "fact", "krylov", "contacts", "x SAP");
     double sap_ms = 0;
     for (size_t b = 0; b < sizeof variants / sizeof *variants; b++) {
-      row r;
+      kb_steps r;
       char err[512] = "";
-      if (!run_one(path, &variants[b], scenes[i].steps, &r, err, sizeof err)) {
+      if (!kb_step_scene(path, variants[b].set, variants[b].nset, scenes[i].steps, &r, err, sizeof err)) {
         printf("  %-24s %s\n", variants[b].name, err);
         continue;
       }

@@ -166,6 +166,17 @@ int kb_mpm_run(int quick);
 /* the contact backends on the regression suite's rigid grasp, FEM soft cube and MPM dough cube
  * (examples: the examples folder), each timed against SAP in the same run (backends.c) */
 int kb_backends_run(const char* examples, int quick);
+
+/* a scene's steps, each timed alone (scene_steps.c); per step but steps and max_contacts */
+typedef struct {
+  long steps;                            /* stepped (all asked for, unless one failed) */
+  double ms;                             /* wall time per step */
+  double iters, facts, krylov, contacts; /* Newton iterations, factorizations, Krylov products, contacts */
+  double max_contacts;                   /* in one step */
+} kb_steps;
+/* (scene, --set overrides, steps, 0: all) => r; 0 with the message in err when refused or a step failed */
+int kb_step_scene(const char* path, const char* const* set, int nset, long steps, kb_steps* r, char* err,
+                  size_t errsz);
 /* the continuous penalty forces' per-pair kernels: CCD + force against a discrete detection +
  * penalty measured in the same run, the exact normalizer against L_k, the Jacobian's cost
  * (continuous.c); printed; 0 when a generated pair is not found by CCD */
