@@ -8,6 +8,7 @@
 #define KNEAD_OUTPUT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../sim/sim.h"
 
@@ -89,6 +90,9 @@ int kn_json_set_build(struct json_t* doc);
  * KNEAD_GNUPLOT names the program (no shell; stdin /dev/null, stdout and stderr to the log). The
  * plots of output.plots and of knead compare. */
 int kn_output_run_gnuplot(const char* script, const char* log);
+
+/* (text) => written on f as a gnuplot single-quoted string (' doubled), for file names and titles */
+void kn_output_gnuplot_string(FILE* f, const char* s);
 
 #ifdef __cplusplus
 }

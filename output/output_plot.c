@@ -207,8 +207,7 @@ void kn_plot_sample(kn_plot_recorder* p, const kn_world* w, const kn_out_scene* 
   }
 }
 
-// gnuplot single-quoted string: ' doubled
-static void gp_string(FILE* f, const char* s) {
+void kn_output_gnuplot_string(FILE* f, const char* s) {
   fputc('\'', f);
   for (; *s; s++) {
     if (*s == '\'') fputc('\'', f);
@@ -243,11 +242,11 @@ static int write_plot(FILE* gp, const char* dir, const char* name, const char* t
   }
   fputs("set output ", gp);
   snprintf(path, sizeof path, "%s/plots/%s.svg", dir, name);
-  gp_string(gp, path);
+  kn_output_gnuplot_string(gp, path);
   fputs("\nset title ", gp);
-  gp_string(gp, title);
+  kn_output_gnuplot_string(gp, title);
   fputs("\nset ylabel ", gp);
-  gp_string(gp, ylabel);
+  kn_output_gnuplot_string(gp, ylabel);
   fputs("\nplot ", gp);
   snprintf(path, sizeof path, "%s/plots/%s.dat", dir, name);
   /* curve k: colour k + 1, dash pattern (solid, dashed, dotted, dash-dot, dash-dot-dot) and marker
@@ -258,13 +257,13 @@ static int write_plot(FILE* gp, const char* dir, const char* name, const char* t
   for (int k = 0; k < ns; k++) {
     int lc = k + 1, dt = k % 5 + 1, pt = marker[k % (int)(sizeof marker / sizeof *marker)];
     if (k) fputs(", \\\n     ", gp);
-    gp_string(gp, path);
+    kn_output_gnuplot_string(gp, path);
     fprintf(gp, " using 1:%d with lines lw 1.5 lc %d dt %d notitle, \\\n     ", k + 2, lc, dt);
-    gp_string(gp, path);
+    kn_output_gnuplot_string(gp, path);
     fprintf(gp, " using 1:%d every %d::%d with points lc %d pt %d ps 0.8 notitle, \\\n     ", k + 2, every,
             k * every / ns, lc, pt);
     fprintf(gp, "NaN with linespoints lw 1.5 lc %d dt %d pt %d ps 0.8 title ", lc, dt, pt);
-    gp_string(gp, s[k]->name);
+    kn_output_gnuplot_string(gp, s[k]->name);
   }
   fputs("\n\n", gp);
   return 1;

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "output/output.h"
 #include "tools/cli.h"
 #include "tools/compare.h"
-#include <unistd.h>
 
 // (path) => the folder and its parents created; 0 on success
 int compare_make_dirs(const char* path) {
@@ -53,16 +54,6 @@ int compare_write_series(const cell* c, const char* dir, const char* backend, ch
   }
   int bad = ferror(f);
   return fclose(f) != 0 || bad ? -1 : 0;
-}
-
-// gnuplot single-quoted string: ' doubled
-static void gp_string(FILE* f, const char* s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', f);
-    fputc(*s, f);
-  }
-  fputc('\'', f);
 }
 
 // (rows) => compare.md
@@ -228,14 +219,14 @@ int compare_write_plots(const char* out_dir, const scene_row* rows, int nrow, co
       for (int k = 0; k < named->nchecks; k++)
         if (!strcmp(named->checks[k].name, q)) unit = named->checks[k].unit;
       fputs("set output ", gp);
-      gp_string(gp, path);
+      kn_output_gnuplot_string(gp, path);
       fputs("\nset title ", gp);
       char title[600];
       snprintf(title, sizeof title, "%s: %s, per backend", r->name, q);
-      gp_string(gp, title);
+      kn_output_gnuplot_string(gp, title);
       fputs("\nset ylabel ", gp);
       snprintf(title, sizeof title, "%s [%s]", q, unit);
-      gp_string(gp, title);
+      kn_output_gnuplot_string(gp, title);
       fputs("\nplot ", gp);
       int ncurve = 0;
       const char* ref_file = NULL;
@@ -247,14 +238,14 @@ int compare_write_plots(const char* out_dir, const scene_row* rows, int nrow, co
         if (!ref_file && (ref_col = compare_column_of(c, ref)) >= 0) ref_file = r->series[b];
         int every = c->nrows > 12 ? c->nrows / 12 : 1;
         if (ncurve++) fputs(", \\\n     ", gp);
-        gp_string(gp, r->series[b]);
+        kn_output_gnuplot_string(gp, r->series[b]);
         fprintf(gp, " skip 1 using 1:%d with linespoints lw 1.5 lc %d dt %d pt %d ps 0.7 pointinterval %d title ",
                 k + 1, b + 1, b % 5 + 1, marker[b % 8], every);
-        gp_string(gp, backends[b]);
+        kn_output_gnuplot_string(gp, backends[b]);
       }
       if (ref_file) {
         if (ncurve++) fputs(", \\\n     ", gp);
-        gp_string(gp, ref_file);
+        kn_output_gnuplot_string(gp, ref_file);
         fprintf(gp, " skip 1 using 1:%d with lines lw 2.5 lc rgb '#000000' dt 3 title 'reference'", ref_col + 1);
       }
       if (ncurve == 0) fputs("NaN notitle", gp);
