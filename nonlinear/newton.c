@@ -289,7 +289,10 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   kn_nl_stats st0 = {0};
   kn_status st = reserve(s, p, n, err);
   if (st) return st;
-  for (int c = 0; c < p->ncliques; c++) p->cliques[c].ops->diagonal(p->cliques[c].self, s->dinv + s->offset[c]);
+  for (int c = 0; c < p->ncliques; c++) {
+    const kn_clique* q = &p->cliques[c];
+    (q->ops->mass ? q->ops->mass : q->ops->diagonal)(q->self, s->dinv + s->offset[c]);
+  }
   for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
   memcpy(s->v, v0, (size_t)n * sizeof(double));
   int lag = !p->potential && p->contact.lag;

@@ -16,9 +16,13 @@
  * Newton minimizes sum E: Hessians symmetric (PSD-projected by their owners), CHOLMOD LDL^T,
  * backtracking Armijo on the energy (the backend may cap each step: ipc's CCD). Otherwise (implicit
  * friction, penalty anchors) it is damped Newton on r with a backtracking line search on the
- * scaled residual norm ||D r|| (digest implicit-smooth-friction §3.7-3.8), UMFPACK LU. D = diag(A)^-1
- * (the cliques' free-motion diagonals), so D r is a velocity error and the stopping test is
- * max_i |D r|_i <= abs_tol + rel_tol max|v| [m/s].
+ * scaled residual norm ||D r|| (digest implicit-smooth-friction §3.7-3.8), UMFPACK LU. D = M^-1, the
+ * cliques' mass diagonals (kn_clique_ops.mass; a tree's A diagonal), so D r is a velocity error and
+ * the stopping test, on every problem, is max_i |D r|_i <= abs_tol + rel_tol max|v| [m/s]. Not
+ * diag(A)^-1: an elastic body's A = M + dt^2 K, and K does not resist its rigid modes, so that
+ * scale accepted rigid-mode errors dt^2 K / M times the tolerance (an FEM block on an incline at dt
+ * 5e-3 kept each step's guess, lost downhill momentum that no contact force accounted for and slid
+ * 0.9 % short).
  *
  * A solver owns its workspaces; one per backend, not thread-safe. */
 #ifndef KNEAD_NONLINEAR_H
