@@ -84,3 +84,32 @@ int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate
 void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, char* buf, size_t cap) {
   kn_mesh_surfaces_name(&s->ms, w, i, buf, cap);
 }
+
+/*---- outputs: the mesh pairs as contact rows ----*/
+
+typedef struct {
+  const kn_ipc_surfaces* s;
+  kn_world* w;
+  kn_error* err;
+} row_ctx;
+
+/* one pair => its row: the normal along d^2's gradient on B's vertices (from A into B), each traced
+ * point its side's vertices weighted by their part of that gradient (the closest points' weights) */
+static kn_status row(void* p, const kn_ipc_mesh_contact* c) {
+  row_ctx* r = p;
+  double n[3] = {0, 0, 0}, wt[4];
+  for (int j = 0; j < 4; j++) {
+    wt[j] = kn_vec3_norm(c->gs + 3 * j);
+    for (int a = 0; a < 3; a++) n[a] += c->side[j] ? c->gs[3 * j + a] : 0;
+  }
+  double len = kn_vec3_norm(n);
+  for (int a = 0; a < 3; a++) n[a] = len > 0 ? n[a] / len : 0;
+  return kn_mesh_surfaces_record_pair(&r->s->ms, r->w, r->s->pairs[2 * c->q], r->s->pairs[2 * c->q + 1], c->side, c->ee,
+                                      c->x, wt, c->F, n, c->d, r->err);
+}
+
+kn_status kn_ipc_surfaces_record(const kn_ipc_surfaces* s, const kn_ipc_term* t, kn_world* w, const double* v,
+                                 kn_error* err) {
+  row_ctx c = {s, w, err};
+  return kn_ipc_mesh_contacts(t, v, row, &c, err);
+}

@@ -31,4 +31,10 @@ void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, ch
 /* candidate => 1 when its two sides are surfaces with mesh pairs between them (the pairs replace it) */
 int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate* c);
 
+/* outputs, after the step at v (t: the step's term over these surfaces): every pair with a barrier
+ * or lagged friction as a contact row (kn_sim_contacts_add_pair), its normal and gap the distance's,
+ * its force the barrier's and the friction's. KN_ERR_NOMEM */
+kn_status kn_ipc_surfaces_record(const kn_ipc_surfaces* s, const kn_ipc_term* t, kn_world* w, const double* v,
+                                 kn_error* err);
+
 #endif

@@ -102,3 +102,24 @@ void kn_mesh_surfaces_name(const kn_mesh_surfaces* m, const kn_world* w, int i, 
   if (s->fem >= 0) snprintf(buf, cap, "the deformable '%s'", w->fems[s->fem].name);
   else snprintf(buf, cap, "the collider '%s'", w->colliders[s->collider].name);
 }
+
+kn_status kn_mesh_surfaces_record_pair(const kn_mesh_surfaces* m, kn_world* w, int sa, int sb, const int side[4],
+                                       int edge_edge, const double x[12], const double wt[4], const double F[12],
+                                       const double n[3], double phi, kn_error* err) {
+  const kn_mesh_surface *A = &m->s[sa], *B = &m->s[sb];
+  kn_sim_pair_contact r = {.a_fem = A->fem, .a_collider = A->collider, .b_fem = B->fem, .b_collider = B->collider,
+                           .edge_edge = edge_edge, .phi = phi};
+  double pt[2][3] = {{0, 0, 0}, {0, 0, 0}}, ws[2] = {0, 0};
+  for (int j = 0; j < 4; j++) {
+    ws[side[j]] += wt[j];
+    for (int a = 0; a < 3; a++) {
+      pt[side[j]][a] += wt[j] * x[3 * j + a];
+      if (side[j]) r.f[a] += F[3 * j + a];
+    }
+  }
+  for (int a = 0; a < 3; a++) {
+    r.n[a] = n[a];
+    r.p[a] = 0.5 * (ws[0] > 0 ? pt[0][a] / ws[0] : 0) + 0.5 * (ws[1] > 0 ? pt[1][a] / ws[1] : 0);
+  }
+  return kn_sim_contacts_add_pair(w, &r, err);
+}

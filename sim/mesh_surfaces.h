@@ -7,6 +7,7 @@
 #define KNEAD_SIM_MESH_SURFACES_H
 
 #include "sim/backend_nonlinear.h"
+#include "sim/candidates.h"
 
 typedef struct {
   int fem, collider;       /* which body (the other -1) */
@@ -41,6 +42,13 @@ kn_status kn_mesh_surfaces_points(kn_mesh_surfaces* m, const kn_nl_step* st, int
 int kn_mesh_surfaces_of_side(const kn_mesh_surfaces* m, const kn_contact_side* sd);
 /* global vertex g => its surface */
 int kn_mesh_surfaces_of_vertex(const kn_mesh_surfaces* m, int g);
+/* a mesh pair at the step's end for the outputs (kn_sim_contacts_add_pair): its stencil's four
+ * vertices x (12), side[j] 0 on surface sa (A), 1 on sb (B), the weights wt of its traced points
+ * (>= 0; each side's point is its vertices' weighted mean), the forces F on the vertices (12), the
+ * unit normal n from A into B and the gap phi along it. KN_ERR_NOMEM */
+kn_status kn_mesh_surfaces_record_pair(const kn_mesh_surfaces* m, kn_world* w, int sa, int sb, const int side[4],
+                                       int edge_edge, const double x[12], const double wt[4], const double F[12],
+                                       const double n[3], double phi, kn_error* err);
 /* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
 void kn_mesh_surfaces_name(const kn_mesh_surfaces* m, const kn_world* w, int i, char* buf, size_t cap);
 

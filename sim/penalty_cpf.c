@@ -391,3 +391,43 @@ void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n) {
   free(c->carried);
   c->carried = pairs, c->ncarried = n, c->capcarried = n + 1;
 }
+
+/*---- outputs: each pair with a force as a contact row (kn_mesh_surfaces_record_pair) ----*/
+
+kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const double* v, kn_error* err) {
+  static const int side_vf[4] = {1, 0, 0, 0}, side_ee[4] = {1, 1, 0, 0}; /* B: the vertex's or the first edge's */
+  const kn_nl_points* P = c->term.points;
+  for (int i = 0; i < c->npairs; i++) {
+    const kn_cpf_term_pair* p = &c->pairs[i];
+    const int* side = p->edge_edge ? side_ee : side_vf;
+    double F[12], x[12], fb[3] = {0, 0, 0}, e1[3], e2[3], n[3], d[3] = {0, 0, 0};
+    kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL);
+    for (int j = 0; j < 4; j++) {
+      double u[3];
+      kn_nl_point_velocity(P, p->pt[j], v, u);
+      for (int a = 0; a < 3; a++) {
+        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a];
+        fb[a] += side[j] ? F[3 * j + a] : 0;
+      }
+    }
+    if (!(kn_vec3_norm(fb) > 0)) continue; /* no force over the step */
+    /* the normal at the step's end: the face's (vertex-face) or the edges' cross product, turned
+     * along the force on B; the gap: B's traced point minus A's along it */
+    for (int a = 0; a < 3; a++) {
+      e1[a] = p->edge_edge ? x[3 + a] - x[a] : x[6 + a] - x[3 + a];
+      e2[a] = p->edge_edge ? x[9 + a] - x[6 + a] : x[9 + a] - x[3 + a];
+    }
+    kn_vec3_cross(e1, e2, n);
+    double len = kn_vec3_norm(n);
+    if (!(len > 0)) memcpy(n, fb, sizeof n), len = kn_vec3_norm(fb);
+    if (kn_vec3_dot(n, fb) < 0) len = -len;
+    for (int a = 0; a < 3; a++) n[a] /= len;
+    for (int j = 0; j < 4; j++)
+      for (int a = 0; a < 3; a++) d[a] += (side[j] ? 1 : -1) * p->pair.w[j] * x[3 * j + a];
+    int sb = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[0]), sa = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[3]);
+    kn_status st = kn_mesh_surfaces_record_pair(&c->ms, w, sa, sb, side, p->edge_edge, x, p->pair.w, F, n,
+                                                kn_vec3_dot(d, n), err);
+    if (st) return st;
+  }
+  return KN_OK;
+}
