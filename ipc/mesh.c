@@ -410,7 +410,8 @@ kn_status kn_ipc_mesh_contacts(const kn_ipc_term* t, const double* v, kn_ipc_mes
   if (m->nfr) memset(m->frmark, 0, (size_t)m->nfr);
   if (!prepare(m, t, v, NULL)) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   contact_ctx c = {t, v, fn, ctx, KN_OK};
-  if (!visit(m, t->dhat, 0, contact_pair, &c) && !c.st) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
+  if (!visit(m, t->dhat, 0, contact_pair, &c) && !c.st)
+    return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   for (int i = 0; i < m->nfr && !c.st; i++) { /* lagged friction of pairs no longer within dhat */
     const kn_ipc_mesh_friction* f = &m->fr[i];
     if (m->frmark[i]) continue;

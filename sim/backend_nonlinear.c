@@ -175,7 +175,8 @@ static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_
   return KN_OK;
 }
 
-/* 7. forces on each candidate's B side, the formulation's mesh pairs, FEM attachment forces (their SAP impulses at v) */
+/* 7. forces on each candidate's B side, the formulation's mesh pairs, FEM attachment forces (their
+ * SAP impulses at v) */
 static kn_status stage_outputs(kn_world* w, nl_state* s, const kn_nl_step* st, kn_error* err) {
   sap_state* sp = s->sap;
   const kn_sim_candidates* c = &sp->cand;

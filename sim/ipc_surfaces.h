@@ -1,8 +1,8 @@
 /* knead/sim internal: the world's triangle surfaces for the ipc backend's mesh-mesh pairs
  * (ipc_surfaces.c; ipc/ipc.h kn_ipc_mesh): every FEM body's boundary and every rigid triangle-mesh
- * collider (collected by sim/mesh_surfaces.c, shared with the penalty backend), the pairs of them that can touch (FEM-FEM, FEM-mesh collider; not two rigid meshes,
- * not an FEM body and a collider it is attached to), and per step their vertices as material
- * points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
+ * collider (collected by sim/mesh_surfaces.c, shared with the penalty backend), the pairs of
+ * them that can touch (FEM-FEM, FEM-mesh collider; not two rigid meshes, not an FEM body and a
+ * collider it is attached to), and per step their vertices as material points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
 #ifndef KNEAD_SIM_IPC_SURFACES_H
 #define KNEAD_SIM_IPC_SURFACES_H
 

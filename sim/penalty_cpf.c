@@ -424,7 +424,8 @@ kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const doub
     for (int a = 0; a < 3; a++) n[a] /= len;
     for (int j = 0; j < 4; j++)
       for (int a = 0; a < 3; a++) d[a] += (side[j] ? 1 : -1) * p->pair.w[j] * x[3 * j + a];
-    int sb = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[0]), sa = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[3]);
+    int sb = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[0]);
+    int sa = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[3]);
     kn_status st = kn_mesh_surfaces_record_pair(&c->ms, w, sa, sb, side, p->edge_edge, x, p->pair.w, F, n,
                                                 kn_vec3_dot(d, n), err);
     if (st) return st;

@@ -6,19 +6,21 @@
  * x_n+1 = x_n + dt v_n+1; an FEM body's lumped masses, its elastic forces summing to 0; no
  * damping), to the Newton solve's tolerance.
  *   penalty  a rigid 0.1 m cube (0.1 kg) on a fixed box plate, 200 steps of 0.01 s: four corner
- *            vertex-face pairs at the cube's corners, each m g / 4 at depth m g / (4 k) (the
- *            digest's S-Box rest), normals +z; the rows sum to m g.
+ *            vertex-face pairs at the cube's corners, each m g / 4 at depth m g / (4 k) (k the
+ *            default 1e4 N/m; test_penalty_cpf_mixed.c's rest), normals +z; the rows sum to m g.
  *   ipc      an FEM 0.1 m cube (1 kg) dropped 2 mm onto a fixed rigid triangle-mesh plate, 60
  *            steps of 0.01 s: kind 3 / 4 rows between plate and cube, gaps in (0, dhat), normals
  *            into the cube; the rows sum to the cube's momentum balance and the cube's total
  *            contact force (w->fems[0].force) is their sum.
- * Default keys but the backend (and penalty's continuous mode). ~1 s in Release. */
+ * Default contact keys but the backend (and penalty's continuous mode); the FEM cube's material is
+ * test_ipc_mesh.c's. ~1 s in Release, the scenes small enough for the sanitizer build as they are. */
 #define _GNU_SOURCE /* mkstemps */
 #include <unistd.h>
 
 #include "scene_util.h"
 
-// (world, collider or FEM body named name) => the z force on it summed over every contact row
+// (world, a collider or an FEM body (the other -1)) => the z force on it summed over every contact row,
+// and how many FEM rows are mesh pairs (kind 3, 4)
 static double rows_force_z(const kn_world* w, int collider, int fem, int* npair) {
   double fz = 0;
   *npair = 0;
@@ -49,7 +51,8 @@ Test(mesh_pair_rows, penalty_cube_on_a_plate_rows_sum_to_m_g) {
                      "contact: {backend: penalty, penalty: {continuous: true}}\n"
                      "objects:\n"
                      "  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true}\n"
-                     "  - {name: cube, shape: {box: [0.1, 0.1, 0.1]}, density: 100, pose: {xyz: [0.013, 0.021, 0.061]}}\n";
+                     "  - {name: cube, shape: {box: [0.1, 0.1, 0.1]}, density: 100,\n"
+                     "     pose: {xyz: [0.013, 0.021, 0.061]}}\n";
   test_world t = tw_create(yaml);
   const double* q = tw_object_q(&t, "cube");
   tw_step(&t, 198);
@@ -76,11 +79,12 @@ Test(mesh_pair_rows, penalty_cube_on_a_plate_rows_sum_to_m_g) {
     cr_expect(fabs(c->phi + m * g / (4 * k)) < 1e-9, "row %d: gap %.10e m, -m g / 4k = %.10e", i, c->phi,
               -m * g / (4 * k));
     /* at a corner of the cube, on the plate's top */
-    cr_expect(fabs(fabs(c->p[0] - q[0]) - 0.05) < 1e-6 && fabs(fabs(c->p[1] - q[1]) - 0.05) < 1e-6, "row %d: not at a corner", i);
+    cr_expect(fabs(fabs(c->p[0] - q[0]) - 0.05) < 1e-6 && fabs(fabs(c->p[1] - q[1]) - 0.05) < 1e-6,
+              "row %d: not at a corner", i);
     cr_expect(fabs(c->p[2] - plate_top) < 1e-4, "row %d: z %.6g", i, c->p[2]);
   }
-  cr_log_info("penalty continuous: %d pair rows, their z force on the cube %.12g N, m g %.12g N, momentum balance %.12g N",
-              rows, fz, m * g, balance);
+  cr_log_info("penalty continuous: %d pair rows, their z force on the cube %.12g N, m g %.12g N, "
+              "momentum balance %.12g N", rows, fz, m * g, balance);
   cr_expect_eq(rows, 4, "four corner pairs carry the cube: %d rows", rows);
   /* Newton's 1e-8 m/s on v over dt, times m: 1e-7 N (measured 8e-8 N); the rows at rest: m g */
   cr_expect(fabs(fz - balance) < 1e-6, "rows %.12g N, momentum %.12g N", fz, balance);
@@ -143,7 +147,8 @@ Test(mesh_pair_rows, ipc_fem_cube_on_a_mesh_plate_rows_balance_momentum) {
   for (int i = 0; i < w->nfem_contact; i++) {
     const kn_world_fem_contact* c = &w->fem_contacts[i];
     if (c->kind < 3) {
-      cr_expect(kn_vec3_norm(c->f) == 0, "candidate row %d replaced by the pairs has force %g N", i, kn_vec3_norm(c->f));
+      cr_expect(kn_vec3_norm(c->f) == 0, "candidate row %d replaced by the pairs has force %g N", i,
+                kn_vec3_norm(c->f));
       continue;
     }
     cr_expect(c->fem_b == 0 && c->a_collider == plate && c->a_fem < 0, "row %d: sides", i);
@@ -156,7 +161,7 @@ Test(mesh_pair_rows, ipc_fem_cube_on_a_mesh_plate_rows_balance_momentum) {
   cr_expect_gt(npair, 0, "no mesh pair rows");
   /* Newton's tolerance on v (ipc's eps_d, ~1e-7 m/s here) over dt, times M: 1e-5 N (measured 3e-9 N) */
   cr_expect(fabs(fz - balance) < 1e-6 * M * g, "rows %.12g N, momentum balance %.12g N", fz, balance);
-  cr_expect(fabs(w->fems[0].force[2] - fz) < 1e-12 * M * g, "the cube's total %.12g N, rows %.12g N", w->fems[0].force[2],
-            fz);
+  cr_expect(fabs(w->fems[0].force[2] - fz) < 1e-12 * M * g, "the cube's total %.12g N, rows %.12g N",
+            w->fems[0].force[2], fz);
   tw_free(&t);
 }
