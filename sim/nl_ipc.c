@@ -390,6 +390,12 @@ static void ipc_force(void* self, const kn_nl_step* st, int i, const double* v, 
   kn_ipc_term_force(&((ipc_state*)self)->term, i, v, f);
 }
 
+/* the mesh pairs as contact rows of their own (the candidates they replace report 0) */
+static kn_status ipc_record(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
+  ipc_state* s = self;
+  return s->term.mesh ? kn_ipc_surfaces_record(&s->surf, &s->term, st->w, v, err) : KN_OK;
+}
+
 /* where advance put candidate i's side j (0: A, 1: B): a collider point through its body's pose
  * at q_n+1, any other point by its map (exact: FEM x + dt v, MPM G2P); x0 its start */
 static void side_end(ipc_state* s, const kn_nl_step* st, int i, int j, const double* v, double x[3], double x0[3]) {
@@ -475,7 +481,8 @@ static void ipc_describe_failure(void* self, const kn_nl_step* st, const double*
 }
 
 static const kn_nl_formulation ipc_formulation = {"ipc", ipc_create, ipc_destroy, ipc_begin, ipc_after_solve,
-                                                  ipc_force, ipc_end_step, ipc_save, ipc_load, ipc_describe_failure};
+                                                  ipc_force, ipc_end_step, ipc_save, ipc_load, ipc_describe_failure,
+                                                  ipc_record};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &ipc_formulation, out, err);

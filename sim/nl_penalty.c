@@ -272,11 +272,11 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
   return added > 0;
 }
 
-/* candidate i's force on B. A candidate the continuous pairs cover: the pairs' force between its two
- * bodies spread evenly over the detection's candidates of those two bodies (either way round) (the pairs are not the
- * candidates; the outputs and the checks read forces per candidate) */
-static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
-  penalty_state* s = self;
+/* candidate i's force on B. A candidate the continuous pairs cover: with spread, the pairs' force
+ * between its two bodies spread evenly over the detection's candidates of those two bodies (either
+ * way round; a failed solve's description), else 0: the outputs get the pairs as rows of their own
+ * (penalty_record) */
+static void candidate_force(penalty_state* s, const kn_nl_step* st, int i, const double* v, int spread, double f[3]) {
   double Z[3], Y[3];
   const kn_contact_candidate* cc = &st->cand->c[i];
   if (!s->cpf || !kn_penalty_cpf_covers(s->cpf, cc)) {
@@ -285,6 +285,8 @@ static void penalty_force(void* self, const kn_nl_step* st, int i, const double*
       for (int k = 0; k < 3; k++) f[k] = -f[k];
     return;
   }
+  f[0] = f[1] = f[2] = 0;
+  if (!spread) return;
   int same = 0;
   for (int j = 0; j < st->cand->n; j++) {
     const kn_contact_candidate* o = &st->cand->c[j];
@@ -294,6 +296,20 @@ static void penalty_force(void* self, const kn_nl_step* st, int i, const double*
   }
   kn_penalty_cpf_side_force(s->cpf, &cc->a, &cc->b, v, f);
   for (int k = 0; k < 3; k++) f[k] /= same;
+}
+
+static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  candidate_force(self, st, i, v, 0, f);
+}
+
+static void spread_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  candidate_force(self, st, i, v, 1, f);
+}
+
+/* the continuous mode's pairs as contact rows of their own */
+static kn_status penalty_record(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
+  penalty_state* s = self;
+  return s->cpf ? kn_penalty_cpf_record(s->cpf, st->w, v, err) : KN_OK;
 }
 
 /* an active contact on a mesh: its anchor in the mesh's frame := Y (in the contact's frame: R^T (Y - o)),
@@ -398,13 +414,13 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
 
 /* a failed solve's worst contact: the spring pulled hardest at the last iterate */
 static void penalty_describe_failure(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
-  kn_nl_describe_strongest(penalty_force, self, st, v, buf, n);
+  kn_nl_describe_strongest(spread_force, self, st, v, buf, n);
 }
 
 static const kn_nl_formulation penalty_formulation = {"penalty",          penalty_create,      penalty_destroy,
                                                       penalty_begin,      penalty_after_solve, penalty_force,
                                                       penalty_end_step,   penalty_save,        penalty_load,
-                                                      penalty_describe_failure};
+                                                      penalty_describe_failure, penalty_record};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &penalty_formulation, out, err);
