@@ -123,3 +123,40 @@ void kn_penalty_fem_walk_add(const kn_penalty_term* t, int i, const double* v, d
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 4; b++) kn_penalty_add_block(P, rp[a], rs[a], rp[b], rs[b], K, S, DS);
 }
+
+double kn_penalty_fem_walk_lagged(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T,
+                                  double* D, kn_nl_triplets* S, double* DS) {
+  const kn_penalty_contact* c = &t->c[i];
+  if (t->tri_ref[i] < 0) return 0;
+  const kn_nl_points* P = t->points;
+  const int *pt = c->fem->pt, *tv = c->fem->mesh.tri + 3 * t->tri_ref[i];
+  const double *w = t->Y_ref + 3 * i, *x = c->fem->x, *n = c->n, h = t->dt, k = t->k;
+  double u[3], Z[3], d[3], f[3];
+  kn_nl_point_velocity(P, c->b, v, u);
+  for (int a = 0; a < 3; a++) {
+    Z[a] = c->z0[a] + h * u[a];
+    d[a] = w[0] * x[3 * tv[0] + a] + w[1] * x[3 * tv[1] + a] + w[2] * x[3 * tv[2] + a] - Z[a];
+  }
+  double dn = kn_vec3_dot(d, n), phi = -dn, e = 0;
+  int pen = phi < 0;
+  for (int a = 0; a < 3; a++) {
+    double dt_a = d[a] - dn * n[a];
+    f[a] = k * (dt_a + (pen ? dn : 0.0) * n[a]); /* on the particle: -dU/dZ */
+    e += 0.5 * k * dt_a * dt_a;
+  }
+  if (pen) e += 0.5 * k * phi * phi;
+  kn_nl_point_add_force(P, c->b, -h, f, r);
+  for (int j = 0; j < 3; j++) kn_nl_point_add_force(P, pt[tv[j]], h * w[j], f, r);
+  if (!T) return e;
+  double K[9];
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) K[3 * a + b] = h * h * k * ((pen ? n[a] * n[b] : 0.0) + (a == b) - n[a] * n[b]);
+  int rp[4] = {c->b, pt[tv[0]], pt[tv[1]], pt[tv[2]]};
+  double rs[4] = {1, -w[0], -w[1], -w[2]};
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      kn_penalty_add_block(P, rp[a], rs[a], rp[b], rs[b], K, T, D);
+      if (S) kn_penalty_add_block(P, rp[a], rs[a], rp[b], rs[b], K, S, DS);
+    }
+  return e;
+}

@@ -253,6 +253,8 @@ typedef struct {
   double* Y_ref;                    /* n x 3, or NULL (no lagged passes): the anchors of kn_penalty_term_lag */
   unsigned char* active_ref;        /* n: the contact was active there */
   int use_ref;                      /* set by kn_penalty_term_lag: the term is the potential lagged there */
+  int* tri_ref;                     /* n, or NULL: a walk's final triangle at the lag (its weights in
+                                       Y_ref; -1: inactive there) */
   kn_penalty_fem_mesh* fems;        /* the FEM boundaries contacts walk (kn_penalty_term_move) */
   int nfems;
 } kn_penalty_term;
@@ -277,6 +279,13 @@ kn_relax_state kn_penalty_fem_walk_eval(const kn_penalty_term* t, const kn_penal
  * depends on and the weights' derivatives; S dt^2 k (I sticking, n n^T sliding) on J_b - sum w_i J_i */
 void kn_penalty_fem_walk_add(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T, double* D,
                              kn_nl_triplets* S, double* DS);
+/* contact i (on an FEM boundary) lagged (kn_penalty_term_lag, with tri_ref): the anchor frozen as
+ * the point of weights Y_ref on triangle tri_ref, moving with its vertices, Y_l(v) = sum w_j x_tv_j;
+ * the potential k/2 min(phi, 0)^2 + k/2 |P_t (Y_l - Z)|^2 with phi = n . (Z - Y_l) (returned), its
+ * gradient into r (the full term's residual at the lag's v), its Hessian dt^2 J_rel^T k (n n^T [phi <
+ * 0] + P_t) J_rel (J_rel = J_b - sum w_j J_tv_j) into T and S */
+double kn_penalty_fem_walk_lagged(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T,
+                                  double* D, kn_nl_triplets* S, double* DS);
 /* T += (sa J_a)^T K (sb J_b), into the dense n x n scratch D instead when D is non-NULL (term.c) */
 void kn_penalty_add_block(const kn_nl_points* P, int a, double sa, int b, double sb, const double K[9],
                           kn_nl_triplets* T, double* D);

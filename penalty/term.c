@@ -171,8 +171,9 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
   for (int i = 0; i < t->n; i++) {
     const kn_penalty_contact* c = &t->c[i];
     double Z[3], Y[3], f[3], J[9], g[3];
-    if (c->fem) { /* not lagged: the walk in full in the lagged passes too (not a potential) */
-      kn_penalty_fem_walk_add(t, i, v, r, T, DT, S, DS);
+    if (c->fem) {
+      if (t->use_ref && t->tri_ref) e += kn_penalty_fem_walk_lagged(t, i, v, r, T, DT, S, DS);
+      else kn_penalty_fem_walk_add(t, i, v, r, T, DT, S, DS);
       continue;
     }
     if (t->use_ref) {
@@ -221,6 +222,13 @@ void kn_penalty_term_lag(void* self, const double* v, int on) {
   kn_penalty_term_move(t, v);
   for (int i = 0; i < t->n; i++) {
     double Z[3], f[3];
+    if (t->c[i].fem && t->tri_ref) { /* the walk's end: its triangle, the weights in Y_ref */
+      kn_penalty_fem_walk wk;
+      t->active_ref[i] = kn_penalty_fem_walk_eval(t, &t->c[i], v, 0, &wk) != KN_RELAX_INACTIVE;
+      t->tri_ref[i] = t->active_ref[i] ? wk.o.at.tri : -1;
+      memcpy(t->Y_ref + 3 * i, wk.w, sizeof wk.w);
+      continue;
+    }
     t->active_ref[i] = kn_penalty_term_contact(t, i, v, Z, t->Y_ref + 3 * i, f, NULL) != KN_RELAX_INACTIVE;
   }
 }

@@ -15,7 +15,8 @@
  * of a successful step an active contact whose relaxation slid keeps the anchor moved by the slide
  * Y - X (a sticking one keeps it untouched), an inactive one is dropped (§3.10). A rigid feature
  * point in an FEM face and an FEM vertex at another FEM body's face keep their anchor as a point of
- * the face (penalty_faces.c). */
+ * the face (penalty_faces.c) and walk it over that body's deformed boundary (penalty_fem_meshes.c,
+ * penalty/fem_walk.c; side +-2), committed as the face the walk ended on. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ typedef struct {
 static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
-  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
+  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
   kn_penalty_term_free(&s->term);
   kn_penalty_meshes_free(&s->meshes);
   kn_penalty_fem_meshes_free(&s->fems);
@@ -235,13 +236,14 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   kn_world* w = st->w;
   *potential = 0;
   if (c->n > s->pccap) {
-    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
+    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
     s->side = malloc((size_t)c->n);
     s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
     s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
     s->term.active_ref = malloc((size_t)c->n);
-    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->side ? c->n : 0;
+    s->term.tri_ref = malloc((size_t)c->n * sizeof *s->term.tri_ref);
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side ? c->n : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);

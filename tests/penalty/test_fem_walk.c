@@ -173,3 +173,51 @@ Test(penalty_fem_walk, sliding_across_the_crease) {
   }
   teardown(&f);
 }
+
+/* the lagged passes' potential (kn_penalty_term_lag): at the lag's v its gradient is the full
+ * term's residual; elsewhere r is E's gradient and T = S its Hessian (central differences) */
+Test(penalty_fem_walk, lagged_potential) {
+  fixture f;
+  const double w[3] = {0.3, 0.35, 0.35}, z0[3] = {0.3, 0.1, 0.06 - 1e-3}, vz[3] = {0, 0, 0};
+  setup(&f, w, z0, 0.3);
+  double Yref[3];
+  unsigned char act;
+  int tri;
+  f.t.Y_ref = Yref, f.t.active_ref = &act, f.t.tri_ref = &tri;
+  double v[NV], r_full[NV], r_lag[NV];
+  velocity(v, 1, vz);
+  residual(&f, v, r_full);
+  kn_penalty_term_lag(&f.t, v, 1);
+  cr_assert(act && tri == 1, "active %d on triangle %d", act, tri);
+  residual(&f, v, r_lag);
+  double m = 0;
+  for (int i = 0; i < NV; i++) m = fmax(m, fabs(r_full[i]));
+  cr_assert_gt(m, 0);
+  for (int i = 0; i < NV; i++) cr_assert_leq(fabs(r_lag[i] - r_full[i]), 1e-12 * m, "r[%d]", i);
+  double v1[NV], r[NV] = {0}, E = 0, T[NV * NV], S[NV * NV];
+  for (int j = 0; j < NV; j++) v1[j] = v[j] + 0.004 * cos(0.7 * j);
+  kn_nl_triplets Tt = {0}, St = {0};
+  kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
+  cr_assert_eq(kn_penalty_term_eval(&f.t, v1, &E, r, &Tt, &St, NULL), KN_OK);
+  dense(&Tt, T), dense(&St, S);
+  double tmax = 0, rmax = 0;
+  for (int e = 0; e < NV * NV; e++) {
+    tmax = fmax(tmax, fabs(T[e]));
+    cr_assert_eq(T[e], S[e]);
+  }
+  for (int i = 0; i < NV; i++) rmax = fmax(rmax, fabs(r[i]));
+  const double eps = 1e-6;
+  for (int j = 0; j < NV; j++) {
+    double vp[NV], vm[NV], rp[NV] = {0}, rm[NV] = {0}, Ep = 0, Em = 0;
+    memcpy(vp, v1, sizeof vp), memcpy(vm, v1, sizeof vm);
+    vp[j] += eps, vm[j] -= eps;
+    kn_penalty_term_eval(&f.t, vp, &Ep, rp, NULL, NULL, NULL);
+    kn_penalty_term_eval(&f.t, vm, &Em, rm, NULL, NULL, NULL);
+    cr_assert_leq(fabs((Ep - Em) / (2 * eps) - r[j]), 1e-6 * rmax, "dE/dv[%d] %.9g, r %.9g", j, (Ep - Em) / (2 * eps), r[j]);
+    for (int i = 0; i < NV; i++)
+      cr_assert_leq(fabs((rp[i] - rm[i]) / (2 * eps) - T[NV * i + j]), 1e-6 * tmax, "T[%d][%d]", i, j);
+  }
+  kn_penalty_term_lag(&f.t, v, 0);
+  kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St);
+  teardown(&f);
+}
