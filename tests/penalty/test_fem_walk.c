@@ -57,6 +57,7 @@ static void setup(fixture* f, const double w[3], const double z0[3], double mu) 
 }
 
 static void teardown(fixture* f) {
+  kn_penalty_term_free(&f->t);
   kn_nl_points_free(&f->P);
   kn_penalty_mesh_topology_free(&f->top);
 }
