@@ -8,7 +8,7 @@
 #include "sim/sim.h"
 
 /* The arch stands: run 0.5 s (50 steps; the scene's 1 s halved for the sanitizer build, ~10x
- * slower; Release takes ~2.5 s of CPU). The universal criteria at every step (ipc_util.h: no
+ * slower; Release takes ~2 s of CPU). The universal criteria at every step (ipc_util.h: no
  * contact detected at phi < 0, the end-of-step audit, no inverted tet, Newton's residual and step
  * within eps_d). Measured in Release (2026-11-26): every stone's centroid moves by at most 8.3 um in
  * the first 0.25 s (the barrier opens each joint from its 0.5 um start toward its resting gap
