@@ -129,6 +129,8 @@ typedef struct {
   int max_line_search;
   int iterative;
   int max_passes;        /* lagged passes when Newton stalls [10] */
+  int step_test;         /* potential problems: converged only when the Newton step max |dv| is within
+                            the tolerance too (IPC's |p|/h, digest §4.2 step 5) [0] */
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 
@@ -137,7 +139,7 @@ typedef struct {
   int krylov_iterations; /* BiCGSTAB iterations (iterative) */
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   int passes;            /* lagged passes (kn_nl_term.lag) */
-  double residual;       /* max |D r| at the end [m/s] */
+  double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */
 } kn_nl_stats;
