@@ -14,7 +14,7 @@
  * the first 0.25 s (the barrier opens each joint from its 0.5 um start toward its resting gap
  * below dhat, the FEM stones take the load), then creeps at 3.9e-5 m/s over 0.25-0.5 s (1.35 eps_v:
  * IPC's smoothed static friction lets a joint at its friction limit creep at up to eps_v, digest
- * §9.3 F1, and a stone's centroid adds the creep of the joints below it); 2.16 Newton iterations a
+ * §9.3 F1, and a stone's centroid adds the creep of the joints below it); 3.72 Newton iterations a
  * step; 104 contacts at every step (24 joints x 4 corners of the smaller stone + 8 at the floor).
  * A collapse is decimetres: at mu 0.1 (the paper's arch collapses there too) and the paper's eps_d
  * 1e-4 l a stone moved 2.3 mm by 0.05 s, 7.0 cm by 0.2 s, 15.5 cm by 0.29 s, then Newton failed at
