@@ -227,11 +227,12 @@ typedef struct {
  *   KN_CANDIDATE_FEM_VERTEX_FEM    a free surface vertex of B near the surface of FEM body A
  *        (A side = the nearest triangle, barycentric; normal = A's outward normal);
  *   KN_CANDIDATE_FEM_RIGID_FACE    a feature point of rigid collider A (box corner or edge point,
- *        the deepest point of a sphere / capsule / cylinder, a mesh vertex) near the surface of B
- *        (B side = the nearest triangle; normal = minus B's outward normal, from the rigid body
- *        into the FEM body).
+ *        with set_polygon a box edge's crossing with an FEM surface edge, the deepest point of a sphere / capsule /
+ *        cylinder, a mesh vertex) near the surface of B (B side = the nearest triangle; normal =
+ *        minus B's outward normal, from the rigid body into the FEM body).
  * Double counting: a rigid feature point is dropped when any vertex of its triangle already has a
- * vertex contact with the same collider (the vertex contacts then carry that patch).
+ * vertex contact with the same collider (the vertex contacts then carry that patch); with
+ * set_polygon only when those vertices hold more than half its weight.
  *
  * Surface queries (fem_surface.c) use one AABB tree per FEM body over its surface triangles: the
  * topology is built once (median splits of the rest centroids), the boxes are refitted to x every
@@ -271,6 +272,11 @@ typedef struct kn_contact_fem_detector kn_contact_fem_detector;
 kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, int brute, kn_contact_fem_detector** out,
                                          kn_error* err);
 void kn_contact_fem_detector_free(kn_contact_fem_detector* d);
+/* on = 1 (the penalty backend): a box's rigid feature points include its edges' crossings with the
+ * FEM surface's edges, and the double-counting rule below drops a point only when its touching
+ * vertices hold more than half its weight, so that a box and an offset FEM block touch over their
+ * whole overlap polygon; 0 (default): neither (SAP's and ipc's results unchanged) */
+void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on);
 /* (the same bodies at x; collision scene cs (NULL: no colliders), per collider its kn_soft_collider
  * and X_WG, margin) => the FEM candidates with phi < margin appended to out: every vertex contact
  * first (per body, per surface vertex: colliders then other bodies), then the rigid feature

@@ -26,6 +26,7 @@ struct kn_contact_fem_detector {
   double* pts;              /* rigid feature points, 3 per, growable */
   int pts_cap;
   int brute;                /* 1: brute-force surface queries (tests compare the two) */
+  int polygon;              /* kn_contact_fem_detector_set_polygon */
 };
 
 //---- detector ----
@@ -49,6 +50,8 @@ kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, i
   *out = d;
   return KN_OK;
 }
+
+void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on) { d->polygon = on; }
 
 void kn_contact_fem_detector_free(kn_contact_fem_detector* d) {
   if (!d) return;
@@ -146,6 +149,55 @@ static kn_status sphere_point(kn_contact_fem_detector* d, int fi, const kn_conta
   return add_point(d, n, &I, p, err);
 }
 
+/* (box collider at X, half extents e, FEM body b, its edge length h) => the points of the box's
+ * edges where they cross the FEM surface's edges (d->pts, appended). Two overlapping faces touch
+ * over a polygon whose corners are the box's corners in the FEM face, the FEM's vertices in the box
+ * (vertex contacts) and these crossings; without them a box on an offset FEM block (or an FEM block
+ * on an offset box) is held at two opposite corners of the overlap only and balances on their
+ * diagonal. At each crossing (closest points of the two segments interior to both, nearer than
+ * h / 4) the two points at h / 32 either side along the box's edge: the one over the FEM face is
+ * nearest that face, not its side (the crossing itself is as near both); the other is outside and
+ * dropped by the caller's phi test. */
+static kn_status edge_crossings(kn_contact_fem_detector* d, int* n, const kn_pose* X, const double e[3],
+                                const kn_contact_fem* b, double h, kn_error* err) {
+  for (int a = 0; a < 3; a++)
+    for (int sg = 0; sg < 4; sg++) {
+      int o1 = (a + 1) % 3, o2 = (a + 2) % 3;
+      double l0[3], l1[3], p0[3], p1[3], u[3];
+      l0[a] = -e[a], l1[a] = e[a];
+      l0[o1] = l1[o1] = sg & 1 ? e[o1] : -e[o1];
+      l0[o2] = l1[o2] = sg & 2 ? e[o2] : -e[o2];
+      kn_pose_apply(X, l0, p0);
+      kn_pose_apply(X, l1, p1);
+      for (int k = 0; k < 3; k++) u[k] = p1[k] - p0[k];
+      double uu = dot3(u, u), L = sqrt(uu);
+      if (!(L > 0)) continue;
+      for (int t = 0; t < b->nsurf; t++)
+        for (int j = 0; j < 3; j++) {
+          int va = b->surf[3 * t + j], vb = b->surf[3 * t + (j + 1) % 3];
+          if (va > vb) continue; /* each edge of the closed surface once */
+          const double *q0 = b->x + 3 * va, *q1 = b->x + 3 * vb;
+          double v[3], r[3];
+          for (int k = 0; k < 3; k++) v[k] = q1[k] - q0[k], r[k] = p0[k] - q0[k];
+          double uv = dot3(u, v), vv = dot3(v, v), ur = dot3(u, r), vr = dot3(v, r), den = uu * vv - uv * uv;
+          if (!(den > 1e-12 * uu * vv)) continue; /* parallel */
+          double s = (uv * vr - vv * ur) / den, w = (uu * vr - uv * ur) / den;
+          if (!(s > 0 && s < 1 && w > 0 && w < 1)) continue;
+          double g[3];
+          for (int k = 0; k < 3; k++) g[k] = p0[k] + s * u[k] - q0[k] - w * v[k];
+          if (!(dot3(g, g) < h * h / 16)) continue;
+          for (int side = -1; side <= 1; side += 2) {
+            double sp = s + side * h / (32 * L), pl[3];
+            if (!(sp > 0 && sp < 1)) continue;
+            for (int k = 0; k < 3; k++) pl[k] = l0[k] + sp * (l1[k] - l0[k]);
+            kn_status st = add_point(d, n, X, pl, err);
+            if (st) return st;
+          }
+        }
+    }
+  return KN_OK;
+}
+
 /* (collider k at X, FEM body fi) => its feature points in the world (d->pts, *n of them): box corners
  * and edge points every ~h, the deepest points of spheres, capsule segment spheres, cylinder rims,
  * cap centres and side lines, mesh vertices; none for a half-space */
@@ -177,6 +229,7 @@ static kn_status features(kn_contact_fem_detector* d, const kn_collision_scene* 
             st = add_point(d, n, X, pl, err);
           }
       }
+      if (!st && d->polygon) st = edge_crossings(d, n, X, e, b, h, err);
       break;
     }
     case KN_SHAPE_SPHERE:
@@ -328,13 +381,16 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
         query(d, fi, b, p, &hit);
         if (!(hit.phi < margin)) continue;
         int skip = 0, nfree = 0;
+        double touching = 0;
         for (int j = 0; j < 3; j++) {
           int v = hit.vert[j];
           if (hit.wt[j] != 0 && b->free_index[v] >= 0) nfree++;
-          if (d->stamp[v] == gen) skip = 1;
+          if (d->stamp[v] == gen) touching += hit.wt[j];
           if (b->nattach > 0 && attached_to(b, v, colliders[k].tree, colliders[k].body)) skip = 1;
         }
-        if (skip || nfree == 0) continue;
+        /* the touching vertices carry the point (polygon: only when they hold more than half its
+         * weight; a coarse face touching at one corner does not carry its far side) */
+        if (skip || nfree == 0 || touching > (d->polygon ? 0.5 : 0.0)) continue;
         /* two samples landing on the same spot (a capsule standing on the face) would be one
          * contact counted twice: keep the first within h / 4 */
         for (int c = first; c < out->n && !skip; c++) {

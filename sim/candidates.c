@@ -64,8 +64,11 @@ kn_status kn_sim_candidates_create(const kn_world* w, kn_sim_candidates* c, kn_e
   for (int k = 0; k < w->ncollider; k++)
     s->soft[k] = kn_sim_soft_collider(w, k);
   for (int i = 0; i < w->nfem; i++) s->fems[i] = kn_sim_fem_view(&w->fems[i]);
-  if (w->nfem > 0) return kn_contact_fem_detector_create(s->fems, w->nfem, 0, &s->fem, err);
-  return KN_OK;
+  if (w->nfem == 0) return KN_OK;
+  kn_status st = kn_contact_fem_detector_create(s->fems, w->nfem, 0, &s->fem, err);
+  /* penalty's springs need the whole overlap of a box and an FEM block (contact.h) */
+  if (!st && w->scene->backend == KN_BACKEND_PENALTY) kn_contact_fem_detector_set_polygon(s->fem, 1);
+  return st;
 }
 
 void kn_sim_candidates_free(kn_sim_candidates* c) {
