@@ -24,6 +24,8 @@ typedef struct {
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
+#define LAG_RTOL 1e-3 /* the friction's lambda re-lagged while a pair's moves more than this, relative */
+
 typedef struct {
   int edge_edge, v[4];   /* global vertex ids: (p, a, b, c) or (a, b, c, d) */
 } cpf_key;
@@ -66,8 +68,8 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const double* X);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
-                                kn_error* err) {
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda,
+                                kn_penalty_cpf** out, kn_error* err) {
   const kn_scene* sc = w->scene;
   const char* key = "contact.penalty.continuous";
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
@@ -76,7 +78,7 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
-  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode;
+  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode, c->term.lag_lambda = lag_lambda;
   for (int i = 0; i < w->nfem; i++) {
     const kn_fem_body* b = w->fems[i].body;
     c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
@@ -335,6 +337,21 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
   return KN_OK;
 }
 
+/* the friction's lagged lambda of pairs from.. : their normal force at v */
+static void lambda_init(kn_penalty_cpf* c, int from, const double* v) {
+  for (int i = from; i < c->npairs; i++) c->pairs[i].lam = kn_cpf_term_pair_lambda(&c->term, i, v);
+}
+
+int kn_penalty_cpf_relag(kn_penalty_cpf* c, const double* v) {
+  int moved = 0;
+  for (int i = 0; i < c->npairs; i++) {
+    double lam = kn_cpf_term_pair_lambda(&c->term, i, v), old = c->pairs[i].lam;
+    if (c->pairs[i].mu > 0 && fabs(lam - old) > LAG_RTOL * fmax(lam, old)) moved = 1;
+    c->pairs[i].lam = lam;
+  }
+  return moved;
+}
+
 kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_term* term, kn_error* err) {
   kn_world* w = st->w;
   if (!grow((void**)&c->vstart, &c->vcap, st->nv + 1, sizeof *c->vstart))
@@ -373,6 +390,7 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
   kn_status e = find_new(c, err);
   if (e) return e;
+  lambda_init(c, 0, c->vstart);
   *term = (kn_nl_term){.eval = kn_cpf_term_eval, .self = &c->term};
   return KN_OK;
 }
@@ -387,6 +405,7 @@ int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
   }
   int before = c->npairs;
   if (find_new(c, err)) return -1;
+  lambda_init(c, before, v);
   return c->npairs - before;
 }
 
