@@ -199,9 +199,10 @@ static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n
 }
 
 /* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
- * potential, else root finding; statistics added to *st0 */
+ * potential is 1, else root finding (-1: a lagged pass's); statistics added to *st0 */
 static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, int potential, int n,
                         int max_iterations, kn_nl_stats* st0, kn_error* err) {
+  potential = potential > 0;
   kn_nl_options o = *opt;
   o.max_iterations = max_iterations;
   kn_status st;
@@ -322,9 +323,13 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
     if (st == KN_OK || !lag || st == KN_ERR_NOMEM || pass == o.max_passes) break;
     memcpy(s->v, s->vpass, (size_t)n * sizeof(double));
     p->contact.lag(p->contact.self, s->v, 1);
-    kn_status sl = newton(s, p, &o, 1, n, o.max_iterations, &st0, &e2);
+    /* a term that is no potential when lagged (lag_roots): a root-finding pass of at most 30
+     * iterations; where it stops short, its last iterate still starts the next pass */
+    kn_status sl = p->contact.lag_roots ? newton(s, p, &o, -1, n, o.max_iterations > 30 ? 30 : o.max_iterations, &st0, &e2)
+                                        : newton(s, p, &o, 1, n, o.max_iterations, &st0, &e2);
     p->contact.lag(p->contact.self, s->v, 0);
     st0.passes++;
+    if (sl && p->contact.lag_roots && sl != KN_ERR_NOMEM) sl = KN_OK;
     if (sl) {
       st = sl;
       break;

@@ -103,6 +103,7 @@ typedef struct {
    * friction lagged at v, the normal force lambda(d(v))) until lag(.., 0); the solver's passes
    * where Newton on the whole residual stalls. NULL: no passes */
   void (*lag)(void* self, const double* v, int on);
+  int lag_roots;  /* 1: the lagged term is still no potential (a part has no energy): its passes root-find */
   void* self;
 } kn_nl_term;
 

@@ -32,7 +32,8 @@ static int start_normal(const kn_cpf_stencil* st, const double F[12], double n[3
   return 1;
 }
 
-void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
+void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double lam_lag,
+                     double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
   const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
   const double* w = pair->w;
   double n[3], Fn;
@@ -40,7 +41,7 @@ void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double m
   if (fn) *fn = 0;
   if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
   if (!(mu > 0) || !(eps > 0) || !start_normal(st, F, n, &Fn)) return;
-  double side = Fn >= 0 ? 1 : -1, lam = fabs(Fn);
+  double side = Fn >= 0 ? 1 : -1, lam = lam_lag >= 0 ? lam_lag : fabs(Fn);
   if (!(lam > 0)) return;
   double u[3] = {0, 0, 0}, ut[3], uh[3] = {0, 0, 0};
   for (int j = 0; j < 4; j++)
@@ -56,9 +57,9 @@ void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double m
     for (int y = 0; y < 3; y++) D[3 * x + y] = g * ((x == y) - n[x] * n[y]) + h * uh[x] * uh[y];
   double fr[3];
   for (int c = 0; c < 3; c++) fr[c] = -mu * lam * g * ut[c];
-  if (dF) { /* dfr/dx1 = -mu (g u_t dlam/dx1 + lam D du/dx1), du/dx1_b = sign_b w_b / dt */
+  if (dF) { /* dfr/dx1 (dlam = 0 when lagged) = -mu (g u_t dlam/dx1 + lam D du/dx1), du/dx1_b = sign_b w_b / dt */
     double dlam[12] = {0}, dfr[36];
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < 4 && lam_lag < 0; a++)
       if (sg[a] > 0)
         for (int x = 0; x < 3; x++)
           for (int col = 0; col < 12; col++) dlam[col] += side * n[x] * dF[12 * (3 * a + x) + col];

@@ -26,13 +26,26 @@ static int pair_force(const kn_cpf_term* t, int i, const double* v, double F[12]
   stencil_at(t, i, v, x0, x1);
   const kn_cpf_term_pair* p = &t->pairs[i];
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
+  double stiff_local = 0;
+  if (!stiff) stiff = &stiff_local;
   int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, dF, stiff);
-  kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, F, dF, Sfr, NULL, NULL);
+  if (!t->lag_lambda || *stiff > 0 || p->lam > 0)
+    kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
   return keep;
 }
 
 int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff) {
   return pair_force(t, i, v, F, dF, stiff, NULL);
+}
+
+double kn_cpf_term_pair_lambda(const kn_cpf_term* t, int i, const double* v) {
+  double x0[12], x1[12], F[12], lam = 0;
+  stencil_at(t, i, v, x0, x1);
+  const kn_cpf_term_pair* p = &t->pairs[i];
+  kn_cpf_stencil st = {x0, x1, p->edge_edge};
+  kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, NULL, NULL);
+  kn_cpf_friction(&st, &p->pair, 1, 1, t->dt, -1, F, NULL, NULL, NULL, &lam);
+  return lam;
 }
 
 kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
@@ -43,8 +56,9 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
   for (int i = 0; i < t->n; i++) {
     const kn_cpf_term_pair* p = &t->pairs[i];
     double F[12], dF[144], stiff = 0, Sfr[9];
+    memset(Sfr, 0, sizeof Sfr);
     pair_force(t, i, v, F, T ? dF : NULL, &stiff, Sfr);
-    if (stiff == 0) continue; /* not penetrating anywhere on the path */
+    if (stiff == 0 && !(t->lag_lambda && p->lam > 0)) continue; /* not penetrating anywhere on the path */
     for (int j = 0; j < 4; j++) kn_nl_point_add_force(t->points, p->pt[j], -t->dt, F + 3 * j, r);
     if (T) /* dr_u/dv = -dt J_u^T dF_u/dx1_w dt J_w */
       for (int a = 0; a < 4; a++)

@@ -78,11 +78,13 @@ typedef struct {
   kn_cpf_pair pair;
   double s_start;
   double mu;             /* the pair's friction coefficient (0: frictionless) */
+  double lam;            /* the friction's lagged normal force [N] (used when the term's lag_lambda) */
 } kn_cpf_term_pair;
 typedef struct {
   double dt, k;
   double eps_v;          /* friction's smoothing velocity [m/s] (kn_cpf_friction; 0: frictionless) */
   kn_cpf_mode mode;
+  int lag_lambda;        /* 1: the friction's lambda is each pair's lam, fixed during the solve; 0: exact */
   const kn_nl_points* points;
   const kn_cpf_term_pair* pairs;
   int n;
@@ -90,6 +92,8 @@ typedef struct {
 /* pair i at v => its four forces F (12), normal and friction (kn_cpf_friction with the pair's mu),
  * optionally dF/dx1 and stiff (kn_cpf_force_jacobian); returns whether it still penetrates at s = 1 */
 int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double F[12], double dF[144], double* stiff);
+/* pair i's normal force lambda = |F_+ . n0| at v (its friction's lam when lagged) */
+double kn_cpf_term_pair_lambda(const kn_cpf_term* t, int i, const double* v);
 /* Coulomb friction on a pair (cpf_friction.c; §4.10 gives no formula): at the traced point, on the
  * step's relative velocity u = sum_j sign_j w_j (x1_j - x0_j) / dt, its part u_t normal to the
  * pair's start normal n0 (m(0)), f = -mu lambda f1(|u_t|) u_t / |u_t| (IPC's mollifier f1 of width
@@ -98,8 +102,8 @@ int kn_cpf_term_pair_force(const kn_cpf_term* t, int i, const double* v, double 
  * F += the friction distributed by sign_j w_j, dF += its derivative (lambda's included), and
  * optionally Sfr = mu lambda D / dt (D = d(f1 u_t / |u_t|)/du, symmetric PSD: the PSD part's
  * block per sign_a w_a sign_b w_b dt^2), ft the friction on the + side and fn = lambda. */
-void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double F[12],
-                     double dF[144], double Sfr[9], double ft[3], double* fn);
+void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double lam_lag,
+                     double F[12], double dF[144], double Sfr[9], double ft[3], double* fn);
 /* kn_nl_term's eval (self: a kn_cpf_term), a root-finding term (E untouched) */
 kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                            kn_error* err);

@@ -18,6 +18,7 @@
  * the face (penalty_faces.c) and walk it over that body's deformed boundary (penalty_fem_meshes.c,
  * penalty/fem_walk.c; side +-2), committed as the face the walk ended on. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,17 +45,27 @@ typedef struct {
   kn_penalty_cpf* cpf;      /* contact.penalty.continuous (not with ablation dpf): the mesh pairs */
   kn_nl_term parts[2];      /* the mixed mode's term: the springs (candidates cpf does not cover), the pairs */
   int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
+  int lag_lambda;           /* contact.penalty.lag_lambda */
   kn_penalty_meshes meshes; /* the mesh colliders' walkable meshes */
   kn_penalty_fem_meshes fems; /* the FEM boundaries' walkable meshes */
   signed char* side;        /* per candidate: 0 the plane; 1 anchored on A's mesh; -1 on B's mesh,
                                the spring's particle then A (pc's a, b and n swapped); 2, -2 the
                                same on an FEM boundary */
+  int* same;                /* per candidate the pairs cover: the step's candidates between its two bodies */
+  struct body_pair* bp;     /* scratch of count_same */
 } penalty_state;
+
+/* a candidate's two bodies, either way round (lo <= hi: the sides' (kind, body) keys) */
+struct body_pair {
+  uint64_t lo, hi;
+  int i;
+};
 
 static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
   free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
+  free(s->same), free(s->bp);
   kn_penalty_term_free(&s->term);
   kn_penalty_meshes_free(&s->meshes);
   kn_penalty_fem_meshes_free(&s->fems);
@@ -85,6 +96,9 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (k && k->epsilon_v && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v",
                          "applies only with contact.penalty.continuous: true (the springs' friction has no smoothing)");
+  if (k && k->lag_lambda && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.lag_lambda",
+                         "applies only with contact.penalty.continuous: true");
   if (k && k->ablation && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.ablation",
                          "applies only with contact.penalty.continuous: true");
@@ -95,7 +109,8 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   kn_cpf_mode mode = ablation == KN_SCENE_CPF_EXACT ? KN_CPF_EXACT
                      : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
                                                     : KN_CPF_LK;
-  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, &s->cpf, err);
+  s->lag_lambda = k->lag_lambda && *k->lag_lambda;
+  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, s->lag_lambda, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -230,6 +245,26 @@ static void mixed_lag(void* self, const double* v, int on) {
   p[0].lag(p[0].self, v, on);
 }
 
+static uint64_t side_key(const kn_contact_side* sd) { return (uint64_t)sd->kind << 32 | (uint32_t)sd->body; }
+static int body_pair_cmp(const void* pa, const void* pb) {
+  const struct body_pair *x = pa, *y = pb;
+  return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : x->hi != y->hi ? (x->hi < y->hi ? -1 : 1) : 0;
+}
+
+/* s->same[i]: how many of the step's candidates join candidate i's two bodies, either way round (by
+ * sorting the candidates on their bodies: O(n log n) once per step) */
+static void count_same(penalty_state* s, const kn_sim_candidates* c) {
+  for (int i = 0; i < c->n; i++) {
+    uint64_t a = side_key(&c->c[i].a), b = side_key(&c->c[i].b);
+    s->bp[i] = (struct body_pair){a < b ? a : b, a < b ? b : a, i};
+  }
+  if (c->n) qsort(s->bp, (size_t)c->n, sizeof *s->bp, body_pair_cmp);
+  for (int i = 0, j; i < c->n; i = j) {
+    for (j = i + 1; j < c->n && !body_pair_cmp(&s->bp[i], &s->bp[j]);) j++;
+    for (int k = i; k < j; k++) s->same[s->bp[k].i] = j - i;
+  }
+}
+
 static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   penalty_state* s = self;
   const kn_sim_candidates* c = st->cand;
@@ -237,13 +272,16 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   *potential = 0;
   if (c->n > s->pccap) {
     free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
+    free(s->same), free(s->bp);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
     s->side = malloc((size_t)c->n);
+    s->same = malloc((size_t)c->n * sizeof *s->same);
+    s->bp = malloc((size_t)c->n * sizeof *s->bp);
     s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
     s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
     s->term.active_ref = malloc((size_t)c->n);
     s->term.tri_ref = malloc((size_t)c->n * sizeof *s->term.tri_ref);
-    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side ? c->n : 0;
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side && s->same && s->bp ? c->n : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
@@ -275,6 +313,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   *potential = 0;
   if (!s->cpf) return KN_OK;
   /* the continuous mode: the pairs, and the springs of what they do not cover in the same solve */
+  count_same(s, c);
   int live = 0;
   for (int i = 0; i < c->n; i++) live |= s->pc[i].a >= 0 || s->pc[i].b >= 0;
   s->parts[0] = *term;
@@ -283,7 +322,10 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
     *term = s->parts[1];
     return e;
   }
-  *term = (kn_nl_term){.eval = mixed_eval, .lag = mixed_lag, .self = s->parts};
+  /* lag_lambda, with pairs: the lagged passes root-find too (the pairs' force is no gradient: a pass
+   * minimizing the springs' energy ignores it and stalls; measured on box_40mm_200g's lift) */
+  int pairs = s->lag_lambda && ((const kn_cpf_term*)s->parts[1].self)->n > 0;
+  *term = (kn_nl_term){.eval = mixed_eval, .lag = mixed_lag, .lag_roots = pairs, .self = s->parts};
   return KN_OK;
 }
 
@@ -295,7 +337,8 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
   kn_error err = {0};
   int added = kn_penalty_cpf_recheck(s->cpf, v, &err);
   if (added < 0) s->cpf_nomem = 1; /* reported by end_step, which fails the step */
-  return added > 0;
+  if (added > 0) return 1;
+  return s->lag_lambda && kn_penalty_cpf_relag(s->cpf, v);
 }
 
 /* candidate i's force on B. A candidate the continuous pairs cover: with spread, the pairs' force
@@ -314,15 +357,8 @@ static void candidate_force(penalty_state* s, const kn_nl_step* st, int i, const
   }
   f[0] = f[1] = f[2] = 0;
   if (!spread) return;
-  int same = 0;
-  for (int j = 0; j < st->cand->n; j++) {
-    const kn_contact_candidate* o = &st->cand->c[j];
-    int fa = o->a.kind == cc->a.kind && o->a.body == cc->a.body, fb = o->b.kind == cc->b.kind && o->b.body == cc->b.body;
-    int ra = o->a.kind == cc->b.kind && o->a.body == cc->b.body, rb = o->b.kind == cc->a.kind && o->b.body == cc->a.body;
-    same += (fa && fb) || (ra && rb); /* either way round */
-  }
   kn_penalty_cpf_side_force(s->cpf, &cc->a, &cc->b, v, f);
-  for (int k = 0; k < 3; k++) f[k] /= same;
+  for (int k = 0; k < 3; k++) f[k] /= s->same[i];
 }
 
 static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {

@@ -18,6 +18,8 @@ typedef struct {          /* per surface of kn_mesh_surfaces */
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
+#define LAG_RTOL 1e-3 /* the friction's lambda re-lagged while a pair's moves more than this, relative */
+
 typedef struct {
   int edge_edge, v[4];   /* global vertex ids: (p, a, b, c) or (a, b, c, d) */
 } cpf_key;
@@ -59,8 +61,8 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const kn_mesh_surface* m);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
-                                kn_error* err) {
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda,
+                                kn_penalty_cpf** out, kn_error* err) {
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
   if (!c) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   kn_status st = kn_mesh_surfaces_create(w, KN_MESH_SURFACES_BOXES_MESHES, &c->ms, err);
@@ -68,7 +70,7 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode
     kn_penalty_cpf_free(c);
     return st;
   }
-  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode;
+  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode, c->term.lag_lambda = lag_lambda;
   int ok = (c->s = kn_calloc((size_t)c->ms.n + 1, sizeof *c->s)) != NULL;
   for (int i = 0; ok && i < c->ms.n; i++) {
     const kn_mesh_surface* m = &c->ms.s[i];
@@ -293,6 +295,21 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
   return KN_OK;
 }
 
+/* the friction's lagged lambda of pairs from.. : their normal force at v */
+static void lambda_init(kn_penalty_cpf* c, int from, const double* v) {
+  for (int i = from; i < c->npairs; i++) c->pairs[i].lam = kn_cpf_term_pair_lambda(&c->term, i, v);
+}
+
+int kn_penalty_cpf_relag(kn_penalty_cpf* c, const double* v) {
+  int moved = 0;
+  for (int i = 0; i < c->npairs; i++) {
+    double lam = kn_cpf_term_pair_lambda(&c->term, i, v), old = c->pairs[i].lam;
+    if (c->pairs[i].mu > 0 && fabs(lam - old) > LAG_RTOL * fmax(lam, old)) moved = 1;
+    c->pairs[i].lam = lam;
+  }
+  return moved;
+}
+
 kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_term* term, kn_error* err) {
   kn_world* w = st->w;
   if (!grow((void**)&c->vstart, &c->vcap, st->nv + 1, sizeof *c->vstart))
@@ -315,6 +332,7 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
   e = find_new(c, err);
   if (e) return e;
+  lambda_init(c, 0, c->vstart);
   *term = (kn_nl_term){.eval = kn_cpf_term_eval, .self = &c->term};
   return KN_OK;
 }
@@ -329,6 +347,7 @@ int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
   }
   int before = c->npairs;
   if (find_new(c, err)) return -1;
+  lambda_init(c, before, v);
   return c->npairs - before;
 }
 

@@ -9,13 +9,14 @@
 
 typedef struct kn_penalty_cpf kn_penalty_cpf;
 
-/* (world, stiffness per pair k, friction's smoothing velocity eps_v (kn_cpf_friction), mode) => the
+/* (world, stiffness per pair k, friction's smoothing velocity eps_v (kn_cpf_friction), mode, lag_lambda
+ * (contact.penalty.lag_lambda: the friction's lambda lagged, kn_cpf_term)) => the
  * triangle surfaces of its FEM bodies and rigid colliders (boxes, meshes), each pair's friction mu
  * combined from its two surfaces' materials. Colliders without a triangle surface (spheres,
  * cylinders, capsules, half-spaces) and MPM bodies are left to the backend's discrete springs
  * (kn_penalty_cpf_covers). */
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
-                                kn_error* err);
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda,
+                                kn_penalty_cpf** out, kn_error* err);
 void kn_penalty_cpf_free(kn_penalty_cpf* c);
 /* the mixed mode's rule: a detection candidate is the pairs' (1) when both its sides have triangle
  * surfaces here (FEM bodies, box and mesh colliders), else the discrete springs' (0): a box against a
@@ -30,6 +31,8 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
  * then solved again), -1 out of memory */
 int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err);
 /* after a successful step at v: the pairs still penetrating at its end are carried (§3.6) */
+/* after a solve: every pair's friction lambda := its normal force at v; 1 when one moved (re-solve) */
+int kn_penalty_cpf_relag(kn_penalty_cpf* c, const double* v);
 void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
 /* outputs: the force of the step's pairs between the surfaces of sides a and b on b's, at v (zero
  * when either side has no surface) */

@@ -142,7 +142,7 @@ Test(cpf_term, friction_opposes_the_slide_within_the_cone) {
     double F[12], Fn[12], ft[3], fn;
     kn_cpf_force_jacobian(&st, &pair, s_star, 1e3, KN_CPF_LK, Fn, NULL, NULL);
     memcpy(F, Fn, sizeof F);
-    kn_cpf_friction(&st, &pair, mu, eps[e], dt, F, NULL, NULL, ft, &fn);
+    kn_cpf_friction(&st, &pair, mu, eps[e], dt, -1, F, NULL, NULL, ft, &fn);
     cr_assert_gt(fn, 0, "the pair pushes");
     cr_expect(fabs(fn - fabs(Fn[2])) <= 1e-15 * fn, "lambda = |F_p . n| (F_p along z: %g %g)", Fn[0], Fn[1]);
     double s = 0.3, f1 = s < eps[e] ? 2 * s / eps[e] - s * s / (eps[e] * eps[e]) : 1;
