@@ -20,8 +20,8 @@
 static const double theta = 0.1, g = 1.8, v0 = 0.1, mu = 0.1;
 
 // (backend) => the block's downhill speed from its momentum after 1 s; asserts the per-step balance;
-// *cone: the largest sum |f_t| / (mu sum f_n) over the steps
-static double slide(const char* backend, double* cone_out) {
+// *cone: the largest sum |f_t| / (mu sum f_n) over the steps, *late: from step 40 (0.2 s) on
+static double slide(const char* backend, double* cone_out, double* late_out) {
   const double s = sin(theta), c = cos(theta), half = 0.1;
   char yaml[2048];
   snprintf(yaml, sizeof yaml,
@@ -39,7 +39,7 @@ static double slide(const char* backend, double* cone_out) {
   const kn_fem_body* b = w->fems[0].body;
   double M = 0, P[3];
   for (int i = 0; i < b->mesh.nvert; i++) M += b->mass[i];
-  double worst = 0, cone = 0; /* the largest sum |f_t| / (mu sum f_n) over the steps */
+  double worst = 0, cone = 0, cone_late = 0; /* the largest sum |f_t| / (mu sum f_n): every step, from step 40 */
   for (int k = 1; k <= 200; k++) {
     for (int a = 0; a < 3; a++) P[a] = 0;
     for (int i = 0; i < b->mesh.nvert; i++)
@@ -50,6 +50,7 @@ static double slide(const char* backend, double* cone_out) {
       for (int a = 0; a < 3; a++) F[a] += w->fem_contacts[j].f[a];
     double Fn = F[2] * c - F[0] * s + g * M * c, Ft = fabs(-F[0] * c - F[2] * s - g * M * s);
     if (Fn > 0) cone = fmax(cone, Ft / (mu * Fn));
+    if (Fn > 0 && k >= 40) cone_late = fmax(cone_late, Ft / (mu * Fn));
     for (int a = 0; a < 3; a++) {
       double dP = -P[a];
       for (int i = 0; i < b->mesh.nvert; i++) dP += b->mass[i] * b->v[3 * i + a];
@@ -63,34 +64,36 @@ static double slide(const char* backend, double* cone_out) {
   for (int i = 0; i < b->mesh.nvert; i++)
     for (int a = 0; a < 3; a++) P[a] += b->mass[i] * b->v[3 * i + a];
   double u = (-P[0] * c - P[2] * s) / M;
-  cr_log_info("%s: |dP - dt F| at most %.2f of its bound M tol; sum |f_t| <= %.6f mu sum f_n; downhill speed at 1 s "
-              "%.7f m/s", backend, worst, cone, u);
+  cr_log_info("%s: |dP - dt F| at most %.2f of its bound M tol; sum |f_t| <= %.6f mu sum f_n (from 0.2 s: %.6f); "
+              "downhill speed at 1 s %.7f m/s", backend, worst, cone, cone_late, u);
   tw_free(&t);
-  *cone_out = cone;
+  *cone_out = cone, *late_out = cone_late;
   return u;
 }
 
 Test(nl_momentum, penalty_block_gains_exactly_what_its_forces_give) {
-  double cone, u = slide("penalty", &cone), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
+  double cone, late, u = slide("penalty", &cone, &late), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
   /* penalty's friction is exactly mu f_n while sliding: the speed is the analytic one to the
    * landing's transient (the block starts on the plane, its springs load in a few steps) */
   cr_expect(fabs(u - exact) <= 1e-6, "penalty: %.9f m/s at 1 s, analytic %.9f", u, exact);
-  cr_expect(cone <= 1 + 1e-9, "penalty: friction %.9f mu f_n", cone);
+  cr_expect(cone <= 1 + 1e-9 && late <= cone, "penalty: friction %.9f mu f_n", cone);
 }
 
 Test(nl_momentum, smooth_friction_block_gains_exactly_what_its_forces_give) {
-  double cone, u = slide("smooth_friction", &cone), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
+  double cone, late, u = slide("smooth_friction", &cone, &late), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
   cr_expect(fabs(u - exact) <= 1e-5, "smooth_friction: %.9f m/s at 1 s, analytic %.9f", u, exact);
-  cr_expect(cone <= 1 + 1e-9, "smooth_friction: friction %.9f mu f_n", cone);
+  cr_expect(cone <= 1 + 1e-9 && late <= cone, "smooth_friction: friction %.9f mu f_n", cone);
 }
 
 /* ipc starts the touching block at dhat / 2 (ipc.h) and the barrier lifts it: it hops for ~10 steps,
- * measured 1.5e-4 m/s fast at 1 s; its friction is lagged, so the ratio to the solved normal force
- * follows that force's change over a step (measured 1.00064). Before lagging went on past an
- * overstated lambda (nl_ipc.c, lag_overstates) the first step carried 14.7 mu f_n and the block
- * stopped dead: 0.0008 m/s at 1 s. */
+ * measured 3e-4 m/s fast at 1 s. Its friction is lagged: lagging goes on while a contact's lagged
+ * normal force is above twice the solved one (nl_ipc.c, lag_overstates), which bounds every step's
+ * friction by 2 mu f_n (measured 1.033 in the hop); once the block slides steadily the lagged and
+ * solved forces agree to their change over a step. Before that rule the first step carried 14.7 mu
+ * f_n and the block stopped dead: 0.0008 m/s at 1 s. */
 Test(nl_momentum, ipc_block_gains_exactly_what_its_forces_give) {
-  double cone, u = slide("ipc", &cone), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
+  double cone, late, u = slide("ipc", &cone, &late), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
   cr_expect(fabs(u - exact) <= 1e-3, "ipc: %.9f m/s at 1 s, analytic %.9f", u, exact);
-  cr_expect(cone <= 1.01, "ipc: friction %.9f mu f_n", cone);
+  cr_expect(cone <= 2, "ipc: friction %.9f mu f_n", cone);
+  cr_expect(late <= 1 + 1e-3, "ipc: friction %.9f mu f_n while sliding", late);
 }
