@@ -7,8 +7,9 @@
  * where the warm start crosses a pair, a start with overlapping bodies refused, and the audit at
  * each step's end: every candidate's gap
  * with the bodies where advance really put them (a rigid side through forward kinematics at
- * q_n+1) must stay positive, else the step fails naming the contact (the world adds step and
- * stage). */
+ * q_n+1) must stay positive, and no mesh pair may close 99% of its gap between the solve's
+ * linear-map positions and the real ones (audit_mesh), else the step fails naming the contact or
+ * the two surfaces (the world adds step and stage). Surfaces that start crossing are refused. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
