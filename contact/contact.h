@@ -334,16 +334,18 @@ kn_status kn_mass_properties_triangles(int nv, const double* v, int nt, const in
 /* (MESH shape, scale applied) => the same, loading shape->mesh_path (KN_ERR_IO when unreadable). */
 kn_status kn_mesh_mass_properties(const kn_shape* shape, double* volume, double com[3], double I1[9], kn_error* err);
 
-/* A closed triangle surface: nv vertices (3 each), nt triangles wound outward (owned). */
+/* A closed triangle surface: nv vertices (3 each), nt triangles wound outward. */
 typedef struct {
   int nv, nt;
-  double* v;
-  int* tri;
+  const double* v;
+  const int* tri;
+  double* own;            /* a box's corners (v; freed by kn_triangles_free), NULL for a mesh */
 } kn_triangles;
-/* (BOX or MESH shape) => its surface in the geometry frame: a box's 8 corners and 12 triangles, a
- * mesh as detection reads it (shape_triangles.c). KN_ERR_UNSUPPORTED for the other shapes (curved
- * primitives are not tessellated, a half-space is unbounded), KN_ERR_IO for an unreadable mesh. */
-kn_status kn_shape_triangles(const kn_shape* shape, kn_triangles* out, kn_error* err);
+/* (collision scene, BOX or MESH collider i) => its surface in the geometry frame: a box's 8 corners
+ * and 12 triangles, a mesh as the scene loaded it for detection (kn_collider_mesh; borrowed, valid
+ * while the scene is) (shape_triangles.c). KN_ERR_UNSUPPORTED for the other shapes (curved primitives
+ * are not tessellated, a half-space is unbounded). */
+kn_status kn_shape_triangles(const kn_collision_scene* cs, int i, kn_triangles* out, kn_error* err);
 void kn_triangles_free(kn_triangles* t);
 
 /* Free the strings a geometry owns (not the struct itself). */

@@ -104,6 +104,11 @@ typedef struct kn_clique_ops {
    * motion. KN_ERR_UNSUPPORTED naming the body when the kind has only backward Euler (an MPM grid,
    * rebuilt every step, has no v_n at its nodes for the explicit half). */
   kn_status (*set_scheme)(void* self, double theta, kn_error* err);
+  /* (optional; NULL: diagonal) the diagonal of the clique's mass (ndof: an FEM body's or an MPM
+   * grid's lumped masses), the scale of a momentum residual: the nonlinear step stops on
+   * max |r_i / m_i| (nonlinear/newton.c), a velocity. A's diagonal M + dt^2 K would loosen that
+   * test by dt^2 K / M on a stiff body's rigid modes, which K does not resist. */
+  void (*mass)(const void* self, double* d);
 } kn_clique_ops;
 
 typedef struct {

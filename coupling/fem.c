@@ -55,6 +55,12 @@ static void fem_diagonal(const void* self, double* d) {
   kn_csc_diagonal(&A, d);
 }
 
+static void fem_mass(const void* self, double* d) {
+  const kn_fem_body* b = ((const fem_clique*)self)->b;
+  for (int u = 0; u < b->mesh.nvert; u++)
+    if (b->free_index[u] >= 0) d[3 * b->free_index[u]] = d[3 * b->free_index[u] + 1] = d[3 * b->free_index[u] + 2] = b->mass[u];
+}
+
 static const double* fem_dense(void* self, kn_error* err) {
   fem_clique* f = self;
   kn_csc_view A = fem_sparse(self);
@@ -131,7 +137,7 @@ static void fem_destroy(void* self) {
 static const kn_clique_ops fem_ops = {KN_CLIQUE_FEM, fem_free_motion, fem_ndof,      fem_v_star,     fem_v_start,
                                       fem_diagonal,  fem_dense,       fem_sparse,    fem_schur,      fem_recover,
                                       fem_potential, fem_point_map,   fem_advance,   fem_name,       fem_destroy,
-                                      fem_set_scheme};
+                                      fem_set_scheme, fem_mass};
 
 kn_status kn_clique_fem_create(kn_fem_body* b, kn_clique* out, kn_error* err) {
   fem_clique* f = kn_calloc(1, sizeof *f);

@@ -62,6 +62,11 @@ static void mpm_diagonal(const void* self, double* d) {
   kn_csc_diagonal(&A, d);
 }
 
+static void mpm_mass(const void* self, double* d) {
+  const kn_mpm_grid* g = &((const mpm_clique*)self)->b->grid;
+  for (int a = 0; a < g->n; a++) d[3 * a] = d[3 * a + 1] = d[3 * a + 2] = g->mass[a];
+}
+
 static const double* mpm_dense(void* self, kn_error* err) {
   mpm_clique* m = self;
   kn_csc_view A = mpm_sparse(self);
@@ -139,7 +144,7 @@ static void mpm_destroy(void* self) {
 static const kn_clique_ops mpm_ops = {KN_CLIQUE_MPM, mpm_free_motion, mpm_ndof,      mpm_v_star,    mpm_v_start,
                                       mpm_diagonal,  mpm_dense,       mpm_sparse,    mpm_schur,     mpm_recover,
                                       mpm_potential, mpm_point_map,   mpm_advance,   mpm_name,      mpm_destroy,
-                                      mpm_set_scheme};
+                                      mpm_set_scheme, mpm_mass};
 
 kn_status kn_clique_mpm_create(kn_mpm_body* b, const double gravity[3], kn_clique* out, kn_error* err) {
   mpm_clique* m = kn_calloc(1, sizeof *m);

@@ -179,7 +179,7 @@ static const kn_clique_ops tree_ops = {KN_CLIQUE_TREE, tree_free_motion, tree_nd
                                        tree_v_start,   tree_diagonal,    tree_dense,   tree_sparse,
                                        tree_schur,     tree_recover,     tree_potential, tree_point_map,
                                        tree_advance,   tree_name,        tree_destroy,
-                                       tree_set_scheme};
+                                       tree_set_scheme, NULL /* mass: A's diagonal (M + dt D: no stiffness hides a rigid mode) */};
 
 kn_status kn_clique_tree_create(const kn_mb_model* m, kn_mb_data* data, double* q, double* v, const double* q_start,
                                 const char* name, kn_clique* out, kn_error* err) {

@@ -89,6 +89,8 @@ typedef struct {
 typedef struct {
   int pt[4];
   double mu, lambda, T[24];
+  int q, ee, side[4];       /* its surface pair, kind and sides (kn_ipc_mesh_contact) */
+  double eps_x;
 } kn_ipc_mesh_friction;
 /* The surfaces and which pairs of them can touch (pairs[2q], pairs[2q + 1], Coulomb mu[q]); the
  * rest is scratch (zero-initialize; kn_ipc_mesh_free). */
@@ -99,6 +101,8 @@ typedef struct {
   const double* mu;
   kn_ipc_mesh_friction* fr; /* friction pairs at the lagged state (kn_ipc_mesh_lag) */
   int nfr, frcap;
+  unsigned char* frmark;    /* kn_ipc_mesh_contacts: friction pairs matched */
+  int frmarkcap;
   double *x, *x1;           /* vertex positions (two sets: the swept CCD's start and end) */
   size_t xcap;
   int *off, offcap;
@@ -168,6 +172,18 @@ int kn_ipc_mesh_audit(const kn_ipc_term* t, const double* v, const double* x_end
                       double* d_end);
 /* g_b += the mesh barriers' gradient with kappa = 1 (§3.5b) */
 void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b);
+/* one mesh pair's contact at v for the outputs: its surface pair q (A pairs[2q], B pairs[2q + 1]),
+ * kind, per stencil vertex its side (0 A, 1 B), the stencil x at v, the forces F on its vertices [N]
+ * (its barrier's and its lagged friction's), its distance d and d^2's gradient gs in x (12) */
+typedef struct {
+  int q, ee, side[4];
+  double x[12], F[12], d, gs[12];
+} kn_ipc_mesh_contact;
+typedef kn_status (*kn_ipc_mesh_contact_fn)(void* ctx, const kn_ipc_mesh_contact* c);
+/* (v) => fn on every pair with a barrier at v (within dhat), its friction pair's force added, then on
+ * every lagged friction pair with no barrier at v; fn's error stops it. KN_ERR_NOMEM */
+kn_status kn_ipc_mesh_contacts(const kn_ipc_term* t, const double* v, kn_ipc_mesh_contact_fn fn, void* ctx,
+                               kn_error* err);
 /* the scratch (not surf, pairs, mu) freed */
 void kn_ipc_mesh_free(kn_ipc_mesh* m);
 

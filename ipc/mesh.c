@@ -62,6 +62,7 @@ static int* grow_off(kn_ipc_mesh* m) {
 typedef struct {
   double x[12], x1[12];
   int pt[4], ee, q; /* q: its surface pair */
+  int side[4];      /* per vertex: 0 on the pair's first surface, 1 on its second */
   double eps_x, mu;
 } pair_view;
 typedef int (*pair_fn)(void* ctx, const pair_view* pv);
@@ -93,14 +94,14 @@ static int visit(kn_ipc_mesh* m, double margin, int swept, pair_fn fn, void* ctx
     for (int dir = 0; dir < 2; dir++) { /* vertex of A - triangle of B, then vertex of B - triangle of A */
       int n = dir ? out.nvt_ba : out.nvt_ab, sv = dir ? sb : sa, st = dir ? sa : sb;
       const int* l = dir ? out.vt_ba : out.vt_ab;
-      pv.ee = 0, pv.eps_x = 0;
+      pv.ee = 0, pv.eps_x = 0, pv.side[0] = dir, pv.side[1] = pv.side[2] = pv.side[3] = !dir;
       for (int i = 0; i < n; i++) {
         load_vertex(m, sv, l[2 * i], 0, swept, &pv);
         for (int c = 0; c < 3; c++) load_vertex(m, st, m->surf[st].tri[3 * l[2 * i + 1] + c], 1 + c, swept, &pv);
         if (!fn(ctx, &pv)) return 0;
       }
     }
-    pv.ee = 1;
+    pv.ee = 1, pv.side[0] = pv.side[1] = 0, pv.side[2] = pv.side[3] = 1;
     for (int i = 0; i < out.nee; i++) {
       const int *ea = A->edge + 2 * out.ee[2 * i], *eb = B->edge + 2 * out.ee[2 * i + 1];
       load_vertex(m, sa, ea[0], 0, swept, &pv), load_vertex(m, sa, ea[1], 1, swept, &pv);
@@ -310,7 +311,8 @@ static int lag_pair(void* p, const pair_view* pv) {
     m->fr = f, m->frcap = cap;
   }
   kn_ipc_mesh_friction* f = &m->fr[m->nfr++];
-  memcpy(f->pt, pv->pt, sizeof f->pt);
+  memcpy(f->pt, pv->pt, sizeof f->pt), memcpy(f->side, pv->side, sizeof f->side);
+  f->q = pv->q, f->ee = pv->ee, f->eps_x = pv->eps_x;
   f->mu = pv->mu;
   double db, e = pv->ee ? kn_dist_edge_mollifier(pv->x, pv->eps_x, NULL, NULL) : 1.0;
   kn_ipc_barrier(s, sh, &db, NULL);
@@ -370,7 +372,90 @@ void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double*
 void kn_ipc_mesh_free(kn_ipc_mesh* m) {
   if (!m) return;
   kn_swept_scratch_free(m->sweep);
-  free(m->x), free(m->off), free(m->fr);
-  m->sweep = NULL, m->x = m->x1 = NULL, m->off = NULL, m->fr = NULL;
-  m->xcap = 0, m->offcap = m->frcap = m->nfr = 0;
+  free(m->x), free(m->off), free(m->fr), free(m->frmark);
+  m->sweep = NULL, m->x = m->x1 = NULL, m->off = NULL, m->fr = NULL, m->frmark = NULL;
+  m->xcap = 0, m->offcap = m->frcap = m->nfr = m->frmarkcap = 0;
+}
+
+//---- the pairs as contacts (outputs) ----
+
+typedef struct {
+  const kn_ipc_term* t;
+  const double* v;
+  kn_ipc_mesh_contact_fn fn;
+  void* ctx;
+  kn_status st;
+} contact_ctx;
+
+// lagged friction pair f at v => the forces on its four vertices (minus friction()'s gradient)
+static void friction_forces(const kn_ipc_term* t, const kn_ipc_mesh_friction* f, const double* v, double F[12]) {
+  double u[2] = {0, 0}, gu[2];
+  for (int a = 0; a < 4; a++) {
+    double w[3];
+    kn_nl_point_velocity(t->points, f->pt[a], v, w);
+    for (int k = 0; k < 3; k++)
+      u[0] += f->T[2 * (3 * a + k)] * t->dt * w[k], u[1] += f->T[2 * (3 * a + k) + 1] * t->dt * w[k];
+  }
+  kn_ipc_friction_local(u, f->mu * f->lambda, t->dt * t->eps_v, gu, NULL);
+  for (int i = 0; i < 12; i++) F[i] = -(f->T[2 * i] * gu[0] + f->T[2 * i + 1] * gu[1]);
+}
+
+// (pair at v, its forces F) => its contact handed on, with its distance and distance gradient
+static void contact_out(contact_ctx* c, const pair_view* pv, const double F[12]) {
+  kn_ipc_mesh_contact r = {.q = pv->q, .ee = pv->ee};
+  memcpy(r.side, pv->side, sizeof r.side), memcpy(r.x, pv->x, sizeof r.x), memcpy(r.F, F, sizeof r.F);
+  kn_dist_case dc;
+  double s = pair_distance(pv, &dc, r.gs, NULL);
+  r.d = sqrt(fmax(s, 0));
+  if (!c->st) c->st = c->fn(c->ctx, &r);
+}
+
+static int contact_pair(void* p, const pair_view* pv) {
+  contact_ctx* c = p;
+  const kn_ipc_term* t = c->t;
+  kn_ipc_mesh* m = t->mesh;
+  double g[12], F[12];
+  double e = pair_barrier(t, pv, t->kappa / (t->dt * t->dt), g, NULL);
+  if (!(e > 0) || !isfinite(e)) return 1;
+  for (int i = 0; i < 12; i++) F[i] = -g[i];
+  for (int i = 0; i < m->nfr; i++) /* its lagged friction, when it has one */
+    if (!m->frmark[i] && !memcmp(m->fr[i].pt, pv->pt, sizeof pv->pt)) {
+      double Ff[12];
+      friction_forces(t, &m->fr[i], c->v, Ff);
+      for (int k = 0; k < 12; k++) F[k] += Ff[k];
+      m->frmark[i] = 1;
+      break;
+    }
+  contact_out(c, pv, F);
+  return 1;
+}
+
+kn_status kn_ipc_mesh_contacts(const kn_ipc_term* t, const double* v, kn_ipc_mesh_contact_fn fn, void* ctx,
+                               kn_error* err) {
+  kn_ipc_mesh* m = t->mesh;
+  if (m->nfr > m->frmarkcap) {
+    unsigned char* a = realloc(m->frmark, (size_t)m->nfr);
+    if (!a) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
+    m->frmark = a, m->frmarkcap = m->nfr;
+  }
+  if (m->nfr) memset(m->frmark, 0, (size_t)m->nfr);
+  if (!prepare(m, t, v, NULL)) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
+  contact_ctx c = {t, v, fn, ctx, KN_OK};
+  if (!visit(m, t->dhat, 0, contact_pair, &c) && !c.st)
+    return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
+  for (int i = 0; i < m->nfr && !c.st; i++) { /* lagged friction of pairs no longer within dhat */
+    const kn_ipc_mesh_friction* f = &m->fr[i];
+    if (m->frmark[i]) continue;
+    pair_view pv = {.ee = f->ee, .q = f->q, .eps_x = f->eps_x, .mu = f->mu};
+    memcpy(pv.pt, f->pt, sizeof pv.pt), memcpy(pv.side, f->side, sizeof pv.side);
+    for (int a = 0; a < 4; a++) {
+      double w[3];
+      kn_nl_point_velocity(t->points, f->pt[a], v, w);
+      for (int k = 0; k < 3; k++) pv.x[3 * a + k] = t->points->p[f->pt[a]].x0[k] + t->dt * w[k];
+    }
+    double F[12];
+    friction_forces(t, f, v, F);
+    contact_out(&c, &pv, F);
+  }
+  return c.st; /* fn's error, described by fn */
 }

@@ -188,6 +188,16 @@ static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_n
   return KN_OK;
 }
 
+/* the Newton direction of the (PSD-projected) Hessian in s->p */
+static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
+                                  kn_nl_stats* st0, kn_error* err) {
+  for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+  kn_status st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
+  if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+  st0->factorizations++;
+  return KN_OK;
+}
+
 /* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
  * potential, else root finding; statistics added to *st0 */
 static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* opt, int potential, int n,
@@ -206,25 +216,28 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
   double res = scaled(s, n, s->r, &worst, &res2);
   if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
   int k = 0, stalls = 0;
+  double pstep = 0;
   for (;; k++) {
     if (!isfinite(res) || (potential && !isfinite(E)))
       return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
                      dof_owner(s, p, worst));
     double tol = o.abs_tol + o.rel_tol * max_abs(s->v, n);
-    if (res <= tol) break;
+    /* step_test (potential problems): D r within tol is not enough, the Newton step must be too */
+    int have_p = res <= tol && potential && o.step_test;
+    if (have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
+    pstep = have_p ? max_abs(s->p, n) : 0;
+    if (res <= tol && pstep <= tol) break;
     if (k >= o.max_iterations)
       return kn_fail(err, KN_ERR_NUMERIC,
-                     "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g) at DoF %d of '%s'",
-                     k, res, st0->residual_start, worst, dof_owner(s, p, worst));
+                     "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g)%s at DoF %d of '%s'",
+                     k, res, st0->residual_start, pstep > tol ? ", but the Newton step's was larger" : "", worst,
+                     dof_owner(s, p, worst));
     int accepted = 0;
     double alpha_taken = 0;
     st0->iterations++;
     if (potential) {
       /* minimization: the Newton direction of the (PSD-projected) Hessian, Armijo on the energy */
-      for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-      if ((st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err)))
-        return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
-      st0->factorizations++;
+      if (!have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
       double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
       if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, &Et, &st0->line_search_iterations,
                             &accepted, &alpha_taken, err)))
@@ -277,7 +290,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
     res = scaled(s, n, s->r, &worst, &res2);
   }
-  st0->residual = res;
+  st0->residual = fmax(res, pstep);
   st0->energy = E;
   return KN_OK;
 }
@@ -289,7 +302,10 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
   kn_nl_stats st0 = {0};
   kn_status st = reserve(s, p, n, err);
   if (st) return st;
-  for (int c = 0; c < p->ncliques; c++) p->cliques[c].ops->diagonal(p->cliques[c].self, s->dinv + s->offset[c]);
+  for (int c = 0; c < p->ncliques; c++) {
+    const kn_clique* q = &p->cliques[c];
+    (q->ops->mass ? q->ops->mass : q->ops->diagonal)(q->self, s->dinv + s->offset[c]);
+  }
   for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
   memcpy(s->v, v0, (size_t)n * sizeof(double));
   int lag = !p->potential && p->contact.lag;

@@ -16,9 +16,13 @@
  * Newton minimizes sum E: Hessians symmetric (PSD-projected by their owners), CHOLMOD LDL^T,
  * backtracking Armijo on the energy (the backend may cap each step: ipc's CCD). Otherwise (implicit
  * friction, penalty anchors) it is damped Newton on r with a backtracking line search on the
- * scaled residual norm ||D r|| (digest implicit-smooth-friction §3.7-3.8), UMFPACK LU. D = diag(A)^-1
- * (the cliques' free-motion diagonals), so D r is a velocity error and the stopping test is
- * max_i |D r|_i <= abs_tol + rel_tol max|v| [m/s].
+ * scaled residual norm ||D r|| (digest implicit-smooth-friction §3.7-3.8), UMFPACK LU. D = M^-1, the
+ * cliques' mass diagonals (kn_clique_ops.mass; a tree's A diagonal), so D r is a velocity error and
+ * the stopping test, on every problem, is max_i |D r|_i <= abs_tol + rel_tol max|v| [m/s]. Not
+ * diag(A)^-1: an elastic body's A = M + dt^2 K, and K does not resist its rigid modes, so that
+ * scale accepted rigid-mode errors dt^2 K / M times the tolerance (an FEM block on an incline at dt
+ * 5e-3 kept each step's guess, lost downhill momentum that no contact force accounted for and slid
+ * 0.9 % short).
  *
  * A solver owns its workspaces; one per backend, not thread-safe. */
 #ifndef KNEAD_NONLINEAR_H
@@ -125,6 +129,8 @@ typedef struct {
   int max_line_search;
   int iterative;
   int max_passes;        /* lagged passes when Newton stalls [10] */
+  int step_test;         /* potential problems: converged only when the Newton step max |dv| is within
+                            the tolerance too (IPC's |p|/h, digest §4.2 step 5) [0] */
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 
@@ -133,7 +139,7 @@ typedef struct {
   int krylov_iterations; /* BiCGSTAB iterations (iterative) */
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   int passes;            /* lagged passes (kn_nl_term.lag) */
-  double residual;       /* max |D r| at the end [m/s] */
+  double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */
 } kn_nl_stats;

@@ -48,7 +48,10 @@ void kn_world_trajectory_row(const kn_world* w, double* row);
  * (per step: t, iterations, line-search
  * iterations, residual, contacts) and contacts.csv (t, side A, side B, point, normal from A into B,
  * force on B, phi; rigid contacts, then FEM ones with the deformable as B, then MPM particle ones
- * with the deformable as A) when
+ * with the deformable as A; the mesh pairs of penalty's continuous mode and of ipc's mesh term are
+ * rows of their own after the candidates of their kind, rigid-rigid or with a deformable (phi the
+ * pair's gap, < 0 its depth; the normal force is f . n, the friction f - (f . n) n), and the
+ * candidates they replace have force 0) when
  * output.solver / output.contacts are set; out_dir is created
  * when missing. progress (may be NULL) is called with the fraction done, at most ~200 times.
  * summary (may be NULL) receives the numbers (zeroed first, so also on a failure before any

@@ -215,6 +215,17 @@ void kn_penalty_mesh_nearest(const kn_penalty_mesh* m, const double y[3], const 
  * plane (kn_penalty_relax: Y = X while the spring's force k (Y - Z) is inside the cone, slid toward
  * Z's projection onto its edge otherwise) and B feels f = k (Y - Z) while Z is below the plane,
  * nothing above it. */
+/* An FEM boundary as a contact's anchor side (fem_walk.c): the walkable mesh over the body's
+ * vertices at the iterate (mesh.x points at x, set by kn_penalty_term_move: x_v = x0_v + dt J_v v)
+ * and each surface vertex's material point pt[v] (-1: not on the surface, never moved) */
+typedef struct {
+  kn_penalty_mesh mesh;
+  double* x;                 /* nv x 3 */
+  const int* pt;             /* nv */
+  const int* verts;          /* the surface's vertices */
+  int nverts;
+} kn_penalty_fem_mesh;
+
 typedef struct {
   int a, b;
   double n[3], phi0, X[3], mu;
@@ -225,6 +236,11 @@ typedef struct {
   const kn_penalty_mesh* mesh;
   kn_penalty_mesh_point Xm;
   double R[9], o[3];
+  /* A's side an FEM boundary (fem_walk.c; NULL: above): the anchor Xm on fem->mesh walked at the
+   * iterate's positions in the world, the particle B's point Z(v) = z0 + dt J_b v (world), f = k (Y -
+   * Z) on B and its reaction -f on the final triangle's vertices by Y's weights (a stays unused) */
+  const kn_penalty_fem_mesh* fem;
+  double z0[3];
 } kn_penalty_contact;
 
 typedef struct {
@@ -237,7 +253,42 @@ typedef struct {
   double* Y_ref;                    /* n x 3, or NULL (no lagged passes): the anchors of kn_penalty_term_lag */
   unsigned char* active_ref;        /* n: the contact was active there */
   int use_ref;                      /* set by kn_penalty_term_lag: the term is the potential lagged there */
+  int* tri_ref;                     /* n, or NULL: a walk's final triangle at the lag (its weights in
+                                       Y_ref; -1: inactive there) */
+  kn_penalty_fem_mesh* fems;        /* the FEM boundaries contacts walk (kn_penalty_term_move) */
+  int nfems;
 } kn_penalty_term;
+
+/* the FEM boundaries' positions at v (every evaluation starts with it; call it before
+ * kn_penalty_term_contact at a new v) */
+void kn_penalty_term_move(kn_penalty_term* t, const double* v);
+
+/* One walk on an FEM boundary at v (fem_walk.c): Z, the relaxation, f = k (Y - Z) on B, the final
+ * triangle's vertices tv and Y's weights w there, and, with jac, the weights' derivatives
+ * dw_i = g_i . (dY - sum_j w_j dx_tv_j) (§3.7.3; exact while Y is in the triangle's plane) */
+typedef struct {
+  double Z[3], f[3];
+  kn_penalty_mesh_relax_out o;
+  int tv[3];
+  double w[3], g[3][3];
+} kn_penalty_fem_walk;
+kn_relax_state kn_penalty_fem_walk_eval(const kn_penalty_term* t, const kn_penalty_contact* c, const double* v, int jac,
+                                        kn_penalty_fem_walk* out);
+/* contact i (on an FEM boundary) into r, T and S (as kn_penalty_term_eval's; D, DS the dense scratch
+ * or NULL): r_b -= dt f, r_tv_i += dt w_i f; T the full Jacobian through every vertex the walk
+ * depends on and the weights' derivatives; S dt^2 k (I sticking, n n^T sliding) on J_b - sum w_i J_i */
+void kn_penalty_fem_walk_add(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T, double* D,
+                             kn_nl_triplets* S, double* DS);
+/* contact i (on an FEM boundary) lagged (kn_penalty_term_lag, with tri_ref): the anchor frozen as
+ * the point of weights Y_ref on triangle tri_ref, moving with its vertices, Y_l(v) = sum w_j x_tv_j;
+ * the potential k/2 min(phi, 0)^2 + k/2 |P_t (Y_l - Z)|^2 with phi = n . (Z - Y_l) (returned), its
+ * gradient into r (the full term's residual at the lag's v), its Hessian dt^2 J_rel^T k (n n^T [phi <
+ * 0] + P_t) J_rel (J_rel = J_b - sum w_j J_tv_j) into T and S */
+double kn_penalty_fem_walk_lagged(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T,
+                                  double* D, kn_nl_triplets* S, double* DS);
+/* T += (sa J_a)^T K (sb J_b), into the dense n x n scratch D instead when D is non-NULL (term.c) */
+void kn_penalty_add_block(const kn_nl_points* P, int a, double sa, int b, double sb, const double K[9],
+                          kn_nl_triplets* T, double* D);
 
 /* contact i at v => its state, Z, the relaxed anchor Y, the force on B f = k (Y - Z) [N] (0 when
  * inactive) and df/dZ (9, row-major; may be NULL) */

@@ -46,9 +46,24 @@ static kn_relax_state mesh_contact(const kn_penalty_term* t, const kn_penalty_co
   return o->state;
 }
 
+/* a contact on an FEM boundary: the walk at the iterate's positions, in the world */
+static kn_relax_state fem_contact(const kn_penalty_term* t, const kn_penalty_contact* c, const double* v, double Z[3],
+                                  double Y[3], double f[3], double dfdZ[9]) {
+  kn_penalty_fem_walk wk;
+  kn_relax_state st = kn_penalty_fem_walk_eval(t, c, v, 0, &wk);
+  memcpy(Z, wk.Z, sizeof wk.Z);
+  if (st == KN_RELAX_INACTIVE) memcpy(Y, Z, 3 * sizeof *Y);
+  else memcpy(Y, wk.o.Y, 3 * sizeof *Y);
+  if (f) memcpy(f, wk.f, sizeof wk.f);
+  if (dfdZ)
+    for (int k = 0; k < 9; k++) dfdZ[k] = st == KN_RELAX_INACTIVE ? 0.0 : t->k * (wk.o.dYdZ[k] - (k % 4 == 0));
+  return st;
+}
+
 kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
                                        double f[3], double dfdZ[9]) {
   const kn_penalty_contact* c = &t->c[i];
+  if (c->fem) return fem_contact(t, c, v, Z, Y, f, dfdZ);
   double w[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
   for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k];
@@ -73,6 +88,12 @@ static void dense_block(const kn_nl_points* P, int a, double sa, int b, double s
       col[(size_t)n * P->col[i]] += ua[0] * Ku[0] + ua[1] * Ku[1] + ua[2] * Ku[2];
     }
   }
+}
+
+void kn_penalty_add_block(const kn_nl_points* P, int a, double sa, int b, double sb, const double K[9],
+                          kn_nl_triplets* T, double* D) {
+  if (D) dense_block(P, a, sa, b, sb, K, D, T->n);
+  else kn_nl_points_add_block(P, a, sa, b, sb, K, T);
 }
 
 // J_rel^T K J_rel into the triplets, or into the dense scratch D when given
@@ -146,9 +167,15 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
     memset(DT, 0, (S ? 2 : 1) * nn * sizeof *DT);
   }
   double e = 0;
+  kn_penalty_term_move(t, v);
   for (int i = 0; i < t->n; i++) {
     const kn_penalty_contact* c = &t->c[i];
     double Z[3], Y[3], f[3], J[9], g[3];
+    if (c->fem) {
+      if (t->use_ref && t->tri_ref) e += kn_penalty_fem_walk_lagged(t, i, v, r, T, DT, S, DS);
+      else kn_penalty_fem_walk_add(t, i, v, r, T, DT, S, DS);
+      continue;
+    }
     if (t->use_ref) {
       e += lagged(t, i, v, r, T, DT, S, DS);
       continue;
@@ -192,8 +219,16 @@ void kn_penalty_term_lag(void* self, const double* v, int on) {
   kn_penalty_term* t = self;
   t->use_ref = on && t->Y_ref && t->active_ref;
   if (!t->use_ref) return;
+  kn_penalty_term_move(t, v);
   for (int i = 0; i < t->n; i++) {
     double Z[3], f[3];
+    if (t->c[i].fem && t->tri_ref) { /* the walk's end: its triangle, the weights in Y_ref */
+      kn_penalty_fem_walk wk;
+      t->active_ref[i] = kn_penalty_fem_walk_eval(t, &t->c[i], v, 0, &wk) != KN_RELAX_INACTIVE;
+      t->tri_ref[i] = t->active_ref[i] ? wk.o.at.tri : -1;
+      memcpy(t->Y_ref + 3 * i, wk.w, sizeof wk.w);
+      continue;
+    }
     t->active_ref[i] = kn_penalty_term_contact(t, i, v, Z, t->Y_ref + 3 * i, f, NULL) != KN_RELAX_INACTIVE;
   }
 }

@@ -175,7 +175,8 @@ static kn_status stage_solve(kn_world* w, nl_state* s, const kn_nl_step* st, kn_
   return KN_OK;
 }
 
-/* 7. forces on each candidate's B side, FEM attachment forces (their SAP impulses at v) */
+/* 7. forces on each candidate's B side, the formulation's mesh pairs, FEM attachment forces (their
+ * SAP impulses at v) */
 static kn_status stage_outputs(kn_world* w, nl_state* s, const kn_nl_step* st, kn_error* err) {
   sap_state* sp = s->sap;
   const kn_sim_candidates* c = &sp->cand;
@@ -183,6 +184,7 @@ static kn_status stage_outputs(kn_world* w, nl_state* s, const kn_nl_step* st, k
   if (e) return e;
   for (int i = 0; i < c->n; i++) s->f->force(s->fs, st, i, s->v, s->force + 3 * i);
   if ((e = kn_sim_contacts_record(w, c, s->force, err))) return e;
+  if (s->f->record && (e = s->f->record(s->fs, st, s->v, err))) return e;
   for (int fi = 0; fi < w->nfem; fi++) memset(w->fems[fi].attach_force, 0, sizeof w->fems[fi].attach_force);
   for (int k = 0; k < sp->nattach; k++) {
     int i = sp->first_attach + k;

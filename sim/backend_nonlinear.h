@@ -48,6 +48,9 @@ typedef struct {
    * buf (n bytes; left "" when there is none), which the adapter adds to the error; its sides, point,
    * gap and force, as kn_nl_describe_contact writes them */
   void (*describe_failure)(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n);
+  /* (optional) after the candidates' rows: the step's contacts that are no candidates (mesh pairs)
+   * at v, each through kn_sim_contacts_add_pair; force gives 0 for the candidates they replace */
+  kn_status (*record)(void* self, const kn_nl_step* st, const double* v, kn_error* err);
 } kn_nl_formulation;
 
 /* candidate i at v => its gap along the detected normal, phi0 + dt n . (w_b - w_a) [m] (< 0:

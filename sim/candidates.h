@@ -39,6 +39,19 @@ kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_s
  * w->fem_contacts, w->mpm_contacts with their counts, each deformable's total contact force
  * (contact_record.c) */
 kn_status kn_sim_contacts_record(kn_world* w, const kn_sim_candidates* c, const double* force, kn_error* err);
+/* One contact of a step that is no candidate: a backend's mesh pair (penalty's continuous mode, ipc's
+ * mesh term; kn_nl_formulation.record). Sides A and B are each an FEM body (fem >= 0) or a collider;
+ * p its point, n the unit normal from A into B, phi the gap along n (< 0: the depth), f the force on
+ * B [N] (world; on A: -f). */
+typedef struct {
+  int a_fem, a_collider, b_fem, b_collider;
+  int edge_edge;            /* 0 vertex-face (point-triangle), 1 edge-edge */
+  double p[3], n[3], phi, f[3];
+} kn_sim_pair_contact;
+/* (after kn_sim_contacts_record) => the row appended: two colliders to w->contacts, else to
+ * w->fem_contacts with the deformable (or either one) as B (n and f turned with it), kind 3 for a
+ * vertex-face pair, 4 for an edge-edge pair; the deformables' total forces updated. KN_ERR_NOMEM */
+kn_status kn_sim_contacts_add_pair(kn_world* w, const kn_sim_pair_contact* r, kn_error* err);
 /* (candidate side) => its world clique, -1 for a world-fixed collider */
 int kn_sim_side_clique(const kn_world* w, const kn_contact_side* sd);
 /* candidate i => "contact between 'a' and 'b'", "contact of deformable 'd' vertex 7 with 'c'", ... */

@@ -1,6 +1,7 @@
 /* The contact outputs of a step, whatever the backend: from the candidates and the force on each
  * candidate's side B, the world's rigid, FEM and MPM contact lists (contacts.csv, checks, plots)
- * and the total contact force on each deformable. */
+ * and the total contact force on each deformable; then the rows a backend adds for contacts that
+ * are no candidates (its mesh pairs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,5 +75,31 @@ kn_status kn_sim_contacts_record(kn_world* w, const kn_sim_candidates* c, const 
   w->ncontact = c->first_fem;
   w->nfem_contact = c->nfem;
   w->nmpm_contact = c->nmpm;
+  return KN_OK;
+}
+
+kn_status kn_sim_contacts_add_pair(kn_world* w, const kn_sim_pair_contact* r, kn_error* err) {
+  if (r->a_fem < 0 && r->b_fem < 0) { /* two rigid bodies */
+    kn_status st = kn_world_reserve_contacts(w, w->ncontact + 1, err);
+    if (st) return st;
+    kn_world_contact* o = &w->contacts[w->ncontact++];
+    o->a = r->a_collider, o->b = r->b_collider, o->phi = r->phi;
+    memcpy(o->p, r->p, sizeof o->p), memcpy(o->n, r->n, sizeof o->n), memcpy(o->f, r->f, sizeof o->f);
+    return KN_OK;
+  }
+  kn_status st = grow((void**)&w->fem_contacts, &w->fem_contact_cap, w->nfem_contact + 1, sizeof *w->fem_contacts, err);
+  if (st) return st;
+  int flip = r->b_fem < 0; /* B of an FEM row is a deformable */
+  double sg = flip ? -1 : 1;
+  kn_world_fem_contact* o = &w->fem_contacts[w->nfem_contact++];
+  o->fem_b = flip ? r->a_fem : r->b_fem;
+  o->a_fem = flip ? r->b_fem : r->a_fem, o->a_collider = flip ? r->b_collider : r->a_collider;
+  o->kind = 3 + (r->edge_edge != 0), o->phi = r->phi;
+  memcpy(o->p, r->p, sizeof o->p);
+  for (int a = 0; a < 3; a++) {
+    o->n[a] = sg * r->n[a], o->f[a] = sg * r->f[a];
+    w->fems[o->fem_b].force[a] += o->f[a];
+    if (o->a_fem >= 0) w->fems[o->a_fem].force[a] -= o->f[a];
+  }
   return KN_OK;
 }

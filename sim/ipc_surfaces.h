@@ -1,21 +1,22 @@
 /* knead/sim internal: the world's triangle surfaces for the ipc backend's mesh-mesh pairs
  * (ipc_surfaces.c; ipc/ipc.h kn_ipc_mesh): every FEM body's boundary and every rigid triangle-mesh
- * collider, the pairs of them that can touch (FEM-FEM, an FEM body with itself, FEM-mesh collider,
- * two mesh colliders the detection's filters let touch; not an FEM body and a collider it is
- * attached to), and per step their vertices as material points. The detection's candidates
- * between two such surfaces are replaced by the mesh pairs. */
+ * collider (collected by sim/mesh_surfaces.c, shared with the penalty backend), the pairs of
+ * them that can touch (FEM-FEM, an FEM body with itself, FEM-mesh collider, two mesh colliders the
+ * detection's filters let touch; not an FEM body and a collider it is attached to), and per step
+ * their vertices as material points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
 #ifndef KNEAD_SIM_IPC_SURFACES_H
 #define KNEAD_SIM_IPC_SURFACES_H
 
 #include "ipc/ipc.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/mesh_surfaces.h"
 
 typedef struct {
   kn_ipc_mesh mesh;       /* mesh.surf, mesh.pairs, mesh.mu point into the arrays below */
+  kn_mesh_surfaces ms;    /* the surfaces, their vertices' points (mesh.surf[i].pt into ms.pt) */
   int nsurf;
   int* source;            /* per surface: FEM body f >= 0, or -(collider k) - 1 */
-  int** owned;            /* per surface: its edges and point indices (owned) */
-  int *of_fem, *of_collider; /* surface of FEM body f / collider k, -1 none */
+  int** owned;            /* per surface: its edges (owned) */
   int* pairs;
   double* mu;
 } kn_ipc_surfaces;
@@ -40,5 +41,11 @@ int kn_ipc_surfaces_crossing(const kn_ipc_surfaces* s, const kn_world* w, kn_mb_
 void kn_ipc_surfaces_name(const kn_ipc_surfaces* s, const kn_world* w, int i, char* buf, size_t cap);
 /* candidate => 1 when its two sides are surfaces with mesh pairs between them (the pairs replace it) */
 int kn_ipc_surfaces_replace(const kn_ipc_surfaces* s, const kn_contact_candidate* c);
+
+/* outputs, after the step at v (t: the step's term over these surfaces): every pair with a barrier
+ * or lagged friction as a contact row (kn_sim_contacts_add_pair), its normal and gap the distance's,
+ * its force the barrier's and the friction's. KN_ERR_NOMEM */
+kn_status kn_ipc_surfaces_record(const kn_ipc_surfaces* s, const kn_ipc_term* t, kn_world* w, const double* v,
+                                 kn_error* err);
 
 #endif

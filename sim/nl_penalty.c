@@ -15,7 +15,8 @@
  * of a successful step an active contact whose relaxation slid keeps the anchor moved by the slide
  * Y - X (a sticking one keeps it untouched), an inactive one is dropped (§3.10). A rigid feature
  * point in an FEM face and an FEM vertex at another FEM body's face keep their anchor as a point of
- * the face (penalty_faces.c). */
+ * the face (penalty_faces.c) and walk it over that body's deformed boundary (penalty_fem_meshes.c,
+ * penalty/fem_walk.c; side +-2), committed as the face the walk ended on. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "sim/state_parts.h"
 #include "sim/penalty_cpf.h"
 #include "sim/penalty_faces.h"
+#include "sim/penalty_fem_meshes.h"
 #include "sim/penalty_meshes.h"
 #include "sim/stiction.h"
 
@@ -43,16 +45,19 @@ typedef struct {
   kn_nl_term parts[2];      /* the mixed mode's term: the springs (candidates cpf does not cover), the pairs */
   int cpf_nomem;            /* the re-check after a solve ran out of memory: the step fails */
   kn_penalty_meshes meshes; /* the mesh colliders' walkable meshes */
+  kn_penalty_fem_meshes fems; /* the FEM boundaries' walkable meshes */
   signed char* side;        /* per candidate: 0 the plane; 1 anchored on A's mesh; -1 on B's mesh,
-                               the spring's particle then A (pc's a, b and n swapped) */
+                               the spring's particle then A (pc's a, b and n swapped); 2, -2 the
+                               same on an FEM boundary */
 } penalty_state;
 
 static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
-  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
+  free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
   kn_penalty_term_free(&s->term);
   kn_penalty_meshes_free(&s->meshes);
+  kn_penalty_fem_meshes_free(&s->fems);
   kn_stiction_free(&s->rigid);
   kn_stiction_keyed_free(&s->fem);
   kn_stiction_keyed_free(&s->mpm);
@@ -103,6 +108,7 @@ static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, dou
   s->ncollider = w->ncollider, s->w = w;
   kn_status st = penalty_params(sc, s, opt, err);
   if (!st) st = kn_penalty_meshes_build(w, &s->meshes, err);
+  if (!st) st = kn_penalty_fem_meshes_build(w, &s->fems, err);
   if (st) {
     penalty_destroy(s);
     return st;
@@ -136,12 +142,23 @@ static const double* point_x0(const kn_nl_step* st, int p, const kn_contact_cand
   return p >= 0 ? st->points->p[p].x0 : cc->p;
 }
 
+/* FEM candidate j's face anchor (kn_penalty_faces_start's) as a point of its body's walkable
+ * boundary, the particle at xp: pc walks it (0: no surface triangle has its vertices, the plane) */
+static int fem_walk_start(penalty_state* s, int j, const double xp[3], kn_penalty_contact* pc) {
+  const kn_penalty_face* a = &s->faces.cur[j];
+  if (!kn_penalty_fem_meshes_point(&s->fems, a->fem, a->vert, a->w, &pc->Xm)) return 0;
+  pc->fem = &s->fems.fem[a->fem];
+  memcpy(pc->z0, xp, sizeof pc->z0);
+  memset(pc->X, 0, sizeof pc->X);
+  return 1;
+}
+
 /* candidate i's anchor X at the step start (its record in the stiction tables for this step) */
 static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penalty_contact* pc) {
   const kn_sim_candidates* c = st->cand;
   const kn_contact_candidate* cc = &c->c[i];
   double vh[2], d[3] = {0, 0, 0}, xa[3], xb[3];
-  s->side[i] = 0, pc->mesh = NULL;
+  s->side[i] = 0, pc->mesh = NULL, pc->fem = NULL;
   if (cc->origin == KN_CANDIDATE_RIGID) {
     kn_stiction_bias(&s->rigid, i, &c->pts[cc->source], s->X_WG, st->dt, vh);
     const kn_stiction_anchor* an = &s->rigid.cur[i];
@@ -188,8 +205,13 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
       for (int k = 0; k < 3; k++) d[k] = xa[k] - x[k];
       s->faces.cur[j].kind = -1;
     } else { /* the particle: the rigid point A, or B's vertex */
-      const double* xp = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE ? point_x0(st, st->pa[i], cc) : x;
-      kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d);
+      int rigid = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE;
+      const double* xp = rigid ? point_x0(st, st->pa[i], cc) : x;
+      if (kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d) && fem_walk_start(s, j, xp, pc)) {
+        if (rigid) swap_sides(pc); /* the rigid point is the particle, the anchor in B's face */
+        s->side[i] = rigid ? -2 : 2;
+        return;
+      }
     }
   }
   tangential(d, pc->n, pc->X);
@@ -214,13 +236,14 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   kn_world* w = st->w;
   *potential = 0;
   if (c->n > s->pccap) {
-    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->side);
+    free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
     s->side = malloc((size_t)c->n);
     s->gamma = malloc(3 * (size_t)c->n * sizeof *s->gamma);
     s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
     s->term.active_ref = malloc((size_t)c->n);
-    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->side ? c->n : 0;
+    s->term.tri_ref = malloc((size_t)c->n * sizeof *s->term.tri_ref);
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side ? c->n : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
@@ -229,6 +252,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   if (!e) e = kn_penalty_faces_reserve(&s->faces, c->nfem, err);
   if (e) return e;
   for (int k = 0; k < w->ncollider; k++) kn_sim_collider_pose(w, k, &s->X_WG[k]);
+  kn_penalty_fem_meshes_reset(&s->fems);
   for (int i = 0; i < c->n; i++) {
     const kn_contact_candidate* cc = &c->c[i];
     kn_penalty_contact* pc = &s->pc[i];
@@ -245,6 +269,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   s->term.c = s->pc;
   s->term.n = c->n;
   s->term.use_ref = 0;
+  s->term.fems = s->fems.fem, s->term.nfems = s->fems.n;
+  if ((e = kn_penalty_fem_meshes_points(&s->fems, st, err))) return e;
   *term = (kn_nl_term){.eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .self = &s->term};
   *potential = 0;
   if (!s->cpf) return KN_OK;
@@ -272,19 +298,22 @@ static int penalty_after_solve(void* self, const kn_nl_step* st, const double* v
   return added > 0;
 }
 
-/* candidate i's force on B. A candidate the continuous pairs cover: the pairs' force between its two
- * bodies spread evenly over the detection's candidates of those two bodies (either way round) (the pairs are not the
- * candidates; the outputs and the checks read forces per candidate) */
-static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
-  penalty_state* s = self;
+/* candidate i's force on B. A candidate the continuous pairs cover: with spread, the pairs' force
+ * between its two bodies spread evenly over the detection's candidates of those two bodies (either
+ * way round; a failed solve's description), else 0: the outputs get the pairs as rows of their own
+ * (penalty_record) */
+static void candidate_force(penalty_state* s, const kn_nl_step* st, int i, const double* v, int spread, double f[3]) {
   double Z[3], Y[3];
   const kn_contact_candidate* cc = &st->cand->c[i];
   if (!s->cpf || !kn_penalty_cpf_covers(s->cpf, cc)) {
+    if (s->pc[i].fem) kn_penalty_term_move(&s->term, v);
     kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
     if (s->side[i] < 0) /* the spring's particle is A: B feels the reaction */
       for (int k = 0; k < 3; k++) f[k] = -f[k];
     return;
   }
+  f[0] = f[1] = f[2] = 0;
+  if (!spread) return;
   int same = 0;
   for (int j = 0; j < st->cand->n; j++) {
     const kn_contact_candidate* o = &st->cand->c[j];
@@ -294,6 +323,20 @@ static void penalty_force(void* self, const kn_nl_step* st, int i, const double*
   }
   kn_penalty_cpf_side_force(s->cpf, &cc->a, &cc->b, v, f);
   for (int k = 0; k < 3; k++) f[k] /= same;
+}
+
+static void penalty_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  candidate_force(self, st, i, v, 0, f);
+}
+
+static void spread_force(void* self, const kn_nl_step* st, int i, const double* v, double f[3]) {
+  candidate_force(self, st, i, v, 1, f);
+}
+
+/* the continuous mode's pairs as contact rows of their own */
+static kn_status penalty_record(void* self, const kn_nl_step* st, const double* v, kn_error* err) {
+  penalty_state* s = self;
+  return s->cpf ? kn_penalty_cpf_record(s->cpf, st->w, v, err) : KN_OK;
 }
 
 /* an active contact on a mesh: its anchor in the mesh's frame := Y (in the contact's frame: R^T (Y - o)),
@@ -306,6 +349,13 @@ static void mesh_commit(penalty_state* s, const kn_contact_candidate* cc, int i,
                                                           : s->fem.cur[i - first_fem].p;
   double d[3] = {Y[0] - pc->o[0], Y[1] - pc->o[1], Y[2] - pc->o[2]};
   kn_mat3_tvec(pc->R, d, p);
+}
+
+/* an active contact on an FEM boundary: its face anchor := the triangle and weights the walk ended at */
+static void fem_walk_commit(kn_penalty_face* a, const kn_penalty_term* t, const kn_penalty_contact* pc, const double* v) {
+  kn_penalty_fem_walk wk;
+  if (kn_penalty_fem_walk_eval(t, pc, v, 0, &wk) == KN_RELAX_INACTIVE) return;
+  for (int k = 0; k < 3; k++) a->vert[k] = wk.tv[k], a->w[k] = wk.w[k];
 }
 
 /* after the step: the anchors of the active contacts become the next step's, moved by their slide
@@ -324,6 +374,7 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
   for (int k = 0; k < w->ntree; k++)
     if (w->trees[k].robot->model->nv > 0) kn_mb_kinematics(w->trees[k].robot->model, w->trees[k].q, NULL, w->trees[k].data);
   for (int k = 0; k < w->ncollider; k++) kn_sim_collider_pose(w, k, &s->X_WG[k]);
+  kn_penalty_term_move(&s->term, v);
   for (int i = 0; i < c->n; i++) {
     const kn_contact_candidate* cc = &c->c[i];
     const kn_penalty_contact* pc = &s->pc[i];
@@ -331,6 +382,10 @@ static kn_status penalty_end_step(void* self, const kn_nl_step* st, const double
     kn_relax_state r = kn_penalty_term_contact(&s->term, i, v, Z, Y, f, NULL);
     double* g = s->gamma + 3 * i;
     g[0] = g[1] = 0, g[2] = r != KN_RELAX_INACTIVE;
+    if (r != KN_RELAX_INACTIVE && pc->fem) { /* the anchor becomes the walk's end, on its face */
+      fem_walk_commit(&s->faces.cur[i - c->first_fem], &s->term, pc, v);
+      continue;
+    }
     if (r != KN_RELAX_INACTIVE && s->side[i]) { /* on a mesh: the anchor becomes the walk's end, on the mesh */
       mesh_commit(s, cc, i, c->first_fem, c->first_mpm, Y);
       continue;
@@ -398,13 +453,13 @@ static kn_status penalty_load(void* self, kn_state_in* in, kn_error* err) {
 
 /* a failed solve's worst contact: the spring pulled hardest at the last iterate */
 static void penalty_describe_failure(void* self, const kn_nl_step* st, const double* v, char* buf, size_t n) {
-  kn_nl_describe_strongest(penalty_force, self, st, v, buf, n);
+  kn_nl_describe_strongest(spread_force, self, st, v, buf, n);
 }
 
 static const kn_nl_formulation penalty_formulation = {"penalty",          penalty_create,      penalty_destroy,
                                                       penalty_begin,      penalty_after_solve, penalty_force,
                                                       penalty_end_step,   penalty_save,        penalty_load,
-                                                      penalty_describe_failure};
+                                                      penalty_describe_failure, penalty_record};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &penalty_formulation, out, err);

@@ -238,7 +238,7 @@ static void smooth_describe_failure(void* self, const kn_nl_step* st, const doub
 
 static const kn_nl_formulation smooth_formulation = {"smooth_friction", smooth_create, smooth_destroy, smooth_begin,
                                                      smooth_after_solve, smooth_force, NULL, smooth_save, smooth_load,
-                                                     smooth_describe_failure};
+                                                     smooth_describe_failure, NULL};
 
 static kn_status backend_create(kn_world* w, void** out, kn_error* err) {
   return kn_nl_backend_create(w, &smooth_formulation, out, err);

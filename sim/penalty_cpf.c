@@ -1,6 +1,6 @@
 /* The penalty backend's continuous mode (continuous-penalty-forces.md §5.1-5.5): the triangle
- * surfaces of the world's FEM bodies and rigid colliders, their vertices as the step's material
- * points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
+ * surfaces of the world's FEM bodies and rigid colliders (sim/mesh_surfaces.c), their vertices as
+ * the step's material points, the vertex-face and edge-edge pairs whose CCD on the predictor path x0 -> x0 + dt J v*
  * finds a first contact (weights, side and start frozen; the candidates from the shared swept broad
  * phase, contact/swept_pairs.c), and the pairs carried while they still penetrate at a step's end.
  * Pairs between surfaces of the same clique (self-contact of an FEM body, links of one tree) are not
@@ -10,17 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/mesh_surfaces.h"
 #include "sim/penalty_cpf.h"
 
-typedef struct {
-  int clique;            /* world clique, -1 fixed in the world */
-  int fem, collider;     /* which body (the other -1) */
-  int nv, nt, first;     /* vertices, triangles, first global vertex id */
-  const int* tri;
+typedef struct {          /* per surface of kn_mesh_surfaces */
   int ne, *edge;         /* its edges but the flat ones (2 each) */
-  int nused;
-  const int* used;       /* the vertices in vertex-face pairs (an FEM body's surface vertices), NULL: all */
-  kn_triangles mesh;     /* a collider's surface in its geometry frame (owned) */
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
@@ -35,10 +29,8 @@ typedef struct {
 
 struct kn_penalty_cpf {
   kn_world* w;
-  unsigned char* covered; /* per collider: it has a triangle surface here (else the discrete springs) */
+  kn_mesh_surfaces ms;   /* the surfaces (colliders without one: the discrete springs), their points */
   cpf_surface* s;
-  int ns, nvert;
-  int* vpt;              /* per global vertex: its point this step */
   double *x0, *x1;       /* per global vertex: the predictor path */
   double* vstart;
   int vcap;
@@ -57,72 +49,49 @@ struct kn_penalty_cpf {
 
 void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   if (!c) return;
-  for (int i = 0; i < c->ns; i++) kn_triangles_free(&c->s[i].mesh), free(c->s[i].edge);
-  free(c->s), free(c->covered), free(c->vpt), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  for (int i = 0; c->s && i < c->ms.n; i++) free(c->s[i].edge);
+  kn_mesh_surfaces_free(&c->ms);
+  free(c->s), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
   kn_swept_scratch_free(c->swept);
   free(c);
 }
 
-static int flat_edges(cpf_surface* s, const double* X);
+static int flat_edges(cpf_surface* s, const kn_mesh_surface* m);
 
 kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, kn_penalty_cpf** out,
                                 kn_error* err) {
-  const kn_scene* sc = w->scene;
-  const char* key = "contact.penalty.continuous";
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
-  if (!c || !(c->s = kn_calloc((size_t)(w->nfem + w->ncollider) + 1, sizeof *c->s)) ||
-      !(c->covered = kn_calloc((size_t)w->ncollider + 1, 1))) {
+  if (!c) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
+  kn_status st = kn_mesh_surfaces_create(w, KN_MESH_SURFACES_BOXES_MESHES, &c->ms, err);
+  if (st) {
     kn_penalty_cpf_free(c);
-    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    return st;
   }
   c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode;
-  for (int i = 0; i < w->nfem; i++) {
-    const kn_fem_body* b = w->fems[i].body;
-    c->s[c->ns++] = (cpf_surface){.clique = w->first_fem_clique + i, .fem = i, .collider = -1, .nv = b->mesh.nvert,
-                                  .nt = b->mesh.nsurf, .tri = b->mesh.surf, .nused = w->fems[i].nsurf_vert,
-                                  .used = w->fems[i].surf_vert, .material = w->fems[i].material};
+  int ok = (c->s = kn_calloc((size_t)c->ms.n + 1, sizeof *c->s)) != NULL;
+  for (int i = 0; ok && i < c->ms.n; i++) {
+    const kn_mesh_surface* m = &c->ms.s[i];
+    c->s[i].material = m->fem >= 0 ? w->fems[m->fem].material : w->colliders[m->collider].c.material;
+    ok = flat_edges(&c->s[i], m);
   }
-  for (int i = 0; i < w->ncollider; i++) {
-    cpf_surface* s = &c->s[c->ns];
-    kn_status st = kn_shape_triangles(w->colliders[i].c.shape, &s->mesh, err);
-    if (st == KN_ERR_UNSUPPORTED) { /* a sphere, cylinder, capsule or half-space: the discrete springs */
-      *err = (kn_error){0};
-      continue;
-    }
-    if (st) {
-      char why[sizeof err->msg];
-      snprintf(why, sizeof why, "%s", err->msg);
-      kn_penalty_cpf_free(c);
-      return kn_scene_fail(sc, err, st, key, "true: collider '%s': %s; use boxes or meshes, or false",
-                           w->colliders[i].name, why);
-    }
-    int tree = w->colliders[i].c.clique;
-    s->clique = tree >= 0 ? w->clique_of_tree[tree] : -1, s->fem = -1, s->collider = i;
-    s->nv = s->mesh.nv, s->nt = s->mesh.nt, s->tri = s->mesh.tri, s->material = w->colliders[i].c.material;
-    c->covered[i] = 1, c->ns++;
-  }
-  for (int i = 0; i < c->ns; i++) {
-    c->s[i].first = c->nvert, c->nvert += c->s[i].nv;
-    if (!flat_edges(&c->s[i], c->s[i].fem >= 0 ? w->fems[c->s[i].fem].body->mesh.X : c->s[i].mesh.v)) {
-      kn_penalty_cpf_free(c);
-      return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
-    }
+  if (!ok) {
+    kn_penalty_cpf_free(c);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   }
   c->swept = kn_swept_scratch_create();
-  c->vpt = malloc(((size_t)c->nvert + 1) * sizeof *c->vpt);
-  c->x0 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x0);
-  c->x1 = malloc((3 * (size_t)c->nvert + 1) * sizeof *c->x1);
-  if (!c->swept || !c->vpt || !c->x0 || !c->x1) {
+  c->x0 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x0);
+  c->x1 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x1);
+  if (!c->swept || !c->x0 || !c->x1) {
     kn_penalty_cpf_free(c);
-    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
+    return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   }
   *out = c;
   return KN_OK;
 }
 
 static int side_covered(const kn_penalty_cpf* c, const kn_contact_side* s) {
-  return s->kind == KN_SIDE_SURFACE || (s->kind == KN_SIDE_COLLIDER && c->covered[s->body]);
+  return s->kind == KN_SIDE_SURFACE || (s->kind == KN_SIDE_COLLIDER && c->ms.of_collider[s->body] >= 0);
 }
 
 int kn_penalty_cpf_covers(const kn_penalty_cpf* c, const kn_contact_candidate* cc) {
@@ -131,28 +100,13 @@ int kn_penalty_cpf_covers(const kn_penalty_cpf* c, const kn_contact_candidate* c
 
 // the surface that global vertex g belongs to
 static const cpf_surface* surface_of(const kn_penalty_cpf* c, int g) {
-  int lo = 0, hi = c->ns - 1;
-  while (lo < hi) {
-    int mid = (lo + hi + 1) / 2;
-    if (c->s[mid].first <= g) lo = mid;
-    else hi = mid - 1;
-  }
-  return &c->s[lo];
-}
-
-// side => its surface's index here, -1 none
-static int surface_index(const kn_penalty_cpf* c, const kn_contact_side* sd) {
-  for (int i = 0; i < c->ns; i++)
-    if ((sd->kind == KN_SIDE_SURFACE && c->s[i].fem == sd->body) ||
-        (sd->kind == KN_SIDE_COLLIDER && c->s[i].collider == sd->body))
-      return i;
-  return -1;
+  return &c->s[kn_mesh_surfaces_of_vertex(&c->ms, g)];
 }
 
 void kn_penalty_cpf_side_force(const kn_penalty_cpf* c, const kn_contact_side* a, const kn_contact_side* b,
                                const double* v, double f[3]) {
   static const double sgn_vf[4] = {1, -1, -1, -1}, sgn_ee[4] = {1, 1, -1, -1};
-  int ia = surface_index(c, a), ib = surface_index(c, b);
+  int ia = kn_mesh_surfaces_of_side(&c->ms, a), ib = kn_mesh_surfaces_of_side(&c->ms, b);
   f[0] = f[1] = f[2] = 0;
   if (ia < 0 || ib < 0) return;
   for (int i = 0; i < c->npairs; i++) {
@@ -188,25 +142,26 @@ static void unit_normal(const double* X, const int* t, double n[3]) {
  * coplanar (a box face's diagonal). Such an edge is no crease: its edge-edge pairs would push
  * sideways where the faces' vertex-face pairs already act (a box corner next to a plate's diagonal,
  * measured: Newton then stalls on the cube of S-Fast) */
-static int flat_edges(cpf_surface* s, const double* X) {
-  edge_rec* e = malloc((3 * (size_t)s->nt + 1) * sizeof *e);
-  s->edge = malloc((6 * (size_t)s->nt + 1) * sizeof *s->edge);
+static int flat_edges(cpf_surface* s, const kn_mesh_surface* m) {
+  const double* X = m->rest;
+  edge_rec* e = malloc((3 * (size_t)m->nt + 1) * sizeof *e);
+  s->edge = malloc((6 * (size_t)m->nt + 1) * sizeof *s->edge);
   if (!e || !s->edge) {
     free(e);
     return 0;
   }
-  for (int t = 0; t < s->nt; t++)
+  for (int t = 0; t < m->nt; t++)
     for (int k = 0; k < 3; k++) {
-      int a = s->tri[3 * t + k], b = s->tri[3 * t + (k + 1) % 3];
+      int a = m->tri[3 * t + k], b = m->tri[3 * t + (k + 1) % 3];
       e[3 * t + k] = (edge_rec){a < b ? a : b, a < b ? b : a, t, k};
     }
-  qsort(e, 3 * (size_t)s->nt, sizeof *e, edge_cmp);
+  qsort(e, 3 * (size_t)m->nt, sizeof *e, edge_cmp);
   s->ne = 0;
-  for (int i = 0; i < 3 * s->nt; i++) {
+  for (int i = 0; i < 3 * m->nt; i++) {
     if (i > 0 && !edge_cmp(&e[i - 1], &e[i])) continue;
-    if (i + 1 < 3 * s->nt && !edge_cmp(&e[i], &e[i + 1])) {
+    if (i + 1 < 3 * m->nt && !edge_cmp(&e[i], &e[i + 1])) {
       double n1[3], n2[3];
-      unit_normal(X, s->tri + 3 * e[i].t, n1), unit_normal(X, s->tri + 3 * e[i + 1].t, n2);
+      unit_normal(X, m->tri + 3 * e[i].t, n1), unit_normal(X, m->tri + 3 * e[i + 1].t, n2);
       if (kn_vec3_dot(n1, n2) > 1 - 5e-7) continue;
     }
     s->edge[2 * s->ne] = e[i].a, s->edge[2 * s->ne + 1] = e[i].b, s->ne++;
@@ -244,21 +199,24 @@ static int push_key(kn_penalty_cpf* c, int ee, int v0, int v1, int v2, int v3) {
 }
 
 // surface s as the shared broad phase sees it, on the paths x0 -> x1
-static kn_swept_surface swept(const kn_penalty_cpf* c, const cpf_surface* s) {
-  return (kn_swept_surface){.nvert = s->nv, .x0 = c->x0 + 3 * (size_t)s->first, .x1 = c->x1 + 3 * (size_t)s->first,
-                            .ntri = s->nt, .tri = s->tri, .nedge = s->ne, .edge = s->edge, .nvert_used = s->nused,
-                            .vert = s->used};
+static kn_swept_surface swept(const kn_penalty_cpf* c, int i) {
+  const kn_mesh_surface* m = &c->ms.s[i];
+  const cpf_surface* s = &c->s[i];
+  return (kn_swept_surface){.nvert = m->nv, .x0 = c->x0 + 3 * (size_t)m->first, .x1 = c->x1 + 3 * (size_t)m->first,
+                            .ntri = m->nt, .tri = m->tri, .nedge = s->ne, .edge = s->edge, .nvert_used = m->nused,
+                            .vert = m->used};
 }
 
 /* the broad phase (contact/swept_pairs.c): every vertex-face and edge-edge pair of two surfaces of
  * different cliques whose swept boxes overlap, as global keys, sorted */
 static kn_status broad_phase(kn_penalty_cpf* c, kn_error* err) {
   c->nkeys = 0;
-  for (int i = 0; i < c->ns; i++)
-    for (int j = i + 1; j < c->ns; j++) {
-      const cpf_surface *A = &c->s[i], *B = &c->s[j];
+  for (int i = 0; i < c->ms.n; i++)
+    for (int j = i + 1; j < c->ms.n; j++) {
+      const kn_mesh_surface *A = &c->ms.s[i], *B = &c->ms.s[j];
+      const int *edge_a = c->s[i].edge, *edge_b = c->s[j].edge;
       if (A->clique == B->clique) continue; /* same body (or both fixed) */
-      kn_swept_surface sa = swept(c, A), sb = swept(c, B);
+      kn_swept_surface sa = swept(c, i), sb = swept(c, j);
       kn_swept_pairs out;
       kn_status e = kn_swept_pairs_find(c->swept, &sa, &sb, 0, &out, err);
       if (e) return e;
@@ -272,7 +230,7 @@ static kn_status broad_phase(kn_penalty_cpf* c, kn_error* err) {
         ok &= push_key(c, 0, B->first + out.vt_ba[2 * k], fa + t[0], fa + t[1], fa + t[2]);
       }
       for (int k = 0; k < out.nee; k++) {
-        const int *ea = A->edge + 2 * out.ee[2 * k], *eb = B->edge + 2 * out.ee[2 * k + 1];
+        const int *ea = edge_a + 2 * out.ee[2 * k], *eb = edge_b + 2 * out.ee[2 * k + 1];
         ok &= push_key(c, 1, A->first + ea[0], A->first + ea[1], B->first + eb[0], B->first + eb[1]);
       }
       if (!ok) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the continuous penalty's pairs");
@@ -292,7 +250,7 @@ static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, d
   t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
   /* the pair's two surfaces: the vertex's (or the first edge's) and the face's (the second edge's) */
   t->mu = kn_contact_material_combine(&surface_of(c, k->v[0])->material, &surface_of(c, k->v[3])->material).mu;
-  for (int j = 0; j < 4; j++) t->pt[j] = c->vpt[k->v[j]];
+  for (int j = 0; j < 4; j++) t->pt[j] = c->ms.pt[k->v[j]];
   c->pkeys[c->npairs++] = *k;
   return 1;
 }
@@ -342,36 +300,20 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, c->vstart + st->offset[q]);
   /* every surface vertex a material point (-1: an FEM body's interior vertex); its predictor path
    * x0 -> x0 + dt J v_start */
-  for (int g = 0; g < c->nvert; g++) c->vpt[g] = -1;
-  for (int i = 0; i < c->ns; i++) {
-    const cpf_surface* s = &c->s[i];
-    kn_clique* cq = s->clique >= 0 ? &w->cliques[s->clique] : NULL;
-    int ndof = cq ? cq->ops->ndof(cq->self) : 0;
-    kn_pose X;
-    if (s->collider >= 0) kn_sim_collider_pose(w, s->collider, &X);
-    int nj = s->used ? s->nused : s->nv; /* an FEM body: its surface vertices only */
-    for (int jj = 0; jj < nj; jj++) {
-      int j = s->used ? s->used[jj] : jj, g = s->first + j;
-      kn_point_map m;
-      double p[3];
-      if (s->collider >= 0) kn_pose_apply(&X, s->mesh.v + 3 * j, p);
-      if (s->fem >= 0)
-        cq->ops->point_map(cq->self, j, NULL, st->dt, &m);
-      else if (cq)
-        cq->ops->point_map(cq->self, w->colliders[s->collider].body, p, st->dt, &m);
-      c->vpt[g] = kn_nl_points_add(st->points, cq ? &m : NULL, cq ? st->offset[s->clique] : 0, ndof, cq ? NULL : p);
-      if (c->vpt[g] < 0) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the surfaces' points");
-      double u[3];
-      kn_nl_point_velocity(st->points, c->vpt[g], c->vstart, u);
-      const double* x0 = st->points->p[c->vpt[g]].x0;
-      for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
-    }
+  kn_status e = kn_mesh_surfaces_points(&c->ms, st, 0, err);
+  if (e) return e;
+  for (int g = 0; g < c->ms.nvert; g++) {
+    if (c->ms.pt[g] < 0) continue;
+    double u[3];
+    kn_nl_point_velocity(st->points, c->ms.pt[g], c->vstart, u);
+    const double* x0 = st->points->p[c->ms.pt[g]].x0;
+    for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
   }
   c->npairs = 0;
   for (int i = 0; i < c->ncarried; i++)
     if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
-  kn_status e = find_new(c, err);
+  e = find_new(c, err);
   if (e) return e;
   *term = (kn_nl_term){.eval = kn_cpf_term_eval, .self = &c->term};
   return KN_OK;
@@ -379,10 +321,10 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
 
 int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
   const kn_nl_points* P = c->term.points;
-  for (int g = 0; g < c->nvert; g++) {
+  for (int g = 0; g < c->ms.nvert; g++) {
     double u[3];
-    if (c->vpt[g] < 0) continue;
-    kn_nl_point_velocity(P, c->vpt[g], v, u);
+    if (c->ms.pt[g] < 0) continue;
+    kn_nl_point_velocity(P, c->ms.pt[g], v, u);
     for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
   }
   int before = c->npairs;
@@ -432,7 +374,7 @@ const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void**
       return "truncated continuous penalty pairs";
     }
     ok = (h[0] == 0 || h[0] == 1) && (h[5] == 1 || h[5] == -1);
-    for (int k = 1; ok && k < 5; k++) ok = h[k] >= 0 && h[k] < c->nvert;
+    for (int k = 1; ok && k < 5; k++) ok = h[k] >= 0 && h[k] < c->ms.nvert;
     for (int k = 0; ok && k < 4; k++) ok = isfinite(a[i].pair.w[k]);
     if (!ok) {
       free(a);
@@ -448,4 +390,45 @@ const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void**
 void kn_penalty_cpf_take(kn_penalty_cpf* c, void* pairs, int n) {
   free(c->carried);
   c->carried = pairs, c->ncarried = n, c->capcarried = n + 1;
+}
+
+/*---- outputs: each pair with a force as a contact row (kn_mesh_surfaces_record_pair) ----*/
+
+kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const double* v, kn_error* err) {
+  static const int side_vf[4] = {1, 0, 0, 0}, side_ee[4] = {1, 1, 0, 0}; /* B: the vertex's or the first edge's */
+  const kn_nl_points* P = c->term.points;
+  for (int i = 0; i < c->npairs; i++) {
+    const kn_cpf_term_pair* p = &c->pairs[i];
+    const int* side = p->edge_edge ? side_ee : side_vf;
+    double F[12], x[12], fb[3] = {0, 0, 0}, e1[3], e2[3], n[3], d[3] = {0, 0, 0};
+    kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL);
+    for (int j = 0; j < 4; j++) {
+      double u[3];
+      kn_nl_point_velocity(P, p->pt[j], v, u);
+      for (int a = 0; a < 3; a++) {
+        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a];
+        fb[a] += side[j] ? F[3 * j + a] : 0;
+      }
+    }
+    if (!(kn_vec3_norm(fb) > 0)) continue; /* no force over the step */
+    /* the normal at the step's end: the face's (vertex-face) or the edges' cross product, turned
+     * along the force on B; the gap: B's traced point minus A's along it */
+    for (int a = 0; a < 3; a++) {
+      e1[a] = p->edge_edge ? x[3 + a] - x[a] : x[6 + a] - x[3 + a];
+      e2[a] = p->edge_edge ? x[9 + a] - x[6 + a] : x[9 + a] - x[3 + a];
+    }
+    kn_vec3_cross(e1, e2, n);
+    double len = kn_vec3_norm(n);
+    if (!(len > 0)) memcpy(n, fb, sizeof n), len = kn_vec3_norm(fb);
+    if (kn_vec3_dot(n, fb) < 0) len = -len;
+    for (int a = 0; a < 3; a++) n[a] /= len;
+    for (int j = 0; j < 4; j++)
+      for (int a = 0; a < 3; a++) d[a] += (side[j] ? 1 : -1) * p->pair.w[j] * x[3 * j + a];
+    int sb = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[0]);
+    int sa = kn_mesh_surfaces_of_vertex(&c->ms, c->pkeys[i].v[3]);
+    kn_status st = kn_mesh_surfaces_record_pair(&c->ms, w, sa, sb, side, p->edge_edge, x, p->pair.w, F, n,
+                                                kn_vec3_dot(d, n), err);
+    if (st) return st;
+  }
+  return KN_OK;
 }

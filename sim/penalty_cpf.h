@@ -35,6 +35,10 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v);
  * when either side has no surface) */
 void kn_penalty_cpf_side_force(const kn_penalty_cpf* c, const kn_contact_side* a, const kn_contact_side* b,
                                const double* v, double f[3]);
+/* outputs, after a successful step at v: each pair with a force over the step as a contact row
+ * (kn_sim_contacts_add_pair): B the vertex's (first edge's) body, its point between the traced
+ * points, the normal at the step's end along the force on B, the gap along it. KN_ERR_NOMEM */
+kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const double* v, kn_error* err);
 /* saved states: the carried pairs; read (NULL, or what is wrong) then taken, all or nothing */
 void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out);
 const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n);

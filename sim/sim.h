@@ -60,7 +60,8 @@ typedef struct {
                                dissipation_time is KN_CONTACT_SOFT_DISSIPATION_TIME there */
 } kn_world_collider;
 
-/* One contact point of the last step, with its force (gamma / dt). */
+/* One contact point of the last step, with its force (gamma / dt): a rigid candidate, or after them a
+ * mesh pair between two rigid colliders (penalty's continuous mode; sim/candidates.h). */
 typedef struct {
   int a, b;                 /* collider indices; the normal points from a into b */
   double p[3], n[3], phi;
@@ -69,7 +70,9 @@ typedef struct {
 
 /* One FEM contact of the last step (contact/contact.h, KN_CANDIDATE_FEM_*): side B is FEM body fem_b,
  * side A is collider a_collider or FEM body a_fem (the other is -1); kind: 0 FEM vertex in a rigid
- * collider, 1 FEM vertex at another FEM body's surface, 2 rigid feature point in an FEM face. */
+ * collider, 1 FEM vertex at another FEM body's surface, 2 rigid feature point in an FEM face (the
+ * detection's candidates), 3 a vertex-face and 4 an edge-edge mesh pair of the penalty backend's
+ * continuous mode or of ipc's mesh term (sim/candidates.h kn_sim_pair_contact). */
 typedef struct {
   int fem_b, a_collider, a_fem, kind;
   double p[3], n[3], phi;   /* n from A into B */

@@ -146,6 +146,29 @@ static void fd_check(kn_clique* c, const char* what) {
 /* S from the interface against S = A_PP - A_PN A_NN^-1 A_NP by dense Gaussian elimination of
  * dense(), and recover(dv_P) satisfying (A dv)_N = 0; both to 1e-9 relative (CHOLMOD's factor of a
  * well-conditioned mass-dominated A: its condition number here is below 1e3) */
+/* the mass diagonal (kn_clique_ops.mass, the Newton stop's scale) is what A gives a rigid
+ * translation: A = M + dt^2 K and K has the translations in its null space, so A 1_axis = m per DoF;
+ * and it sums to the body's mass on each axis */
+static void mass_check(kn_clique* c, double total, const char* what) {
+  int n = c->ops->ndof(c->self);
+  double *m = calloc((size_t)n, sizeof *m), *u = calloc((size_t)n, sizeof *u), *Au = calloc((size_t)n, sizeof *Au);
+  c->ops->mass(c->self, m);
+  kn_csc_view A = c->ops->sparse(c->self);
+  for (int axis = 0; axis < 3; axis++) {
+    double sum = 0, scale = 0;
+    for (int i = 0; i < n; i++) u[i] = i % 3 == axis, sum += u[i] * m[i];
+    kn_csc_mul(&A, u, Au);
+    for (int i = 0; i < n; i++) scale = fmax(scale, fabs(A.x[A.p[i]])); /* the diagonal leads each column */
+    for (int i = 0; i < n; i++) {
+      cr_assert(m[i] > 0, "%s: mass of DoF %d is %g", what, i, m[i]);
+      cr_assert(fabs(Au[i] - (i % 3 == axis ? m[i] : 0)) <= 1e-12 * scale, "%s: (A 1_%d)[%d] = %.17g, mass %.17g",
+                what, axis, i, Au[i], m[i]);
+    }
+    cr_assert(fabs(sum - total) <= 1e-12 * total, "%s: masses sum to %.17g on axis %d, body %.17g", what, sum, axis, total);
+  }
+  free(m), free(u), free(Au);
+}
+
 static void schur_check(kn_clique* c, const char* what) {
   kn_error err = {0};
   int n = c->ops->ndof(c->self);
@@ -246,6 +269,9 @@ Test(cliques, fem) {
   stationary_check(c, vs);
   fd_check(c, "fem");
   schur_check(c, "fem");
+  double mfem = 0;
+  for (int u = 0; u < b->mesh.nvert; u++) mfem += b->mass[u];
+  mass_check(c, mfem, "fem");
   /* vertex 5's map and advance */
   double* v = calloc((size_t)n + 1, sizeof *v);
   for (int i = 0; i < n; i++) v[i] = urand() - 0.5;
@@ -274,6 +300,7 @@ Test(cliques, mpm) {
   stationary_check(c, vs);
   fd_check(c, "mpm");
   schur_check(c, "mpm");
+  mass_check(c, kn_mpm_body_mass(b, NULL, NULL), "mpm");
   /* particle 7's map: partition of unity, and advance (G2P) moves it to x(v) */
   double* v = calloc((size_t)n + 1, sizeof *v);
   /* 6 m/s along x: the block moves 6 cm, more than a cell, so that the next grid has nodes this one did not */

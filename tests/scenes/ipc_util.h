@@ -8,8 +8,9 @@
  *   (tests/ipc/test_term.c's invariant). MPM particles are balls of contact_radius around points
  *   that may start inside a collider: their depth is each scene's no_penetration check;
  * - no inverted tet at a step's end: det F > 0 for every tet of every FEM body;
- * - every step converged: Newton's final velocity residual max |D r| within the step's tolerance
- *   (w->last.tolerance, ipc's eps_d), which must be reported (> 0). */
+ * - every step converged: Newton's final velocity residual max |D r| and its last Newton step's
+ *   max |dv| (both in w->last.residual) within the step's tolerance (w->last.tolerance, ipc's eps_d),
+ *   which must be reported (> 0). */
 #ifndef KNEAD_TESTS_IPC_UTIL_H
 #define KNEAD_TESTS_IPC_UTIL_H
 
