@@ -133,6 +133,8 @@ kn_status kn_collision_scene_create(const kn_collider* colliders, int n, kn_coll
 void kn_collision_scene_free(kn_collision_scene* cs);
 /* never report contacts between colliders i and j */
 void kn_collision_exclude(kn_collision_scene* cs, int i, int j);
+/* 1 when colliders i and j may produce contacts (none of the filters above rejects them) */
+int kn_collision_pair_allowed(const kn_collision_scene* cs, int i, int j);
 
 /* (X_WG per collider: world pose of each collider's geometry frame) => contact points for all
  * pairs with phi < margin. Broad phase first (AABBs inflated by margin), then the narrow phase:

@@ -122,9 +122,15 @@ static int pair_allowed(const kn_collision_scene* cs, int i, int j) {
   if (!((a->group & b->mask) && (b->group & a->mask))) return 0;
   if (cs->nexcluded > 0) {
     uint64_t key = pair_key(i, j);
-    if (bsearch(&key, cs->excluded, (size_t)cs->nexcluded, sizeof key, cmp_u64)) return 0;
+    if (cs->excluded_sorted) return !bsearch(&key, cs->excluded, (size_t)cs->nexcluded, sizeof key, cmp_u64);
+    for (int k = 0; k < cs->nexcluded; k++)
+      if (cs->excluded[k] == key) return 0;
   }
   return 1;
+}
+
+int kn_collision_pair_allowed(const kn_collision_scene* cs, int i, int j) {
+  return cs && i >= 0 && j >= 0 && i < cs->n && j < cs->n && i != j && pair_allowed(cs, i, j);
 }
 
 /* world AABB of collider i inflated by half the margin on each side (so two boxes overlap when

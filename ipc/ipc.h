@@ -163,6 +163,13 @@ kn_status kn_ipc_mesh_lag(const kn_ipc_term* t, const double* v, kn_error* err);
 /* (v, margin) => the smallest distance of the pairs whose boxes are within margin (inf: none; NaN:
  * out of memory), and in *which (when non-NULL) the surface pair it is in (-1: none) */
 double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* which);
+/* The end-of-step audit: (v, the surfaces' vertices where the step really put them, x_end in
+ * surface order, 3 * nvert each) => 1 when no pair can have crossed on the straight path from
+ * x(v) (intersection-free: the solve's CCD kept it so) to x_end: additive CCD with c = 0.99 over the
+ * swept pairs finds none that closes 99% of its gap; 0 when one does, its surface pair in *which
+ * and its distances at x(v) and at x_end; -1 out of memory */
+int kn_ipc_mesh_audit(const kn_ipc_term* t, const double* v, const double* x_end, int* which, double* d_lin,
+                      double* d_end);
 /* g_b += the mesh barriers' gradient with kappa = 1 (§3.5b) */
 void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b);
 /* one mesh pair's contact at v for the outputs: its surface pair q (A pairs[2q], B pairs[2q + 1]),

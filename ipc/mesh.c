@@ -88,8 +88,8 @@ static int visit(kn_ipc_mesh* m, double margin, int swept, pair_fn fn, void* ctx
                            A->nedge, A->edge, A->nvert_used, A->vert};
     kn_swept_surface vb = {B->nvert, m->x + m->off[sb], swept ? m->x1 + m->off[sb] : NULL, B->ntri, B->tri,
                            B->nedge, B->edge, B->nvert_used, B->vert};
-    kn_swept_pairs out;
-    if (kn_swept_pairs_find(m->sweep, &va, &vb, margin, &out, NULL)) return 0;
+    kn_swept_pairs out; /* a surface paired with itself: its self-contact (pairs sharing no vertex) */
+    if (kn_swept_pairs_find(m->sweep, &va, sa == sb ? NULL : &vb, margin, &out, NULL)) return 0;
     pair_view pv = {.mu = m->mu[q], .q = q};
     for (int dir = 0; dir < 2; dir++) { /* vertex of A - triangle of B, then vertex of B - triangle of A */
       int n = dir ? out.nvt_ba : out.nvt_ab, sv = dir ? sb : sa, st = dir ? sa : sb;
@@ -255,6 +255,37 @@ double kn_ipc_mesh_max_step(const kn_ipc_term* t, const double* v, const double*
   ccd_ctx c = {1.0, t->ccd};
   if (!visit(m, 0.0, 1, ccd_pair, &c)) return 0;
   return alpha * c.alpha;
+}
+
+typedef struct {
+  double c, d_end, d_lin;
+  int q;
+} audit_ctx;
+
+static int audit_pair(void* p, const pair_view* pv) {
+  audit_ctx* c = p;
+  double dx[12], toi;
+  for (int i = 0; i < 12; i++) dx[i] = pv->x1[i] - pv->x[i];
+  if (!kn_pair_ccd(pv->x, dx, pv->ee, c->c, 0, &toi)) return 1;
+  pair_view end = *pv;
+  memcpy(end.x, pv->x1, sizeof end.x);
+  kn_dist_case dc;
+  c->q = pv->q, c->d_end = sqrt(pair_distance(&end, &dc, NULL, NULL)), c->d_lin = sqrt(pair_distance(pv, &dc, NULL, NULL));
+  return 0;
+}
+
+int kn_ipc_mesh_audit(const kn_ipc_term* t, const double* v, const double* x_end, int* which, double* d_lin,
+                      double* d_end) {
+  kn_ipc_mesh* m = t->mesh;
+  *which = -1;
+  if (!prepare(m, t, v, NULL)) return -1;
+  size_t n = 0;
+  for (int s = 0; s < m->nsurf; s++) n += 3 * (size_t)m->surf[s].nvert;
+  memcpy(m->x1, x_end, n * sizeof *x_end);
+  audit_ctx c = {0.99, INFINITY, INFINITY, -1};
+  if (!visit(m, 0.0, 1, audit_pair, &c) && c.q < 0) return -1;
+  *which = c.q, *d_lin = c.d_lin, *d_end = c.d_end;
+  return c.q < 0;
 }
 
 //---- lagging, kappa, diagnostics ----

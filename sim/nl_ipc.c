@@ -8,8 +8,9 @@
  * where the warm start crosses a pair, a start with overlapping bodies refused, and the audit at
  * each step's end: every candidate's gap
  * with the bodies where advance really put them (a rigid side through forward kinematics at
- * q_n+1) must stay positive, else the step fails naming the contact (the world adds step and
- * stage). */
+ * q_n+1) must stay positive, and no mesh pair may close 99% of its gap between the solve's
+ * linear-map positions and the real ones (audit_mesh), else the step fails naming the contact or
+ * the two surfaces (the world adds step and stage). Surfaces that start crossing are refused. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +40,14 @@ typedef struct {
   double* pbody;            /* 6 per candidate: its A and B collider points in their body frames */
   kn_ipc_surfaces surf;     /* FEM boundaries and rigid triangle meshes: the mesh-mesh pairs */
   int lag_nomem;            /* a lagging pass ran out of memory (reported at the step's end) */
+  double* xend;             /* the surfaces' vertices where advance put them (the audit) */
+  size_t xend_cap;
 } ipc_state;
 
 static void ipc_destroy(void* p) {
   ipc_state* s = p;
   if (!s) return;
-  free(s->c), free(s->gb), free(s->gE), free(s->diag), free(s->v0), free(s->pbody);
+  free(s->c), free(s->gb), free(s->gE), free(s->diag), free(s->v0), free(s->pbody), free(s->xend);
   for (int k = 0; s->data && k < s->ntree; k++) kn_mb_data_free(s->data[k]);
   free(s->data);
   kn_ipc_surfaces_free(&s->surf);
@@ -149,6 +152,7 @@ static kn_status refuse_overlaps(kn_world* w, ipc_state* s, kn_error* err) {
     if (!st) st = kn_sim_detect_deformables(w, X, &c, err);
     for (int i = 0; !st && i < c.n; i++) {
       if (c.c[i].origin == KN_CANDIDATE_PARTICLE_RIGID || !(c.c[i].phi < -1e-6 * s->ell)) continue;
+      if (kn_ipc_surfaces_replace(&s->surf, &c.c[i])) continue; /* checked by the mesh pairs' own test */
       char what[256];
       kn_sim_candidate_describe(w, &c, i, what, sizeof what);
       st = kn_fail(err, KN_ERR_UNSUPPORTED,
@@ -160,6 +164,22 @@ static kn_status refuse_overlaps(kn_world* w, ipc_state* s, kn_error* err) {
   }
   free(X), free(reach);
   return st;
+}
+
+/* two surfaces with mesh pairs that start crossing (an edge of one through a triangle of the other)
+ * are refused, naming both: unsigned distances cannot push them apart (the detection's phi, on the
+ * convex hulls of non-convex meshes, is not used for them) */
+static kn_status refuse_crossing_surfaces(kn_world* w, ipc_state* s, kn_error* err) {
+  int a, b, r = kn_ipc_surfaces_crossing(&s->surf, w, s->data, 1e-9 * s->ell, &a, &b);
+  if (r < 0) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+  if (r == 0) return KN_OK;
+  char na[160], nb[160];
+  kn_ipc_surfaces_name(&s->surf, w, a, na, sizeof na);
+  kn_ipc_surfaces_name(&s->surf, w, b, nb, sizeof nb);
+  return kn_fail(err, KN_ERR_UNSUPPORTED,
+                 "%s: contact.backend ipc: %s and %s start intersecting (an edge of one crosses a triangle of the other "
+                 "at t = 0); ipc needs every pair separated at the start: move the bodies apart",
+                 w->scene->path, na, nb);
 }
 
 static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -178,8 +198,9 @@ static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double*
   s->ell = characteristic_length(w, s);
   double eps_d;
   kn_status st = ipc_params(sc, s, &eps_d, err);
-  if (!st) st = refuse_overlaps(w, s, err);
   if (!st) st = kn_ipc_surfaces_create(w, &s->surf, err);
+  if (!st) st = refuse_overlaps(w, s, err);
+  if (!st) st = refuse_crossing_surfaces(w, s, err);
   if (st) {
     ipc_destroy(s);
     return st;
@@ -326,7 +347,9 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
       kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q + 1], b, sizeof b);
       return kn_fail(err, KN_ERR_UNSUPPORTED,
                      "contact.backend ipc: %s and %s are %.3g m apart at the step start (mesh-mesh pairs need a gap "
-                     "> %.3g m: place the bodies apart)", a, b, d0, 1e-9 * s->ell);
+                     "> %.3g m: a barrier cannot start at distance 0; place them apart, e.g. by dhat / 2 = %.3g m, "
+                     "where they start in contact and rise to their resting gap)",
+                     a, b, d0, 1e-9 * s->ell, 0.5 * s->term.dhat);
     }
     s->d_start_min = fmin(s->d_start_min, d0);
   }
@@ -433,6 +456,34 @@ static void side_end(ipc_state* s, const kn_nl_step* st, int i, int j, const dou
   for (int a = 0; a < 3; a++) x[a] = x0[a] + st->dt * u[a];
 }
 
+/* the mesh pairs' audit: every surface vertex where advance put it (a rigid mesh through its body's
+ * pose at q_n+1, which differs from the linear map the solve kept intersection-free by
+ * O(dt^2 omega^2)); a pair that closes 99% of its gap on the way from the one to the other may
+ * cross, and the step fails naming both surfaces (the world keeps the state it had) */
+static kn_status audit_mesh(ipc_state* s, const kn_nl_step* st, const double* v, kn_error* err) {
+  size_t n = 0;
+  for (int i = 0; i < s->surf.nsurf; i++) n += 3 * (size_t)s->surf.mesh.surf[i].nvert;
+  if (n > s->xend_cap) {
+    free(s->xend);
+    s->xend_cap = (s->xend = malloc(n * sizeof *s->xend)) ? n : 0;
+    if (!s->xend) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the mesh pairs' audit");
+  }
+  kn_ipc_surfaces_end(&s->surf, st, v, s->data, s->xend);
+  int q;
+  double d_lin, d_end;
+  int ok = kn_ipc_mesh_audit(&s->term, v, s->xend, &q, &d_lin, &d_end);
+  if (ok < 0) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the mesh pairs' audit");
+  if (ok) return KN_OK;
+  char a[160], b[160];
+  kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q], a, sizeof a);
+  kn_ipc_surfaces_name(&s->surf, st->w, s->surf.pairs[2 * q + 1], b, sizeof b);
+  return kn_fail(err, KN_ERR_NUMERIC,
+                 "the mesh pairs of %s and %s may end intersecting after advance: a pair %.3g m apart with the linear "
+                 "point maps the solve kept positive closes 99%% of that gap or crosses on the way to where the rigid "
+                 "update put it (%.3g m apart there, unsigned; the two differ by O(dt^2 omega^2)): lower time_step",
+                 a, b, d_lin, d_end);
+}
+
 /* the audit of the step's end (after every clique advanced to v): each candidate's gap along its
  * normal with the points where they really are; > 0 for every pair (its barrier's zero for a pair
  * that began touching), else the step fails */
@@ -460,7 +511,7 @@ static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v,
                      what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
     }
   }
-  return KN_OK;
+  return s->term.mesh ? audit_mesh(s, st, v, err) : KN_OK;
 }
 
 /* saved state: kappa and its bounds (0 while not chosen yet) */
