@@ -28,6 +28,18 @@ static inline test_world tw_create(const char* yaml) {
   return t;
 }
 
+// the 12 outward triangles of the unit cube [-0.5, 0.5]^3 as an OBJ file at path (scaled by the scene)
+static inline void tw_write_unit_cube_obj(const char* path) {
+  FILE* f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", i & 1 ? 0.5 : -0.5, i & 2 ? 0.5 : -0.5, i & 4 ? 0.5 : -0.5);
+  const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  for (int k = 0; k < 6; ++k)
+    fprintf(f, "f %d %d %d\nf %d %d %d\n", face[k][0] + 1, face[k][1] + 1, face[k][2] + 1, face[k][0] + 1,
+            face[k][2] + 1, face[k][3] + 1);
+  fclose(f);
+}
+
 static inline void tw_free(test_world* t) {
   kn_world_free(t->world);
   kn_scene_free(t->scene);

@@ -239,17 +239,6 @@ Test(ipc_mesh, cube_dropped_edge_first_and_corner_first_on_a_cube) {
 
 //---- FEM on a rigid triangle mesh ----
 
-static void write_cube(const char* path) {
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", i & 1 ? 0.5 : -0.5, i & 2 ? 0.5 : -0.5, i & 4 ? 0.5 : -0.5);
-  const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (int k = 0; k < 6; ++k)
-    fprintf(f, "f %d %d %d\nf %d %d %d\n", face[k][0] + 1, face[k][1] + 1, face[k][2] + 1, face[k][0] + 1,
-            face[k][2] + 1, face[k][3] + 1);
-  fclose(f);
-}
-
 /* a fixed rigid mesh cube (0.1 m) at rpy, its highest point at z = 0.2; an FEM cube dropped from
  * 5 mm above it, offset by (x, y) so that it tips off; a floor at z = 0 */
 static void drop_on_mesh(const double rpy[3], double x, double y, int corner, const char* label) {
@@ -257,7 +246,7 @@ static void drop_on_mesh(const double rpy[3], double x, double y, int corner, co
   int fd = mkstemps(path, 4);
   cr_assert_geq(fd, 0);
   close(fd);
-  write_cube(path);
+  tw_write_unit_cube_obj(path);
   /* the cube's highest vertex: Rz(c) Ry(b) Rx(a) applied to the corners */
   double ca = cos(rpy[0]), sa = sin(rpy[0]), cb = cos(rpy[1]), sb = sin(rpy[1]), top = -INFINITY, second = -INFINITY;
   for (int i = 0; i < 8; i++) {

@@ -23,18 +23,6 @@ static void temp_obj(char* path) {
   close(fd);
 }
 
-// the unit cube centred at 0 (scaled by the scene)
-static void write_cube(const char* path) {
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", i & 1 ? 0.5 : -0.5, i & 2 ? 0.5 : -0.5, i & 4 ? 0.5 : -0.5);
-  const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (int k = 0; k < 6; ++k)
-    fprintf(f, "f %d %d %d\nf %d %d %d\n", face[k][0] + 1, face[k][1] + 1, face[k][2] + 1, face[k][0] + 1,
-            face[k][2] + 1, face[k][3] + 1);
-  fclose(f);
-}
-
 /* a prism: the polygon (x, z) of n vertices (counter-clockwise seen from -y), its caps given as
  * triangles of polygon indices, extruded over y in [y0, y1] */
 static void write_prism(const char* path, int n, const double (*p)[2], int ncap, const int (*cap)[3], double y0,
@@ -144,7 +132,7 @@ static double vt_distance(const surface* a, const surface* b) {
 /* a 0.1 m mesh cube of 1 kg over a fixed 0.4 x 0.4 x `thick` mesh plate whose
  * top is at z = 0; the cube's bottom `gap` above it, falling at vz */
 static test_world cube_over_plate(double thick, double gap, double vz, double duration, char* cube, char* plate) {
-  write_cube(cube), write_cube(plate);
+  tw_write_unit_cube_obj(cube), tw_write_unit_cube_obj(plate);
   char yaml[2048];
   snprintf(yaml, sizeof yaml,
            "time_step: 0.01\n"
@@ -251,7 +239,7 @@ static test_world spinning_tube(double dt, double omega, char* tube, char* block
   }
 #undef V
   fclose(f);
-  write_cube(block);
+  tw_write_unit_cube_obj(block);
   char yaml[2048];
   /* the body-frame twist [wx wy wz vx vy vz]: spin about y; the block's centre (0.0795, 0, 0) moves
    * at omega x r = (0, 0, -omega 0.0795) for omega along +y */
@@ -394,7 +382,7 @@ Test(ipc_mesh_rigid, mesh_cube_placed_touching_is_refused_with_the_lift_that_wor
   /* placed 1 cm into the plate: refused when the world is made, naming both */
   char cube3[] = "/tmp/knead_ipc_rr_XXXXXX.obj", plate3[] = "/tmp/knead_ipc_rr_XXXXXX.obj";
   temp_obj(cube3), temp_obj(plate3);
-  write_cube(cube3), write_cube(plate3);
+  tw_write_unit_cube_obj(cube3), tw_write_unit_cube_obj(plate3);
   char yaml[1024];
   snprintf(yaml, sizeof yaml,
            "contact: {backend: ipc}\n"

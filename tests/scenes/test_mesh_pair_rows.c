@@ -92,24 +92,13 @@ Test(mesh_pair_rows, penalty_cube_on_a_plate_rows_sum_to_m_g) {
   tw_free(&t);
 }
 
-static void write_plate(const char* path) {
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", i & 1 ? 0.5 : -0.5, i & 2 ? 0.5 : -0.5, i & 4 ? 0.5 : -0.5);
-  const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (int k = 0; k < 6; ++k)
-    fprintf(f, "f %d %d %d\nf %d %d %d\n", face[k][0] + 1, face[k][1] + 1, face[k][2] + 1, face[k][0] + 1,
-            face[k][2] + 1, face[k][3] + 1);
-  fclose(f);
-}
-
 Test(mesh_pair_rows, ipc_fem_cube_on_a_mesh_plate_rows_balance_momentum) {
   const double g = 9.81, dt = 0.01;
   char path[] = "/tmp/knead_pair_rows_XXXXXX.obj";
   int fd = mkstemps(path, 4);
   cr_assert_geq(fd, 0);
   close(fd);
-  write_plate(path);
+  tw_write_unit_cube_obj(path);
   char yaml[2048];
   snprintf(yaml, sizeof yaml,
            "time_step: 0.01\nduration: 1\ngravity: [0, 0, -9.81]\n"

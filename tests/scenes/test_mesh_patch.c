@@ -11,18 +11,6 @@
 
 #include "scene_util.h"
 
-/* the 12 outward triangles of the unit cube [-0.5, 0.5]^3, as OBJ */
-static void write_cube(const char* path) {
-  FILE* f = fopen(path, "w");
-  cr_assert_not_null(f);
-  for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", i & 1 ? 0.5 : -0.5, i & 2 ? 0.5 : -0.5, i & 4 ? 0.5 : -0.5);
-  const int face[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-  for (int k = 0; k < 6; ++k)
-    fprintf(f, "f %d %d %d\nf %d %d %d\n", face[k][0] + 1, face[k][1] + 1, face[k][2] + 1, face[k][0] + 1,
-            face[k][2] + 1, face[k][3] + 1);
-  fclose(f);
-}
-
 /* a prism of n sides about z, radius r, height h, centred at the origin (bottom and top fans
  * about a centre vertex), outward triangles, as OBJ */
 static void write_prism(const char* path, int n, double r, double h) {
@@ -46,7 +34,7 @@ static void rest_on_slab(int box_is_mesh) {
   char dir[] = "/tmp/knead_mesh_patch_XXXXXX", path[300], box[400], yaml[2048];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/cube.obj", dir);
-  write_cube(path);
+  tw_write_unit_cube_obj(path);
   char prism[300];
   snprintf(prism, sizeof prism, "%s/prism.obj", dir);
   write_prism(prism, 64, 0.05, 0.05);
