@@ -40,9 +40,11 @@ static void write_support(const char* path) {
   FILE* f = fopen(path, "w");
   cr_assert(f, "cannot write %s", path);
   fprintf(f, "# vtk DataFile Version 2.0\nsupport\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS %d double\n", m.nvert);
-  for (int i = 0; i < m.nvert; i++) fprintf(f, "%.17g %.17g %.17g\n", m.X[3 * i], m.X[3 * i + 1], squash * m.X[3 * i + 2]);
+  for (int i = 0; i < m.nvert; i++)
+    fprintf(f, "%.17g %.17g %.17g\n", m.X[3 * i], m.X[3 * i + 1], squash * m.X[3 * i + 2]);
   fprintf(f, "CELLS %d %d\n", m.ntet, 5 * m.ntet);
-  for (int t = 0; t < m.ntet; t++) fprintf(f, "4 %d %d %d %d\n", m.tet[4 * t], m.tet[4 * t + 1], m.tet[4 * t + 2], m.tet[4 * t + 3]);
+  for (int t = 0; t < m.ntet; t++)
+    fprintf(f, "4 %d %d %d %d\n", m.tet[4 * t], m.tet[4 * t + 1], m.tet[4 * t + 2], m.tet[4 * t + 3]);
   fprintf(f, "CELL_TYPES %d\n", m.ntet);
   for (int t = 0; t < m.ntet; t++) fprintf(f, "10\n");
   fclose(f);
