@@ -1,0 +1,118 @@
+/* The penalty backend, penalty-coulomb-friction.md §6.4 (the paper's prmd_rd): a rigid ball on three
+ * FEM supports. The digest's scene [C]: supports of radius 0.15 m squashed by 0.8 along z (ellipsoids
+ * 0.15 x 0.15 x 0.12; written here as a VTK tet mesh from kn_tet_mesh_sphere(0.15, 0.1), the scene
+ * has no scale key for deformables), 0.005 m apart on an equilateral triangle (centres 0.305 m
+ * apart, 0.17609 m from the axis), on a fixed ground box 1 x 1 x 0.1 (top at z = 0), g = 1.8 m/s^2;
+ * the ball, r = 0.15 m, density 15 (the digest's "x15"), placed touching the ellipsoids (0.33906 m;
+ * the faceted supports lie inside them, so it settles ~5 mm lower). Keys set beyond the digest's:
+ * the supports' density 1 (the digest's other scenes; at the default 1500 each support is 100
+ * times the ball, which then cannot push them apart: at mu 0.05 and 0.01 it sank 1-2 cm in 3-4 s)
+ * and E = 1e4 Pa (at density 1 the default E = 1e8 makes A = M + dt^2 K so stiff against M that
+ * Newton does not converge at step 2). Scaled for CI: resolution 0.1 (a coarse mesh), dt = 0.01 s,
+ * 1 s of collapse (~5 s in Release). Backend defaults otherwise; the friction is the case.
+ * Regression [D]: high mu: the ball's height changes by < 1e-4 m between frames 200 and 2000;
+ * low mu: the ball drops by more than 0.5 r within the run.
+ * Measured: mu 0.05 drops from 0.33906 m to 0.1489 m (the ground) within 0.5 s.
+ * NOT YET PASSING, so disabled: mu 1 stalls in Newton (step 7 here; step 30 with the default support
+ * material, E 1e8 and density 1500). At that stall (default material) the Newton step is 20 rad/s
+ * of the ball's spin about y for a residual of 1.3e-5 N s: J is nearly singular along the ball's
+ * spin (effective 7e-7 against the ball's inertia 1.9e-3 kg m^2), while J p matches central
+ * differences of r along p on the ball's rows to 1e-5 (dv 1e-5) and 3e-3 (dv 1e-4), diverging at
+ * dv 1e-3 (a kink ~5e-4 rad/s away). So the assembled Jacobian is right there; the line search
+ * takes alpha ~1e-6 because the contact terms cancel the ball's rotational inertia, which points at
+ * a negative (non-PSD) friction stiffness of the sliding branch on a rigid sphere's rotation. */
+#include "deformable/deformable.h"
+#include "scene_util.h"
+
+static const double R = 0.15, gap = 0.005, squash = 0.8, g = 1.8, dt = 0.01;
+
+typedef struct {
+  double z0, z_mid, z_end, z_min;
+  long failed_step; /* 0: every step converged */
+  char msg[512];
+} pyramid_run;
+
+/* the support: kn_tet_mesh_sphere(R, 0.1) squashed by 0.8 along z, written as legacy ASCII VTK */
+static void write_support(const char* path) {
+  kn_tet_mesh m;
+  kn_error err = {0};
+  cr_assert_eq(kn_tet_mesh_sphere(R, 0.1, &m, &err), KN_OK, "%s", err.msg);
+  FILE* f = fopen(path, "w");
+  cr_assert(f, "cannot write %s", path);
+  fprintf(f, "# vtk DataFile Version 2.0\nsupport\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS %d double\n", m.nvert);
+  for (int i = 0; i < m.nvert; i++)
+    fprintf(f, "%.17g %.17g %.17g\n", m.X[3 * i], m.X[3 * i + 1], squash * m.X[3 * i + 2]);
+  fprintf(f, "CELLS %d %d\n", m.ntet, 5 * m.ntet);
+  for (int t = 0; t < m.ntet; t++)
+    fprintf(f, "4 %d %d %d %d\n", m.tet[4 * t], m.tet[4 * t + 1], m.tet[4 * t + 2], m.tet[4 * t + 3]);
+  fprintf(f, "CELL_TYPES %d\n", m.ntet);
+  for (int t = 0; t < m.ntet; t++) fprintf(f, "10\n");
+  fclose(f);
+  kn_tet_mesh_free(&m);
+}
+
+static pyramid_run pyramid(double mu, double duration, double t_mid) {
+  const double d = (2 * R + gap) / sqrt(3.0), c = squash * R;
+  /* the ball's centre where it touches the ellipsoids: max over their profile of z + sqrt(R^2 - x^2) */
+  double zb = 0;
+  for (int i = 0; i <= 100000; i++) {
+    double th = M_PI * i / 100000, x = d - R * cos(th), z = c + c * sin(th);
+    if (fabs(x) < R) zb = fmax(zb, z + sqrt(R * R - x * x));
+  }
+  char path[256];
+  snprintf(path, sizeof path, "penalty_pyramid_support_%d.vtk", (int)(mu * 1000));
+  write_support(path);  char yaml[4096];
+  int n = snprintf(yaml, sizeof yaml,
+                   "time_step: %g\nduration: %g\ngravity: [0, 0, %g]\n"
+                   "contact: {backend: penalty}\n"
+                   "objects:\n"
+                   "  - {name: ground, shape: {box: [1, 1, 0.1]}, fixed: true, pose: {xyz: [0, 0, -0.05]}, "
+                   "friction: %g}\n"
+                   "  - {name: ball, shape: {sphere: %g}, density: 15, pose: {xyz: [0, 0, %.17g]}, friction: %g}\n"
+                   "deformables:\n",
+                   dt, duration, -g, mu, R, zb, mu);
+  for (int i = 0; i < 3; i++) {
+    double a = 2 * M_PI * i / 3;
+    n += snprintf(yaml + n, sizeof yaml - (size_t)n,
+                  "  - name: s%d\n"
+                  "    shape: {mesh: %s}\n"
+                  "    material: {youngs_modulus: 1e4, density: 1}\n"
+                  "    pose: {xyz: [%.17g, %.17g, %g]}\n"
+                  "    friction: %g\n",
+                  i, path, d * cos(a), d * sin(a), c, mu);
+  }
+  test_world t = tw_create(yaml);
+  remove(path);
+  double* q = tw_object_q(&t, "ball");
+  pyramid_run r = {.z0 = q[2], .z_min = q[2]};
+  long steps = lround(duration / dt), mid = lround(t_mid / dt);
+  for (long k = 1; k <= steps; k++) {
+    kn_error err = {0};
+    if (kn_world_step(t.world, &err) != KN_OK) {
+      r.failed_step = k;
+      snprintf(r.msg, sizeof r.msg, "%s", err.msg);
+      break;
+    }
+    if (k == mid) r.z_mid = q[2];
+    r.z_min = fmin(r.z_min, q[2]);
+  }
+  r.z_end = q[2];
+  tw_free(&t);
+  return r;
+}
+
+Test(penalty_pyramid, stable_with_mu_1, .disabled = true) {
+  pyramid_run r = pyramid(1.0, 2.0, 1.0);
+  cr_log_info("mu 1: z0 %.6f, z(1 s) %.6f, z(2 s) %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end, r.failed_step,
+              r.msg);
+  cr_assert_eq(r.failed_step, 0, "step %ld failed: %s", r.failed_step, r.msg);
+  cr_expect(fabs(r.z_end - r.z_mid) < 1e-4, "ball moved %.3e m from 1 s to 2 s", r.z_end - r.z_mid);
+}
+
+Test(penalty_pyramid, collapses_with_mu_0_05) {
+  pyramid_run r = pyramid(0.05, 1.0, 0.5);
+  cr_log_info("mu 0.05: z0 %.6f, z(0.5 s) %.6f, z(1 s) %.6f, min %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end,
+              r.z_min, r.failed_step, r.msg);
+  cr_assert_eq(r.failed_step, 0, "step %ld failed: %s", r.failed_step, r.msg);
+  cr_expect(r.z0 - r.z_min > 0.5 * R, "ball dropped only %.4f m", r.z0 - r.z_min);
+}
