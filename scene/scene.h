@@ -21,7 +21,7 @@
  *                       lagged, adaptive, solver: iterative|direct,
  *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
  *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd, epsilon_v, lag_lambda}   kn_scene_penalty
- *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations}   kn_scene_ipc
+ *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations, box_surfaces}   kn_scene_ipc
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
  *                                  margin is margin + reach_a + reach_b, reach = dt (|v| + |w| r) +
@@ -544,6 +544,13 @@ typedef struct {
                                shared solver may take none (ARCHITECTURE "ipc")] */
   int* lagging_iterations;  /* Newton solves per step, each with friction's normal force lagged at
                                the one before (the first at the step start), 1..6 [1] */
+  bool* box_surfaces;       /* rigid boxes take part as triangle surfaces, like mesh colliders: the
+                               point-triangle and edge-edge pairs (mollifier, CCD) of two boxes, a box
+                               and a mesh or FEM body replace the box's detection candidates with them
+                               [false]: two boxes meeting edge on parallel edge have no box-box
+                               normal (the free-standing card pair slips at mu 0.5 without it), but
+                               boxes placed exactly touching each other are then refused like meshes
+                               and a grasp's finger boxes cost ~100x (ARCHITECTURE "ipc") */
 } kn_scene_ipc;
 
 typedef struct {

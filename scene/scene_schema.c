@@ -201,6 +201,8 @@ static const cyaml_schema_field_t ipc_fields[] = {
     DBL_OPT("epsilon_v", kn_scene_ipc, epsilon_v),
     DBL_OPT("epsilon_d", kn_scene_ipc, epsilon_d),
     CYAML_FIELD_INT_PTR("lagging_iterations", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, kn_scene_ipc, lagging_iterations),
+    CYAML_FIELD_ENUM_PTR("box_surfaces", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_ipc,
+                         box_surfaces, bool_strings, 6),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t filter_group_fields[] = {
     CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, kn_scene_filter_group, name, 1, CYAML_UNLIMITED),

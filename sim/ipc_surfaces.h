@@ -1,7 +1,7 @@
 /* knead/sim internal: the world's triangle surfaces for the ipc backend's mesh-mesh pairs
  * (ipc_surfaces.c; ipc/ipc.h kn_ipc_mesh): every FEM body's boundary and every rigid triangle-mesh
- * collider (collected by sim/mesh_surfaces.c, shared with the penalty backend), the pairs of
- * them that can touch (FEM-FEM, an FEM body with itself, FEM-mesh collider, two mesh colliders the
+ * collider, and with contact.ipc.box_surfaces every box collider (collected by sim/mesh_surfaces.c,
+ * shared with the penalty backend), the pairs of them that can touch (FEM-FEM, an FEM body with itself, FEM-mesh collider, two mesh colliders the
  * detection's filters let touch; not an FEM body and a collider it is attached to), and per step
  * their vertices as material points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
 #ifndef KNEAD_SIM_IPC_SURFACES_H
@@ -21,8 +21,9 @@ typedef struct {
   double* mu;
 } kn_ipc_surfaces;
 
-/* (world) => the surfaces and their pairs (npair 0: no mesh pairs). KN_ERR_NOMEM */
-kn_status kn_ipc_surfaces_create(kn_world* w, kn_ipc_surfaces* s, kn_error* err);
+/* (world, boxes: rigid box colliders are surfaces too (contact.ipc.box_surfaces)) => the surfaces
+ * and their pairs (npair 0: no mesh pairs). KN_ERR_NOMEM */
+kn_status kn_ipc_surfaces_create(kn_world* w, int boxes, kn_ipc_surfaces* s, kn_error* err);
 void kn_ipc_surfaces_free(kn_ipc_surfaces* s);
 /* (step at q_n, x_n) => every surface vertex added to st->points (FEM vertices by their clique's map,
  * collider vertices as points of their body, fixed in the world when it is). KN_ERR_NOMEM */

@@ -198,7 +198,8 @@ static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double*
   s->ell = characteristic_length(w, s);
   double eps_d;
   kn_status st = ipc_params(sc, s, &eps_d, err);
-  if (!st) st = kn_ipc_surfaces_create(w, &s->surf, err);
+  const kn_scene_ipc* k = sc->doc->contact ? sc->doc->contact->ipc : NULL;
+  if (!st) st = kn_ipc_surfaces_create(w, k && k->box_surfaces && *k->box_surfaces, &s->surf, err);
   if (!st) st = refuse_overlaps(w, s, err);
   if (!st) st = refuse_crossing_surfaces(w, s, err);
   if (st) {

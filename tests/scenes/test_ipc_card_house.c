@@ -1,9 +1,10 @@
-/* IPC's card house (issue 20; digest incremental-potential-contact.md §9.3 F2), scaled for CI:
- * bench/ipc_paper/card_house.yaml, two rigid 0.5 m x 0.5 m x 4 mm cards leaning at 30 deg from the
+/* IPC's card house (issue 20; digest incremental-potential-contact.md §9.3 F2), scaled for CI, in two
+ * forms. The paper's free-standing A-frame (bench/ipc_paper/card_frame.yaml, below), and the ladder
+ * pair of bench/ipc_paper/card_house.yaml, two rigid 0.5 m x 0.5 m x 4 mm cards leaning at 30 deg from the
  * vertical against a fixed post, on the ipc backend with its default keys; only every friction
  * coefficient is set (the case is about mu). The scene says why it is a ladder pair against a post
  * and not the paper's free-standing house. Statics: it stands iff mu >= tan 15 deg = 0.2679. */
-#include "scene_util.h"
+#include "ipc_util.h"
 
 #include "sim/sim.h"
 
@@ -58,5 +59,65 @@ Test(ipc_card_house, stands_at_mu_0_5_and_0_3_collapses_at_0_25_and_0_2) {
       cr_expect(r.z_end <= 0.01, "mu %g: the card's centre is at %.4f m, expected flat on the floor", mus[i], r.z_end);
     }
     cr_expect(r.phi_min >= 0, "mu %g: a contact was detected at phi = %.3g m", mus[i], r.phi_min);
+  }
+}
+
+/* The paper's free-standing frame: two rigid 0.2 m x 0.1 m x 4 mm cards at 30 deg from the vertical,
+ * top edge on top edge, nothing else (bench/ipc_paper/card_frame.yaml, whose one non-default key,
+ * contact.ipc.box_surfaces, is what the case is about: the top edges meet as mesh pairs). Only every
+ * friction coefficient is set. Statics: the top force is horizontal by symmetry, H = W tan(th) / 2
+ * by moments about the foot, so it stands iff mu >= tan(30 deg) / 2 = 0.2887. */
+typedef struct {
+  double top_drop;  /* how far the left card's top edge went down over the run [m] (< 0: up) */
+  double z_end[2];  /* both cards' centre heights at the end [m] */
+  ipc_audit audit;
+} frame_run;
+
+// (mu) => the frame after 1 s (100 steps of 0.01 s), every step meeting ipc's universal criteria
+static frame_run run_frame(double mu) {
+  const char* path = KNEAD_SOURCE_DIR "/bench/ipc_paper/card_frame.yaml";
+  const double L = 0.2, t = 0.004; /* the card's length and thickness */
+  char set[3][64];
+  const char* sets[3];
+  for (int i = 0; i < 3; i++) snprintf(set[i], sizeof set[i], "objects[%d].friction=%g", i, mu), sets[i] = set[i];
+  test_world tw = {0};
+  kn_error err = {0};
+  cr_assert_eq(kn_scene_load_with(path, sets, 3, &tw.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_world_create(tw.scene, &tw.world, &err), KN_OK, "%s", err.msg);
+  double *ql = tw_object_q(&tw, "card_left"), *qr = tw_object_q(&tw, "card_right");
+  /* the top inner edge's height: the centre + R (t/2, 0, L/2), R the card's pitch about y */
+#define TOP_Z(q) ((q)[2] + 0.5 * L * cos(2 * atan2((q)[5], (q)[3])) - 0.5 * t * sin(2 * atan2((q)[5], (q)[3])))
+  double top0 = TOP_Z(ql);
+  frame_run r = {.audit = ipc_audit_start()};
+  ipc_step_audited(&tw, 100, &r.audit);
+  r.top_drop = top0 - TOP_Z(ql);
+#undef TOP_Z
+  r.z_end[0] = ql[2], r.z_end[1] = qr[2];
+  tw_free(&tw);
+  return r;
+}
+
+/* Measured (Release, 2026-11-27): at mu 0.5 the top edge rises 0.11 mm (0.1 mm start gaps to the
+ * barrier's resting gaps, dhat = 1e-3 l = 0.29 mm), at 0.3 (4 % above the threshold) 0.03 mm; at 0.28
+ * (3 % below) and 0.2 both cards slide out and lie flat by 0.74 s and 0.49 s (centres 4.9 and 2.2 mm:
+ * one card's edge rests on the other's), the top edge 0.168 m down; every step's residual within
+ * 0.98 eps_d. Bounds: standing = the top edge within 1 mm of its start (the smoothed friction creeps
+ * at most eps_v = 1e-3 l = 0.29 mm/s at the feet, which lowers the top by tan 30 deg of it: 0.17 mm in
+ * 1 s, plus the barrier's settling < dhat); collapsed = both centres below 1 cm (a card flat on the
+ * floor: 2 mm + its gap). ~0.8 s of CPU in Release for the four runs. */
+Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0_28_and_0_2) {
+  const double threshold = tan(M_PI / 6) / 2, mus[] = {0.5, 0.3, 0.28, 0.2};
+  for (int i = 0; i < 4; i++) {
+    frame_run r = run_frame(mus[i]);
+    cr_log_info("card frame mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m", mus[i], r.top_drop, r.z_end[0],
+                r.z_end[1]);
+    ipc_audit_log("card frame", &r.audit);
+    if (mus[i] > threshold) {
+      cr_expect(fabs(r.top_drop) <= 1e-3, "mu %g: the top edge moved down %.3g m", mus[i], r.top_drop);
+    } else {
+      for (int c = 0; c < 2; c++)
+        cr_expect(r.z_end[c] <= 0.01, "mu %g: card %d's centre is at %.4f m, expected flat on the floor", mus[i], c,
+                  r.z_end[c]);
+    }
   }
 }
