@@ -47,7 +47,8 @@ static kn_pose collider_pose(const kn_world* w, int k, kn_mb_data* const* data) 
 
 kn_status kn_ipc_surfaces_create(kn_world* w, int boxes, kn_ipc_surfaces* s, kn_error* err) {
   memset(s, 0, sizeof *s);
-  kn_status st = kn_mesh_surfaces_create(w, boxes ? KN_MESH_SURFACES_BOXES_MESHES : KN_MESH_SURFACES_MESHES, &s->ms, err);
+  kn_mesh_surfaces_colliders which = boxes ? KN_MESH_SURFACES_BOXES_MESHES : KN_MESH_SURFACES_MESHES;
+  kn_status st = kn_mesh_surfaces_create(w, which, &s->ms, err);
   if (st) return st;
   int nmax = s->ms.n;
   s->mesh.surf = kn_calloc((size_t)nmax + 1, sizeof *s->mesh.surf);

@@ -1,9 +1,10 @@
 /* knead/sim internal: the world's triangle surfaces for the ipc backend's mesh-mesh pairs
  * (ipc_surfaces.c; ipc/ipc.h kn_ipc_mesh): every FEM body's boundary and every rigid triangle-mesh
  * collider, and with contact.ipc.box_surfaces every box collider (collected by sim/mesh_surfaces.c,
- * shared with the penalty backend), the pairs of them that can touch (FEM-FEM, an FEM body with itself, FEM-mesh collider, two mesh colliders the
- * detection's filters let touch; not an FEM body and a collider it is attached to), and per step
- * their vertices as material points. The detection's candidates between two such surfaces are replaced by the mesh pairs. */
+ * shared with the penalty backend), the pairs of them that can touch (FEM-FEM, an FEM body with
+ * itself, FEM-collider, two colliders the detection's filters let touch; not an FEM body and a
+ * collider it is attached to), and per step their vertices as material points. The detection's
+ * candidates between two such surfaces are replaced by the mesh pairs. */
 #ifndef KNEAD_SIM_IPC_SURFACES_H
 #define KNEAD_SIM_IPC_SURFACES_H
 
