@@ -14,13 +14,29 @@
  * low mu: the ball drops by more than 0.5 r within the run.
  * Measured: mu 0.05 drops from 0.33906 m to 0.1489 m (the ground) within 0.5 s.
  * NOT YET PASSING, so disabled: mu 1 stalls in Newton (step 7 here; step 30 with the default support
- * material, E 1e8 and density 1500). At that stall (default material) the Newton step is 20 rad/s
- * of the ball's spin about y for a residual of 1.3e-5 N s: J is nearly singular along the ball's
- * spin (effective 7e-7 against the ball's inertia 1.9e-3 kg m^2), while J p matches central
- * differences of r along p on the ball's rows to 1e-5 (dv 1e-5) and 3e-3 (dv 1e-4), diverging at
- * dv 1e-3 (a kink ~5e-4 rad/s away). So the assembled Jacobian is right there; the line search
- * takes alpha ~1e-6 because the contact terms cancel the ball's rotational inertia, which points at
- * a negative (non-PSD) friction stiffness of the sliding branch on a rigid sphere's rotation. */
+ * material, E 1e8 and density 1500). Diagnosed at the default material's stall (2026-11-27, the
+ * assembled Jacobian dumped there): all three ball contacts slide (the ball sinks into the pocket
+ * at 2.5 cm/s with the supports, 17 kg each on its one ground vertex's spring, sinking at 2.9 cm/s
+ * and tipping outward, 4.7 mm/s at the top), each sliding contact's block on
+ * the ball's 6 DoFs has the symmetric-part eigenvalue -0.211 (digest §8: dt^2 k (sqrt(1 + mu^2) - 1)
+ * / 2 = 0.207 on a point; the ball's block with its inertia: -0.274, the ball's mass 0.212 kg,
+ * inertia 1.9e-3 kg m^2), so the indefinite-friction hypothesis holds; but the Jacobian is right
+ * (it matched central differences of r along the Newton step, ball rows 1e-5 at dv 1e-5): this is
+ * the formulation's Painlevé-type property. In the pocket (faces ~35 deg from horizontal, friction
+ * up-slope while the ball sinks) the sliding contacts' load map n_j . (n_i + mu u_i) has the
+ * eigenvalue 1 - (0.51 + 0.70 mu) = -0.21 at mu 1 (not a P-matrix), and det of the ball's block is
+ * -3.1e-9 sliding against +5.6e-6 with any one contact made sticking: J's determinant changes sign
+ * across the stick/slip kink. The iterate where Newton, Levenberg-Marquardt and lagged passes all
+ * stop sits on that kink (one contact at |f_t| / mu f_n = 1.0004 against the detection's normal, on the cone's edge
+ * against its face's, velocity residual 4.2e-4 m/s on
+ * the ball): the piecewise-smooth residual folds there (not coherently oriented), a nonzero local
+ * minimum of |D r|^2 with no root nearby. Measured without effect: Levenberg-Marquardt on |D r|^2
+ * (Marquardt-scaled, Nielsen's lambda) where the Newton step is short, the Newton direction of the
+ * sticking (lagged) Jacobian, 200 lagged passes (step 71; the passes' fixed point diverges, its
+ * residual 4.0e-3 -> 5.6e-3 m/s over 40 passes). At step 7 here (light supports) the stall is
+ * in support s0's DoFs instead (53 m/s; the support weighs 11 g over 180 vertices), its ball
+ * contact sliding, the others sticking, the ball's block positive definite. A fix needs the
+ * formulation (the sliding branch's load coupling mu u n^T at a jam), not the solver. */
 #include "deformable/deformable.h"
 #include "scene_util.h"
 
