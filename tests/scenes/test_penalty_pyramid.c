@@ -42,7 +42,7 @@
  * measured, dt 5e-3, 6e-3 and 7e-3 converge at every step over 1 s as well.
  * stable_with_mu_1 (the digest's drift bound) stays disabled, for the scene: at dt 5e-3 support s0
  * rolls outward on its faceted bottom (its centroid x 0.1768 -> 0.1920 m from 1 s to 2 s) and the
- * ball sinks 1.9 mm over that second (bound 1e-4 m); at dt 3e-3, as enabled here, every step
+ * ball sinks 1.9 mm over that second (bound 1e-4 m); at dt 3e-3, the test's setting, every step
  * converges and the ball sinks 2.23 mm from 1 s to 2 s (0.335055 -> 0.332825 m; 14 s of CPU).
  * Still settling, not drifting off: at dt 5e-3 over 4 s it is back up at 0.334971 m at 3 s and
  * moves 0.25 mm from 3 s to 4 s (23 s of CPU, beyond the CI budget). */
