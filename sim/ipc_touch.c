@@ -36,7 +36,7 @@ static int find_prev(const kn_ipc_touch* t, const int key[6], const double pb[3]
 }
 
 double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, const kn_contact_side* b, double phi0,
-                          const double pb[3], double dt, double dhat, double tol, int* fresh) {
+                          const double pb[3], double dt, double dhat, double tol, int* fresh, double* s_lag) {
   kn_ipc_touch_pair* c = &t->cur[i];
   side_key(a, c->key), side_key(b, c->key + 3);
   memcpy(c->p, pb, sizeof c->p);
@@ -44,7 +44,7 @@ double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, cons
   int j = t->nprev > 0 ? find_prev(t, c->key, pb) : -1;
   if (j < 0) {
     c->s0 = phi0 > tol ? 0.0 : 0.5 * dhat - phi0, c->age = 0; /* touching: within round-off */
-    *fresh = c->s0 > 0;
+    *fresh = c->s0 > 0, *s_lag = c->s0;
     return c->s0;
   }
   const kn_ipc_touch_pair* q = &t->prev[j];
@@ -53,7 +53,7 @@ double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, cons
   if (q->age >= T) s_prev = 0;
   double s = q->s0 * (1 - u * u * (3 - 2 * u));
   s = fmax(s, s_prev - 0.1 * (phi0 + s_prev)); /* at most a tenth of the barrier distance per step */
-  c->s0 = q->s0, c->age = q->age + dt;
+  c->s0 = q->s0, c->age = q->age + dt, *s_lag = s_prev;
   if (!(s > 0)) s = 0, c->s0 = 0; /* removed: the pair is an ordinary one from now on */
   return s;
 }

@@ -29,9 +29,12 @@ typedef struct {
 kn_status kn_ipc_touch_reserve(kn_ipc_touch* t, int n, kn_error* err);
 /* candidate i (its sides, gap phi0 at the step start, B's point pb) of a step of dt, dhat, the
  * round-off tolerance tol => its shift (0 for a pair that starts separated and was not shifted),
- * recorded as cur[i]; *fresh = 1 when the pair starts touching this step (its shift just set) */
+ * recorded as cur[i]; *fresh = 1 when the pair starts touching this step (its shift just set);
+ * *s_lag the last step's shift (this one's for a new pair): the lagged friction reads the normal force
+ * at phi0 + s_lag, the force the body ended the last step with, so the removal's rise of the
+ * barrier force within a step (steep near dhat, where a light body rests) is not fed into friction */
 double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, const kn_contact_side* b, double phi0,
-                          const double pb[3], double dt, double dhat, double tol, int* fresh);
+                          const double pb[3], double dt, double dhat, double tol, int* fresh, double* s_lag);
 /* after a successful step of n candidates: the pairs still shifted become the next step's */
 void kn_ipc_touch_commit(kn_ipc_touch* t, int n);
 void kn_ipc_touch_free(kn_ipc_touch* t);

@@ -45,6 +45,7 @@ typedef struct {
   size_t xend_cap;
   kn_ipc_touch touch;       /* the touching start's shifts, kept per pair (sim/ipc_touch.h) */
   unsigned char* fresh;     /* per candidate: starts touching this step (its shift just set) */
+  double* slag;             /* per candidate: the shift its lagged normal force is read at (ipc_touch.h) */
   double balance;           /* at kappa's choice: the balanced kappa over the chosen one, else 0 */
 } ipc_state;
 
@@ -56,7 +57,7 @@ static void ipc_destroy(void* p) {
   free(s->data);
   kn_ipc_surfaces_free(&s->surf);
   kn_ipc_touch_free(&s->touch);
-  free(s->fresh);
+  free(s->fresh), free(s->slag);
   free(s);
 }
 
@@ -316,7 +317,7 @@ static void touching_at_balance(ipc_state* s, int n) {
   for (int i = 0; i < n; i++)
     if (s->fresh[i]) {
       s->c[i].shift = lo - s->c[i].phi0;
-      s->touch.cur[i].s0 = s->c[i].shift;
+      s->touch.cur[i].s0 = s->slag[i] = s->c[i].shift;
       s->d_start_min = fmin(s->d_start_min, lo);
     }
 }
@@ -326,11 +327,12 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   ipc_state* s = self;
   const kn_sim_candidates* c = st->cand;
   if (c->n > s->ccap) {
-    free(s->c), free(s->pbody), free(s->fresh);
+    free(s->c), free(s->pbody), free(s->fresh), free(s->slag);
     s->c = malloc((size_t)c->n * sizeof *s->c);
     s->pbody = malloc(6 * (size_t)c->n * sizeof *s->pbody);
     s->fresh = malloc((size_t)c->n);
-    s->ccap = s->c && s->pbody && s->fresh ? c->n : 0;
+    s->slag = malloc((size_t)c->n * sizeof *s->slag);
+    s->ccap = s->c && s->pbody && s->fresh && s->slag ? c->n : 0;
     if (!s->ccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e0 = kn_ipc_touch_reserve(&s->touch, c->n, err);
@@ -357,7 +359,7 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     }
     int fresh;
     k->shift = kn_ipc_touch_shift(&s->touch, i, &cc->a, &cc->b, cc->phi, s->pbody + 6 * i + 3, st->dt, s->term.dhat,
-                                  1e-9 * s->ell, &fresh);
+                                  1e-9 * s->ell, &fresh, &s->slag[i]);
     s->fresh[i] = (unsigned char)fresh;
   }
   s->term.dt = st->dt;
@@ -371,7 +373,7 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     if (e) return e;
     for (int i = 0; i < c->n; i++)
       if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
-        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->fresh[i] = 0,
+        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->fresh[i] = 0, s->slag[i] = 0,
         s->touch.cur[i].s0 = 0;
     s->term.mesh = &s->surf.mesh;
     int q;
@@ -421,6 +423,27 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
  * then slid on from rest), so the lagging goes on past contact.ipc.lagging_iterations while it does,
  * within the adapter's solves. Friction is understated, not overstated, where a contact comes (lambda
  * lagged at 0): as in the digest, for one solve. The mesh pairs' friction is not checked here. */
+/* a sliding pair (slip speed above 10 eps_v: kinetic friction, mu lambda itself) whose touching-start
+ * shift is being removed (ipc_touch.h) and whose lagged normal force is above the one at v: the
+ * removal's lift changes the barrier force within a step, steeply near dhat where a light body rests
+ * (an 8 g FEM block sliding on a slope carried 1.78 mu f_n), so lambda is refreshed at the solved
+ * answer (more solves, within the adapter's). A sticking or creeping pair (a box at mu = tan theta)
+ * keeps the step start's lambda: refreshed there, the lift's deceleration let it slide 7 mm. */
+static int removing(const ipc_state* s, const double* v) {
+  for (int i = 0; i < s->term.n; i++) {
+    const kn_ipc_contact* c = &s->c[i];
+    if (!(c->mu > 0 && c->lambda > 0 && c->shift > 0 && !s->fresh[i])) continue;
+    double w[3], wn = 0, slip2 = 0;
+    kn_nl_pair_velocity(s->term.points, c->a, c->b, v, w);
+    for (int a = 0; a < 3; a++) wn += c->n[a] * w[a];
+    for (int a = 0; a < 3; a++) slip2 += (w[a] - wn * c->n[a]) * (w[a] - wn * c->n[a]);
+    if (!(slip2 > 100 * s->term.eps_v * s->term.eps_v)) continue;
+    double l = kn_ipc_normal_force(kn_ipc_term_gap(&s->term, i, v), s->term.dhat, s->term.kappa, s->term.dt);
+    if (c->lambda > (1 + 1e-4) * l) return 1;
+  }
+  return 0;
+}
+
 static int lag_overstates(const ipc_state* s, const double* v) {
   for (int i = 0; i < s->term.n; i++) {
     const kn_ipc_contact* c = &s->c[i];
@@ -455,7 +478,7 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }
-  if (s->passes >= s->lagging && !lag_overstates(s, v)) return 0;
+  if (s->passes >= s->lagging && !lag_overstates(s, v) && !removing(s, v)) return 0;
   kn_ipc_term_lag(&s->term, v);
   kn_error e;
   if (s->term.mesh && kn_ipc_mesh_lag(&s->term, v, &e)) s->lag_nomem = 1;
