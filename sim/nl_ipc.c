@@ -19,6 +19,7 @@
 #include "ipc/ipc.h"
 #include "sim/backend_nonlinear.h"
 #include "sim/ipc_surfaces.h"
+#include "sim/ipc_touch.h"
 
 #define IPC_MAX_SOLVES 6 /* the adapter redoes a solve at most 5 times */
 
@@ -42,6 +43,10 @@ typedef struct {
   int lag_nomem;            /* a lagging pass ran out of memory (reported at the step's end) */
   double* xend;             /* the surfaces' vertices where advance put them (the audit) */
   size_t xend_cap;
+  kn_ipc_touch touch;       /* the touching start's shifts, kept per pair (sim/ipc_touch.h) */
+  unsigned char* fresh;     /* per candidate: starts touching this step (its shift just set) */
+  double* slag;             /* per candidate: the shift its lagged normal force is read at (ipc_touch.h) */
+  double balance;           /* at kappa's choice: the balanced kappa over the chosen one, else 0 */
 } ipc_state;
 
 static void ipc_destroy(void* p) {
@@ -51,6 +56,8 @@ static void ipc_destroy(void* p) {
   for (int k = 0; s->data && k < s->ntree; k++) kn_mb_data_free(s->data[k]);
   free(s->data);
   kn_ipc_surfaces_free(&s->surf);
+  kn_ipc_touch_free(&s->touch);
+  free(s->fresh), free(s->slag);
   free(s);
 }
 
@@ -279,6 +286,9 @@ static kn_status kappa_init(ipc_state* s, const kn_nl_step* st, kn_error* err) {
   }
   if (e) return e;
   s->kappa = s->term.kappa = kn_ipc_kappa_initial(s->gb, s->gE, nv, s->kappa_min, s->kappa_max);
+  double bb = 0, bE = 0; /* the balance before clamping: the start's gap where the load is carried */
+  for (int i = 0; i < nv; i++) bb += s->gb[i] * s->gb[i], bE += s->gb[i] * s->gE[i];
+  s->balance = -bE / bb / s->kappa;
   return KN_OK;
 }
 
@@ -292,17 +302,41 @@ static void mesh_guess(ipc_state* s, const kn_nl_step* st, double* v0) {
     for (int i = 0; i < st->nv; i++) v0[i] *= alpha;
 }
 
+/* kappa chosen above its balance at dhat / 2 (clamped up to kappa_min): the barrier there pushes
+ * 1 / balance times the load, and the pairs that start touching would be lifted at once (a 1 kg box:
+ * 46 um in its first step). They start instead at the gap d1 in (dhat / 2, dhat) where the barrier
+ * carries the balanced load, b(d1) = balance b(dhat / 2) (bisection; the force falls with d) */
+static void touching_at_balance(ipc_state* s, int n) {
+  const double dhat = s->term.dhat, k = s->term.kappa, dt = s->term.dt;
+  const double f1 = s->balance * kn_ipc_normal_force(0.5 * dhat, dhat, k, dt);
+  double lo = 0.5 * dhat, hi = dhat;
+  for (int it = 0; it < 60; it++) {
+    double m = 0.5 * (lo + hi);
+    if (kn_ipc_normal_force(m, dhat, k, dt) > f1) lo = m; else hi = m;
+  }
+  for (int i = 0; i < n; i++)
+    if (s->fresh[i]) {
+      s->c[i].shift = lo - s->c[i].phi0;
+      s->touch.cur[i].s0 = s->slag[i] = s->c[i].shift;
+      s->d_start_min = fmin(s->d_start_min, lo);
+    }
+}
+
 /* the contacts of this step over their material points; kappa; friction lagged at the step start */
 static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   ipc_state* s = self;
   const kn_sim_candidates* c = st->cand;
   if (c->n > s->ccap) {
-    free(s->c), free(s->pbody);
+    free(s->c), free(s->pbody), free(s->fresh), free(s->slag);
     s->c = malloc((size_t)c->n * sizeof *s->c);
     s->pbody = malloc(6 * (size_t)c->n * sizeof *s->pbody);
-    s->ccap = s->c && s->pbody ? c->n : 0;
+    s->fresh = malloc((size_t)c->n);
+    s->slag = malloc((size_t)c->n * sizeof *s->slag);
+    s->ccap = s->c && s->pbody && s->fresh && s->slag ? c->n : 0;
     if (!s->ccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
+  kn_status e0 = kn_ipc_touch_reserve(&s->touch, c->n, err);
+  if (e0) return e0;
   s->d_start_min = INFINITY;
   for (int i = 0; i < c->n; i++) {
     const kn_contact_candidate* cc = &c->c[i];
@@ -310,7 +344,6 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     k->a = st->pa[i], k->b = st->pb[i];
     for (int a = 0; a < 3; a++) k->t1[a] = cc->R_WC[3 * a], k->t2[a] = cc->R_WC[3 * a + 1], k->n[a] = cc->R_WC[3 * a + 2];
     k->phi0 = cc->phi;
-    k->shift = cc->phi > 1e-9 * s->ell ? 0.0 : 0.5 * s->term.dhat - cc->phi; /* touching: within round-off */
     k->mu = cc->material.mu;
     /* the collider sides' points in their body frames, for the audit */
     const kn_contact_side* sd[2] = {&cc->a, &cc->b};
@@ -324,6 +357,10 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
       kn_pose_inv(&st->w->trees[col->tree].data->X_wb[col->body], &inv);
       kn_pose_apply(&inv, cc->p, pb);
     }
+    int fresh;
+    k->shift = kn_ipc_touch_shift(&s->touch, i, &cc->a, &cc->b, cc->phi, s->pbody + 6 * i + 3, st->dt, s->term.dhat,
+                                  1e-9 * s->ell, &fresh, &s->slag[i]);
+    s->fresh[i] = (unsigned char)fresh;
   }
   s->term.dt = st->dt;
   s->term.points = st->points;
@@ -336,7 +373,8 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     if (e) return e;
     for (int i = 0; i < c->n; i++)
       if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
-        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0;
+        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->fresh[i] = 0, s->slag[i] = 0,
+        s->touch.cur[i].s0 = 0;
     s->term.mesh = &s->surf.mesh;
     int q;
     double d0 = kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, &q);
@@ -354,8 +392,10 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     s->d_start_min = fmin(s->d_start_min, d0);
   }
   for (int i = 0; i < c->n; i++) s->d_start_min = fmin(s->d_start_min, s->c[i].phi0 + s->c[i].shift);
+  s->balance = 0;
   kn_status e = kappa_init(s, st, err);
   if (e) return e;
+  if (s->balance > 0 && s->balance < 1) touching_at_balance(s, c->n);
   if (s->term.mesh) {
     if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
     mesh_guess(s, st, st->guess);
@@ -383,6 +423,27 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
  * then slid on from rest), so the lagging goes on past contact.ipc.lagging_iterations while it does,
  * within the adapter's solves. Friction is understated, not overstated, where a contact comes (lambda
  * lagged at 0): as in the digest, for one solve. The mesh pairs' friction is not checked here. */
+/* a sliding pair (slip speed above 10 eps_v: kinetic friction, mu lambda itself) whose touching-start
+ * shift is being removed (ipc_touch.h) and whose lagged normal force is above the one at v: the
+ * removal's lift changes the barrier force within a step, steeply near dhat where a light body rests
+ * (an 8 g FEM block sliding on a slope carried 1.78 mu f_n), so lambda is refreshed at the solved
+ * answer (more solves, within the adapter's). A sticking or creeping pair (a box at mu = tan theta)
+ * keeps the step start's lambda: refreshed there, the lift's deceleration let it slide 7 mm. */
+static int removing(const ipc_state* s, const double* v) {
+  for (int i = 0; i < s->term.n; i++) {
+    const kn_ipc_contact* c = &s->c[i];
+    if (!(c->mu > 0 && c->lambda > 0 && c->shift > 0 && !s->fresh[i])) continue;
+    double w[3], wn = 0, slip2 = 0;
+    kn_nl_pair_velocity(s->term.points, c->a, c->b, v, w);
+    for (int a = 0; a < 3; a++) wn += c->n[a] * w[a];
+    for (int a = 0; a < 3; a++) slip2 += (w[a] - wn * c->n[a]) * (w[a] - wn * c->n[a]);
+    if (!(slip2 > 100 * s->term.eps_v * s->term.eps_v)) continue;
+    double l = kn_ipc_normal_force(kn_ipc_term_gap(&s->term, i, v), s->term.dhat, s->term.kappa, s->term.dt);
+    if (c->lambda > (1 + 1e-4) * l) return 1;
+  }
+  return 0;
+}
+
 static int lag_overstates(const ipc_state* s, const double* v) {
   for (int i = 0; i < s->term.n; i++) {
     const kn_ipc_contact* c = &s->c[i];
@@ -412,12 +473,12 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
   /* a pair that started touching (its barrier zero moved below it) must not end deeper than it began */
   int deeper = 0;
   for (int i = 0; i < s->term.n && !deeper; i++)
-    deeper = s->c[i].shift > 0 && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
+    deeper = s->fresh[i] && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
   if (s->kappa_user == 0 && (deeper || (d_min < 1e-9 * s->ell && d_min < s->d_start_min)) && s->term.kappa < s->kappa_max) {
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }
-  if (s->passes >= s->lagging && !lag_overstates(s, v)) return 0;
+  if (s->passes >= s->lagging && !lag_overstates(s, v) && !removing(s, v)) return 0;
   kn_ipc_term_lag(&s->term, v);
   kn_error e;
   if (s->term.mesh && kn_ipc_mesh_lag(&s->term, v, &e)) s->lag_nomem = 1;
@@ -511,7 +572,9 @@ static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v,
                      what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
     }
   }
-  return s->term.mesh ? audit_mesh(s, st, v, err) : KN_OK;
+  kn_status e = s->term.mesh ? audit_mesh(s, st, v, err) : KN_OK;
+  if (!e) kn_ipc_touch_commit(&s->touch, st->cand->n);
+  return e;
 }
 
 /* saved state: kappa and its bounds (0 while not chosen yet) */
@@ -519,6 +582,7 @@ static void ipc_save(const void* self, kn_state_out* out) {
   const ipc_state* s = self;
   double k[3] = {s->kappa, s->kappa_min, s->kappa_max};
   kn_state_put_f64(out, k, 3);
+  kn_ipc_touch_save(&s->touch, out);
 }
 
 static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
@@ -526,8 +590,9 @@ static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
   if (!kn_state_get_f64(in, k, 3) || !(k[0] >= 0 && k[1] >= 0 && k[2] >= 0) || !isfinite(k[0] + k[1] + k[2]))
     return kn_fail(err, KN_ERR_PARSE, "the ipc backend's barrier stiffness is missing or negative");
   ipc_state* s = self;
-  s->kappa = k[0], s->kappa_min = k[1], s->kappa_max = k[2];
-  return KN_OK;
+  kn_status e = kn_ipc_touch_load(&s->touch, in, err);
+  if (!e) s->kappa = k[0], s->kappa_min = k[1], s->kappa_max = k[2];
+  return e;
 }
 
 /* a failed solve's worst contact: the pair closest to its barrier's zero at the last iterate (the

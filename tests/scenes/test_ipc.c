@@ -238,8 +238,8 @@ Test(ipc, saved_state_continues_bitwise) {
 }
 
 /* Bodies placed exactly touching, the common robotics start (a box on the floor at z = h / 2, phi = 0):
- * taken, not refused. The pair's barrier zero is moved to -dhat / 2 for its first step (it starts at
- * dhat / 2), then the box rests at its barrier's gap: after 1 s (defaults; l = the box's diagonal
+ * taken, not refused. The pair's barrier zero is moved below it, kept and removed gradually
+ * (sim/ipc_touch.h; test_ipc_touch), then the box rests at its barrier's gap: after 1 s (defaults; l = the box's diagonal
  * 0.1732 m, dhat 1.732e-4 m) it stands at a gap in (0, dhat), at rest (|v_z| below eps_d = 1e-6 l),
  * never detected intersecting (the universal criteria), and not moved sideways (a flat floor).
  * Measured: gap 1.3248e-4 m (0.765 dhat), v_z 3.5e-9 m/s, no drift. */
