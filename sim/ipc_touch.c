@@ -7,8 +7,6 @@
 
 #include "sim/stiction.h"
 
-#define TOUCH_G0 9.81 /* [m/s^2] the acceleration scale of the removal */
-
 kn_status kn_ipc_touch_reserve(kn_ipc_touch* t, int n, kn_error* err) {
   if (n <= t->cap_cur) return KN_OK;
   kn_ipc_touch_pair* p = realloc(t->cur, (size_t)n * sizeof *p);
@@ -36,31 +34,27 @@ static int find_prev(const kn_ipc_touch* t, const int key[6], const double pb[3]
 }
 
 double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, const kn_contact_side* b, double phi0,
-                          const double pb[3], double dt, double dhat, double tol, int* fresh, double* s_lag) {
+                          const double pb[3], double dhat, double tol, int* kind) {
   kn_ipc_touch_pair* c = &t->cur[i];
   side_key(a, c->key), side_key(b, c->key + 3);
   memcpy(c->p, pb, sizeof c->p);
-  *fresh = 0;
   int j = t->nprev > 0 ? find_prev(t, c->key, pb) : -1;
-  if (j < 0) {
-    c->s0 = phi0 > tol ? 0.0 : 0.5 * dhat - phi0, c->age = 0; /* touching: within round-off */
-    *fresh = c->s0 > 0, *s_lag = c->s0;
-    return c->s0;
+  if (j >= 0 && phi0 < dhat) { /* kept while the pair is within dhat */
+    *kind = KN_IPC_TOUCH_KEPT;
+    return c->s = t->prev[j].s;
   }
-  const kn_ipc_touch_pair* q = &t->prev[j];
-  double T = sqrt(6000 * q->s0 / TOUCH_G0), u = fmin((q->age + dt) / T, 1.0);
-  double s_prev = q->s0 * (1 - q->age / T * q->age / T * (3 - 2 * q->age / T));
-  if (q->age >= T) s_prev = 0;
-  double s = q->s0 * (1 - u * u * (3 - 2 * u));
-  s = fmax(s, s_prev - 0.1 * (phi0 + s_prev)); /* at most a tenth of the barrier distance per step */
-  c->s0 = q->s0, c->age = q->age + dt, *s_lag = s_prev;
-  if (!(s > 0)) s = 0, c->s0 = 0; /* removed: the pair is an ordinary one from now on */
-  return s;
+  c->s = 0;
+  if (j < 0 && fabs(phi0) <= tol) { /* touching: within round-off */
+    *kind = KN_IPC_TOUCH_FRESH;
+    return c->s = 0.5 * dhat - phi0;
+  }
+  *kind = phi0 < -tol ? KN_IPC_TOUCH_INSIDE : KN_IPC_TOUCH_NONE;
+  return *kind ? 0.5 * dhat - phi0 : 0.0;
 }
 
 void kn_ipc_touch_commit(kn_ipc_touch* t, int n) {
   int m = 0;
-  for (int i = 0; i < n; i++) m += t->cur[i].s0 > 0;
+  for (int i = 0; i < n; i++) m += t->cur[i].s > 0;
   if (m > t->cap_prev) {
     kn_ipc_touch_pair* p = realloc(t->prev, (size_t)m * sizeof *p);
     if (!p) { /* out of memory: the shifts are forgotten (the pairs go on as ordinary ones) */
@@ -71,7 +65,7 @@ void kn_ipc_touch_commit(kn_ipc_touch* t, int n) {
   }
   t->nprev = 0;
   for (int i = 0; i < n; i++)
-    if (t->cur[i].s0 > 0) t->prev[t->nprev++] = t->cur[i];
+    if (t->cur[i].s > 0) t->prev[t->nprev++] = t->cur[i];
 }
 
 void kn_ipc_touch_free(kn_ipc_touch* t) {
@@ -84,26 +78,31 @@ void kn_ipc_touch_save(const kn_ipc_touch* t, kn_state_out* out) {
   kn_state_put_i32(out, &n, 1);
   for (int j = 0; j < n; j++) {
     const kn_ipc_touch_pair* q = &t->prev[j];
-    double x[5] = {q->p[0], q->p[1], q->p[2], q->s0, q->age};
+    double x[4] = {q->p[0], q->p[1], q->p[2], q->s};
     kn_state_put_i32(out, q->key, 6);
-    kn_state_put_f64(out, x, 5);
+    kn_state_put_f64(out, x, 4);
   }
 }
 
 kn_status kn_ipc_touch_load(kn_ipc_touch* t, kn_state_in* in, kn_error* err) {
-  int n;
-  if (!kn_state_get_i32(in, &n, 1) || n < 0 || n > (1 << 24))
-    return kn_fail(err, KN_ERR_PARSE, "the ipc backend's touching-start shifts are missing");
+  int n = 0;
+  if (in->pos < in->len && (!kn_state_get_i32(in, &n, 1) || n < 0 || n > (1 << 24)))
+    return kn_fail(err, KN_ERR_PARSE, "the ipc backend's touching-start shift count is missing or invalid");
   kn_ipc_touch_pair* p = n ? malloc((size_t)n * sizeof *p) : NULL;
   if (n && !p) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d touching-start shifts", n);
   for (int j = 0; j < n; j++) {
-    double x[5];
-    if (!kn_state_get_i32(in, p[j].key, 6) || !kn_state_get_f64(in, x, 5) || !(x[3] > 0 && x[4] >= 0) ||
-        !isfinite(x[0] + x[1] + x[2] + x[3] + x[4])) {
+    double x[4];
+    if (!kn_state_get_i32(in, p[j].key, 6) || !kn_state_get_f64(in, x, 4) || !(x[3] > 0) ||
+        !isfinite(x[0] + x[1] + x[2] + x[3])) {
       free(p);
-      return kn_fail(err, KN_ERR_PARSE, "the ipc backend's touching-start shift %d is missing or invalid", j);
+      return kn_fail(err, KN_ERR_PARSE, "the ipc backend's touching-start shift %d of %d is missing or invalid", j, n);
     }
-    memcpy(p[j].p, x, sizeof p[j].p), p[j].s0 = x[3], p[j].age = x[4];
+    memcpy(p[j].p, x, sizeof p[j].p), p[j].s = x[3];
+  }
+  if (in->pos != in->len) {
+    free(p);
+    return kn_fail(err, KN_ERR_PARSE, "unread bytes after the ipc backend's touching-start shifts (a state of "
+                                      "another layout)");
   }
   free(t->prev);
   t->prev = p, t->nprev = t->cap_prev = n;

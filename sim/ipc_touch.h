@@ -1,13 +1,15 @@
 /* The ipc backend's touching start (issue 20): a pair placed touching (phi <= 0 within round-off)
  * cannot start a barrier at distance 0, so its barrier's zero is moved below it by a shift s (the
- * barrier's distance is d = phi + s). The shift is kept per pair from step to step (keyed by the
+ * barrier's distance is d = phi + s). The shift is kept for the pair's whole contact (keyed by the
  * two sides and, for a collider side, B's point in its body frame: the pair found again within
- * KN_STICTION_MATCH_RADIUS), so the barrier's zero stays where it was put instead of jumping back
- * up to 0 once the body rose (the lift that kicked it: issue 20). It is then removed over
- * T = sqrt(600 s0 / g0) (g0 = 9.81 m/s^2 as the acceleration scale) by a smoothstep, s = s0 (1 -
- * 3 u^2 + 2 u^3), u = age / T, whose largest lift acceleration 6 s0 / T^2 is 1 % of g0, so the
- * normal force, and the lagged friction that reads it, stays within about 1 % of the load; a step
- * never removes more than a tenth of the pair's barrier distance at its start. */
+ * KN_STICTION_MATCH_RADIUS, as the stiction anchors) and forgotten once the pair separates beyond
+ * dhat (phi0 >= dhat: no barrier force either way, so nothing jumps). It is never removed while the
+ * pair touches: removing it lifts the body by up to dhat, and the lift's deceleration takes normal
+ * force, and so lagged friction, off the load (a block at mu = tan theta slid at 6.4e-4 m/s after a
+ * smoothstep removal). It only shrinks, within a step, where the pair would end below phi = 0
+ * (nl_ipc.c: the step is solved again with the pair's shift moved to where its force was reached),
+ * so the bodies never overlap beyond round-off (the universal criteria): a pair that started
+ * touching rests at phi ~ 0, as placed, on a barrier whose zero lies up to dhat below it. */
 #ifndef KNEAD_SIM_IPC_TOUCH_H
 #define KNEAD_SIM_IPC_TOUCH_H
 
@@ -16,9 +18,9 @@
 #include "sim/backend.h"
 
 typedef struct {
-  int key[6];   /* (kind, body, point[0]) of side A, then of side B */
-  double p[3];  /* B's point in B's body frame (colliders), or the contact point (deformables) */
-  double s0, age; /* the shift at the start, and the time [s] since it */
+  int key[6];  /* (kind, body, point[0]) of side A, then of side B */
+  double p[3]; /* B's point in B's body frame (colliders), or the contact point (deformables) */
+  double s;    /* the pair's shift */
 } kn_ipc_touch_pair;
 
 typedef struct {
@@ -27,18 +29,23 @@ typedef struct {
 } kn_ipc_touch;
 
 kn_status kn_ipc_touch_reserve(kn_ipc_touch* t, int n, kn_error* err);
-/* candidate i (its sides, gap phi0 at the step start, B's point pb) of a step of dt, dhat, the
- * round-off tolerance tol => its shift (0 for a pair that starts separated and was not shifted),
- * recorded as cur[i]; *fresh = 1 when the pair starts touching this step (its shift just set);
- * *s_lag the last step's shift (this one's for a new pair): the lagged friction reads the normal force
- * at phi0 + s_lag, the force the body ended the last step with, so the removal's rise of the
- * barrier force within a step (steep near dhat, where a light body rests) is not fed into friction */
+/* what a candidate's shift is */
+enum {
+  KN_IPC_TOUCH_NONE = 0, /* none: an ordinary pair */
+  KN_IPC_TOUCH_FRESH,    /* a new pair that starts touching (|phi0| <= tol): dhat / 2 - phi0, settled */
+  KN_IPC_TOUCH_KEPT,     /* a shifted pair found again within dhat: the last step's shift */
+  KN_IPC_TOUCH_INSIDE    /* a new pair that starts inside (phi0 < -tol: MPM particles in a collider):
+                            dhat / 2 - phi0 for this step only, not kept (pushed out) */
+};
+/* candidate i (its sides, gap phi0 at the step start, B's point pb) of a step, dhat, the round-off
+ * tolerance tol => its shift, recorded as cur[i] when it is kept (FRESH, KEPT); *kind as above */
 double kn_ipc_touch_shift(kn_ipc_touch* t, int i, const kn_contact_side* a, const kn_contact_side* b, double phi0,
-                          const double pb[3], double dt, double dhat, double tol, int* fresh, double* s_lag);
+                          const double pb[3], double dhat, double tol, int* kind);
 /* after a successful step of n candidates: the pairs still shifted become the next step's */
 void kn_ipc_touch_commit(kn_ipc_touch* t, int n);
 void kn_ipc_touch_free(kn_ipc_touch* t);
-/* saved states: the kept shifts (all or nothing on load) */
+/* saved states: the kept shifts (all or nothing on load; a state saved before the shifts were kept,
+ * which ends before them, loads with none) */
 void kn_ipc_touch_save(const kn_ipc_touch* t, kn_state_out* out);
 kn_status kn_ipc_touch_load(kn_ipc_touch* t, kn_state_in* in, kn_error* err);
 

@@ -44,8 +44,7 @@ typedef struct {
   double* xend;             /* the surfaces' vertices where advance put them (the audit) */
   size_t xend_cap;
   kn_ipc_touch touch;       /* the touching start's shifts, kept per pair (sim/ipc_touch.h) */
-  unsigned char* fresh;     /* per candidate: starts touching this step (its shift just set) */
-  double* slag;             /* per candidate: the shift its lagged normal force is read at (ipc_touch.h) */
+  unsigned char* touch_kind; /* per candidate: what its shift is (KN_IPC_TOUCH_*, sim/ipc_touch.h) */
   double balance;           /* at kappa's choice: the balanced kappa over the chosen one, else 0 */
 } ipc_state;
 
@@ -57,7 +56,7 @@ static void ipc_destroy(void* p) {
   free(s->data);
   kn_ipc_surfaces_free(&s->surf);
   kn_ipc_touch_free(&s->touch);
-  free(s->fresh), free(s->slag);
+  free(s->touch_kind);
   free(s);
 }
 
@@ -302,22 +301,23 @@ static void mesh_guess(ipc_state* s, const kn_nl_step* st, double* v0) {
     for (int i = 0; i < st->nv; i++) v0[i] *= alpha;
 }
 
-/* kappa chosen above its balance at dhat / 2 (clamped up to kappa_min): the barrier there pushes
- * 1 / balance times the load, and the pairs that start touching would be lifted at once (a 1 kg box:
- * 46 um in its first step). They start instead at the gap d1 in (dhat / 2, dhat) where the barrier
- * carries the balanced load, b(d1) = balance b(dhat / 2) (bisection; the force falls with d) */
+/* kappa chosen at its first step in contact differs from its balance at dhat / 2 (clamped up to
+ * kappa_min): the barrier there pushes 1 / balance times the load, and the pairs that start touching
+ * would be lifted at once (a 1 kg box: 46 um in its first step). They start instead at the gap d1 in
+ * (0, dhat) where the barrier carries the balanced load, b(d1) = balance b(dhat / 2) (bisection; the
+ * force falls with d), the first guess of their settling (ipc_after_solve) */
 static void touching_at_balance(ipc_state* s, int n) {
   const double dhat = s->term.dhat, k = s->term.kappa, dt = s->term.dt;
   const double f1 = s->balance * kn_ipc_normal_force(0.5 * dhat, dhat, k, dt);
-  double lo = 0.5 * dhat, hi = dhat;
+  double lo = 0, hi = dhat;
   for (int it = 0; it < 60; it++) {
     double m = 0.5 * (lo + hi);
     if (kn_ipc_normal_force(m, dhat, k, dt) > f1) lo = m; else hi = m;
   }
   for (int i = 0; i < n; i++)
-    if (s->fresh[i]) {
+    if (s->touch_kind[i] == KN_IPC_TOUCH_FRESH) {
       s->c[i].shift = lo - s->c[i].phi0;
-      s->touch.cur[i].s0 = s->slag[i] = s->c[i].shift;
+      s->touch.cur[i].s = s->c[i].shift;
       s->d_start_min = fmin(s->d_start_min, lo);
     }
 }
@@ -327,12 +327,11 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   ipc_state* s = self;
   const kn_sim_candidates* c = st->cand;
   if (c->n > s->ccap) {
-    free(s->c), free(s->pbody), free(s->fresh), free(s->slag);
+    free(s->c), free(s->pbody), free(s->touch_kind);
     s->c = malloc((size_t)c->n * sizeof *s->c);
     s->pbody = malloc(6 * (size_t)c->n * sizeof *s->pbody);
-    s->fresh = malloc((size_t)c->n);
-    s->slag = malloc((size_t)c->n * sizeof *s->slag);
-    s->ccap = s->c && s->pbody && s->fresh && s->slag ? c->n : 0;
+    s->touch_kind = malloc((size_t)c->n);
+    s->ccap = s->c && s->pbody && s->touch_kind ? c->n : 0;
     if (!s->ccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e0 = kn_ipc_touch_reserve(&s->touch, c->n, err);
@@ -357,10 +356,10 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
       kn_pose_inv(&st->w->trees[col->tree].data->X_wb[col->body], &inv);
       kn_pose_apply(&inv, cc->p, pb);
     }
-    int fresh;
-    k->shift = kn_ipc_touch_shift(&s->touch, i, &cc->a, &cc->b, cc->phi, s->pbody + 6 * i + 3, st->dt, s->term.dhat,
-                                  1e-9 * s->ell, &fresh, &s->slag[i]);
-    s->fresh[i] = (unsigned char)fresh;
+    int kind;
+    k->shift = kn_ipc_touch_shift(&s->touch, i, &cc->a, &cc->b, cc->phi, s->pbody + 6 * i + 3, s->term.dhat,
+                                  1e-9 * s->ell, &kind);
+    s->touch_kind[i] = (unsigned char)kind;
   }
   s->term.dt = st->dt;
   s->term.points = st->points;
@@ -373,8 +372,8 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     if (e) return e;
     for (int i = 0; i < c->n; i++)
       if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
-        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->fresh[i] = 0, s->slag[i] = 0,
-        s->touch.cur[i].s0 = 0;
+        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->touch_kind[i] = 0,
+        s->touch.cur[i].s = 0;
     s->term.mesh = &s->surf.mesh;
     int q;
     double d0 = kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, &q);
@@ -395,7 +394,7 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   s->balance = 0;
   kn_status e = kappa_init(s, st, err);
   if (e) return e;
-  if (s->balance > 0 && s->balance < 1) touching_at_balance(s, c->n);
+  if (s->balance > 0) touching_at_balance(s, c->n);
   if (s->term.mesh) {
     if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
     mesh_guess(s, st, st->guess);
@@ -416,6 +415,29 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   return KN_OK;
 }
 
+/* the kept shifts (sim/ipc_touch.h) at v: a pair that started touching this step and does not end
+ * at its placed gap phi0 (within round-off: 0) plus 1e-7 l (while within dhat), or a kept one that
+ * ends below it (a load that grew), gets the shift that puts the barrier distance it reached at 1e-7 l above that gap, s =
+ * d - phi0 - 1e-7 l, and the step is solved again (the pairs' forces then barely change: a block on
+ * a slope settled within 1e-9 m in 3 solves), so the body starts, and stays, where it was placed:
+ * no lift, no normal-force swing for the lagged friction to read; the 1e-7 l keeps it off phi = 0
+ * by more than the solve's tolerance eps_d dt. 1 if a shift moved */
+static int settle(ipc_state* s, const double* v) {
+  const double above = 1e-7 * s->ell;
+  int moved = 0;
+  for (int i = 0; i < s->term.n; i++) {
+    kn_ipc_contact* c = &s->c[i];
+    const int fresh = s->touch_kind[i] == KN_IPC_TOUCH_FRESH;
+    if (!fresh && s->touch_kind[i] != KN_IPC_TOUCH_KEPT) continue;
+    double d = kn_ipc_term_gap(&s->term, i, v), floor0 = fmin(c->phi0, 0.0), phi = d - c->shift;
+    int off = fresh ? fabs(phi - floor0 - above) > 0.5 * above && d < s->term.dhat : phi < floor0 + 0.1 * above;
+    if (!off || !(d > 0) || !(d - floor0 - above > 0)) continue;
+    c->shift = s->touch.cur[i].s = d - floor0 - above;
+    moved = 1;
+  }
+  return moved;
+}
+
 /* a contact with friction whose lagged normal force is more than twice the one at v: a body set down
  * touching (its start gap a fraction of dhat, where the barrier's force is many times its load) or
  * leaving its support. Its friction mu lambda would then exceed the cone of the solved normal force
@@ -423,27 +445,6 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
  * then slid on from rest), so the lagging goes on past contact.ipc.lagging_iterations while it does,
  * within the adapter's solves. Friction is understated, not overstated, where a contact comes (lambda
  * lagged at 0): as in the digest, for one solve. The mesh pairs' friction is not checked here. */
-/* a sliding pair (slip speed above 10 eps_v: kinetic friction, mu lambda itself) whose touching-start
- * shift is being removed (ipc_touch.h) and whose lagged normal force is above the one at v: the
- * removal's lift changes the barrier force within a step, steeply near dhat where a light body rests
- * (an 8 g FEM block sliding on a slope carried 1.78 mu f_n), so lambda is refreshed at the solved
- * answer (more solves, within the adapter's). A sticking or creeping pair (a box at mu = tan theta)
- * keeps the step start's lambda: refreshed there, the lift's deceleration let it slide 7 mm. */
-static int removing(const ipc_state* s, const double* v) {
-  for (int i = 0; i < s->term.n; i++) {
-    const kn_ipc_contact* c = &s->c[i];
-    if (!(c->mu > 0 && c->lambda > 0 && c->shift > 0 && !s->fresh[i])) continue;
-    double w[3], wn = 0, slip2 = 0;
-    kn_nl_pair_velocity(s->term.points, c->a, c->b, v, w);
-    for (int a = 0; a < 3; a++) wn += c->n[a] * w[a];
-    for (int a = 0; a < 3; a++) slip2 += (w[a] - wn * c->n[a]) * (w[a] - wn * c->n[a]);
-    if (!(slip2 > 100 * s->term.eps_v * s->term.eps_v)) continue;
-    double l = kn_ipc_normal_force(kn_ipc_term_gap(&s->term, i, v), s->term.dhat, s->term.kappa, s->term.dt);
-    if (c->lambda > (1 + 1e-4) * l) return 1;
-  }
-  return 0;
-}
-
 static int lag_overstates(const ipc_state* s, const double* v) {
   for (int i = 0; i < s->term.n; i++) {
     const kn_ipc_contact* c = &s->c[i];
@@ -470,15 +471,20 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
     return 1;
   }
   s->passes++;
-  /* a pair that started touching (its barrier zero moved below it) must not end deeper than it began */
+  if (attempt + 2 < IPC_MAX_SOLVES && settle(s, v)) {
+    s->passes--; /* not a lagging pass */
+    return 1;
+  }
+  /* a shifted pair (its barrier zero moved below it) that the settling did not keep from ending
+   * deeper than it began (no solves left for it, or one that started inside) */
   int deeper = 0;
   for (int i = 0; i < s->term.n && !deeper; i++)
-    deeper = s->fresh[i] && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
+    deeper = s->c[i].shift > 0 && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
   if (s->kappa_user == 0 && (deeper || (d_min < 1e-9 * s->ell && d_min < s->d_start_min)) && s->term.kappa < s->kappa_max) {
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }
-  if (s->passes >= s->lagging && !lag_overstates(s, v) && !removing(s, v)) return 0;
+  if (s->passes >= s->lagging && !lag_overstates(s, v)) return 0;
   kn_ipc_term_lag(&s->term, v);
   kn_error e;
   if (s->term.mesh && kn_ipc_mesh_lag(&s->term, v, &e)) s->lag_nomem = 1;
