@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/stiction.h"
 
 kn_status kn_ipc_touch_reserve(kn_ipc_touch* t, int n, kn_error* err) {
   if (n <= t->cap_cur) return KN_OK;
@@ -19,10 +18,15 @@ static void side_key(const kn_contact_side* s, int k[3]) {
   k[0] = (int)s->kind, k[1] = s->body, k[2] = s->kind == KN_SIDE_COLLIDER ? 0 : s->point[0];
 }
 
-/* the last step's pair with these keys nearest to pb (within the stiction match radius), or -1 */
+/* the last step's pair with these keys nearest to pb, or -1. No radius: B's point moves in B's
+ * frame while a pair slides on a fixed B or rolls (a ball rolling 0.1 m/s at dt 0.01 moves 1 mm
+ * a step, the stiction anchors' radius), and a kept pair not found again would restart as an
+ * ordinary one at phi0 ~ 1e-7 l, deep in its barrier (a kick). A contact of the same two sides
+ * that is not the same (a box's other corner landing) inherits a kept shift: a looser barrier,
+ * still kept from ending below phi = 0 (nl_ipc.c, settle) */
 static int find_prev(const kn_ipc_touch* t, const int key[6], const double pb[3]) {
   int best = -1;
-  double r2 = KN_STICTION_MATCH_RADIUS * KN_STICTION_MATCH_RADIUS;
+  double r2 = INFINITY;
   for (int j = 0; j < t->nprev; j++) {
     const kn_ipc_touch_pair* q = &t->prev[j];
     if (memcmp(q->key, key, sizeof q->key) != 0) continue;

@@ -1,8 +1,8 @@
 /* The ipc backend's touching start (issue 20): a pair placed touching (phi <= 0 within round-off)
  * cannot start a barrier at distance 0, so its barrier's zero is moved below it by a shift s (the
  * barrier's distance is d = phi + s). The shift is kept for the pair's whole contact (keyed by the
- * two sides and, for a collider side, B's point in its body frame: the pair found again within
- * KN_STICTION_MATCH_RADIUS, as the stiction anchors) and forgotten once the pair separates beyond
+ * two sides and, for a collider side, B's point in its body frame: the pair found again is the
+ * nearest with the same sides) and forgotten once the pair separates beyond
  * dhat (phi0 >= dhat: no barrier force either way, so nothing jumps). It is never removed while the
  * pair touches: removing it lifts the body by up to dhat, and the lift's deceleration takes normal
  * force, and so lagged friction, off the load (a block at mu = tan theta slid at 6.4e-4 m/s after a

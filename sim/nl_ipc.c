@@ -418,7 +418,9 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
 /* the kept shifts (sim/ipc_touch.h) at v: a pair that started touching this step and does not end
  * at its placed gap phi0 (within round-off: 0) plus 1e-7 l (while within dhat), or a kept one that
  * ends below it (a load that grew), gets the shift that puts the barrier distance it reached at 1e-7 l above that gap, s =
- * d - phi0 - 1e-7 l, and the step is solved again (the pairs' forces then barely change: a block on
+ * d - phi0 - 1e-7 l (by at most d / 2 less than it had, so that the solve's answer, where the
+ * next solve starts, keeps a gap of d / 2: a soft FEM cube's corner that sank 4.6e-5 m went to a
+ * negative one), and the step is solved again (the pairs' forces then barely change: a block on
  * a slope settled within 1e-9 m in 3 solves), so the body starts, and stays, where it was placed:
  * no lift, no normal-force swing for the lagged friction to read; the 1e-7 l keeps it off phi = 0
  * by more than the solve's tolerance eps_d dt. 1 if a shift moved */
@@ -432,7 +434,7 @@ static int settle(ipc_state* s, const double* v) {
     double d = kn_ipc_term_gap(&s->term, i, v), floor0 = fmin(c->phi0, 0.0), phi = d - c->shift;
     int off = fresh ? fabs(phi - floor0 - above) > 0.5 * above && d < s->term.dhat : phi < floor0 + 0.1 * above;
     if (!off || !(d > 0) || !(d - floor0 - above > 0)) continue;
-    c->shift = s->touch.cur[i].s = d - floor0 - above;
+    c->shift = s->touch.cur[i].s = fmax(d - floor0 - above, c->shift - 0.5 * d); /* v stays feasible */
     moved = 1;
   }
   return moved;
@@ -456,10 +458,11 @@ static int lag_overstates(const ipc_state* s, const double* v) {
 }
 
 /* after a converged solve: §3.5c, kappa doubled (to kappa_max) and the step redone while a pair
- * ends closer than 1e-9 l and than the closest began, or a pair that started touching ends deeper
- * than it began (its barrier's zero lies dhat / 2 below it: with the mass-scaled kappa a soft FEM
- * cube placed on its floor sank 4e-5 m at step 1 of the regression grasp); then the lagging passes (§5.6): lambda
- * refreshed at v and solved again, lagging solves in all */
+ * ends closer than 1e-9 l and than the closest began, or a shifted pair ends below half its shift
+ * (with the mass-scaled kappa a soft FEM cube placed on its floor sank 4e-5 m at step 1 of the
+ * regression grasp); then the touching pairs' settling (settle), kappa doubled for a shifted pair
+ * still deeper than it began; then the lagging passes (§5.6): lambda refreshed at v and solved
+ * again, lagging solves in all */
 static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
   (void)st;
   ipc_state* s = self;
@@ -471,16 +474,24 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
     return 1;
   }
   s->passes++;
+  /* a shifted pair (its barrier zero moved below it) that ends deeper than it began; a soft one
+   * even below half its shift (a barrier far too soft for its load: a soft FEM cube's corners on
+   * their floor went from 5.1e-5 to 5e-6 m) */
+  int deeper = 0, soft = 0;
+  for (int i = 0; i < s->term.n; i++) {
+    double d = kn_ipc_term_gap(&s->term, i, v);
+    if (s->c[i].shift > 0 && d - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell) deeper = 1, soft |= d < 0.5 * s->c[i].shift;
+  }
+  const int stiffer = s->kappa_user == 0 && s->term.kappa < s->kappa_max;
+  if (stiffer && (soft || (d_min < 1e-9 * s->ell && d_min < s->d_start_min))) {
+    s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
+    return 1;
+  }
   if (attempt + 2 < IPC_MAX_SOLVES && settle(s, v)) {
     s->passes--; /* not a lagging pass */
     return 1;
   }
-  /* a shifted pair (its barrier zero moved below it) that the settling did not keep from ending
-   * deeper than it began (no solves left for it, or one that started inside) */
-  int deeper = 0;
-  for (int i = 0; i < s->term.n && !deeper; i++)
-    deeper = s->c[i].shift > 0 && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
-  if (s->kappa_user == 0 && (deeper || (d_min < 1e-9 * s->ell && d_min < s->d_start_min)) && s->term.kappa < s->kappa_max) {
+  if (stiffer && deeper) { /* not settled (no solves left for it, or a pair that started inside) */
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }

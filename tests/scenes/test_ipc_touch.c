@@ -122,15 +122,17 @@ Test(ipc_touch, saved_shifts_load_old_states_and_refuse_bad_ones) {
   kn_state_in in = {out.data, out.len, 0};
   cr_assert_eq(kn_ipc_touch_load(&b, &in, &err), KN_OK, "%s", err.msg);
   cr_expect(b.nprev == 1 && b.prev[0].s == 0.5e-4 && memcmp(b.prev[0].p, pb, sizeof pb) == 0, "round trip");
-  /* found again: kept, not fresh; forgotten once the pair is dhat apart */
+  /* found again (the nearest with the same sides, however far B's point moved: a rolling ball):
+   * kept, not fresh; forgotten once the pair is dhat apart */
   cr_assert_eq(kn_ipc_touch_reserve(&b, 1, &err), KN_OK);
-  cr_expect_eq(kn_ipc_touch_shift(&b, 0, &sa, &sb, 3e-5, pb, 1e-4, 1e-12, &kind), 0.5e-4);
+  const double moved[3] = {0.06, -0.05, -0.05};
+  cr_expect_eq(kn_ipc_touch_shift(&b, 0, &sa, &sb, 3e-5, moved, 1e-4, 1e-12, &kind), 0.5e-4);
   cr_expect_eq(kind, KN_IPC_TOUCH_KEPT);
   cr_expect_eq(kn_ipc_touch_shift(&b, 0, &sa, &sb, 1e-4, pb, 1e-4, 1e-12, &kind), 0.0);
   cr_expect_eq(kind, KN_IPC_TOUCH_NONE);
-  /* a new pair (another point) inside (an MPM particle in a collider): shifted for its step only */
-  const double pc[3] = {-0.05, -0.05, -0.05};
-  cr_expect(fabs(kn_ipc_touch_shift(&b, 0, &sa, &sb, -2e-5, pc, 1e-4, 1e-12, &kind) - 7e-5) < 1e-18);
+  /* a new pair (other sides) inside (an MPM particle in a collider): shifted for its step only */
+  const kn_contact_side sp = {.kind = KN_SIDE_PARTICLE, .body = 0, .point = {7}};
+  cr_expect(fabs(kn_ipc_touch_shift(&b, 0, &sa, &sp, -2e-5, pb, 1e-4, 1e-12, &kind) - 7e-5) < 1e-18);
   cr_expect_eq(kind, KN_IPC_TOUCH_INSIDE);
   cr_expect_eq(b.cur[0].s, 0.0);
   kn_state_in old = {out.data, 0, 0}; /* nothing after kappa */
