@@ -416,14 +416,14 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
 }
 
 /* the kept shifts (sim/ipc_touch.h) at v: a pair that started touching this step and does not end
- * at its placed gap phi0 (within round-off: 0) plus 1e-7 l (while within dhat), or a kept one that
- * ends below it (a load that grew), gets the shift that puts the barrier distance it reached at 1e-7 l above that gap, s =
- * d - phi0 - 1e-7 l (by at most d / 2 less than it had, so that the solve's answer, where the
- * next solve starts, keeps a gap of d / 2: a soft FEM cube's corner that sank 4.6e-5 m went to a
- * negative one), and the step is solved again (the pairs' forces then barely change: a block on
- * a slope settled within 1e-9 m in 3 solves), so the body starts, and stays, where it was placed:
- * no lift, no normal-force swing for the lagged friction to read; the 1e-7 l keeps it off phi = 0
- * by more than the solve's tolerance eps_d dt. 1 if a shift moved */
+ * 1e-7 l above its placed gap phi0 (within round-off: 0; while within dhat), or a kept one that ends
+ * below it (a load that grew), gets the shift that puts the barrier distance d it reached 1e-7 l
+ * above that gap, s = d - phi0 - 1e-7 l, and the step is solved again (the forces then barely
+ * change: a block on a slope settled within 1e-9 m in 3 solves), so the body starts, and stays,
+ * where it was placed: no lift, no normal-force swing for the lagged friction to read. 1e-7 l keeps
+ * it off phi = 0 by more than the solve's tolerance eps_d dt; a shift shrinks by at most d / 2 a
+ * solve, so the last answer, where the next solve starts, keeps a positive gap (a soft FEM cube's
+ * corner that sank 4.6e-5 m got a negative one). 1 if a shift moved */
 static int settle(ipc_state* s, const double* v) {
   const double above = 1e-7 * s->ell;
   int moved = 0;
@@ -432,7 +432,8 @@ static int settle(ipc_state* s, const double* v) {
     const int fresh = s->touch_kind[i] == KN_IPC_TOUCH_FRESH;
     if (!fresh && s->touch_kind[i] != KN_IPC_TOUCH_KEPT) continue;
     double d = kn_ipc_term_gap(&s->term, i, v), floor0 = fmin(c->phi0, 0.0), phi = d - c->shift;
-    int off = fresh ? fabs(phi - floor0 - above) > 0.5 * above && d < s->term.dhat : phi < floor0 + 0.1 * above;
+    int off = fresh ? fabs(phi - floor0 - above) > 0.5 * above && d < s->term.dhat
+                    : phi < floor0 + 0.1 * above;
     if (!off || !(d > 0) || !(d - floor0 - above > 0)) continue;
     c->shift = s->touch.cur[i].s = fmax(d - floor0 - above, c->shift - 0.5 * d); /* v stays feasible */
     moved = 1;
@@ -479,8 +480,8 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
    * their floor went from 5.1e-5 to 5e-6 m) */
   int deeper = 0, soft = 0;
   for (int i = 0; i < s->term.n; i++) {
-    double d = kn_ipc_term_gap(&s->term, i, v);
-    if (s->c[i].shift > 0 && d - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell) deeper = 1, soft |= d < 0.5 * s->c[i].shift;
+    double d = kn_ipc_term_gap(&s->term, i, v), sh = s->c[i].shift;
+    if (sh > 0 && d - sh < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell) deeper = 1, soft |= d < 0.5 * sh;
   }
   const int stiffer = s->kappa_user == 0 && s->term.kappa < s->kappa_max;
   if (stiffer && (soft || (d_min < 1e-9 * s->ell && d_min < s->d_start_min))) {

@@ -2,8 +2,8 @@
  * support (phi = 0 at t = 0) has its barrier's zero moved below it by a shift that is settled in the
  * first step (the body ends it where it was placed) and kept for the pair's whole contact, so there
  * is no lift and no normal-force swing for the lagged friction to read. Default keys unless a case
- * says why; every step meets the universal criteria (ipc_util.h). Each case runs 2-5 s of a single
- * box (< 0.1 s in Release), cheap enough for the sanitizer suites unscaled. */
+ * says why; every step meets the universal criteria (ipc_util.h). Each case runs at most 500 steps
+ * of a single box (all six 0.25 s of CPU in Release), cheap enough for the sanitizer suites unscaled. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,4 +151,65 @@ Test(ipc_touch, saved_shifts_load_old_states_and_refuse_bad_ones) {
   cr_expect(a.nprev == 1 && a.prev[0].s == 0.5e-4, "a refused load left the shifts as they were");
   free(out.data), free(longer.data);
   kn_ipc_touch_free(&a), kn_ipc_touch_free(&b);
+}
+
+/* (scene yaml, steps, dt, downhill direction, the analytic travel x(t), tolerance tol + rel |x(t)|)
+ * => the largest |error| of the block's travel along the slope over its tolerance, every step
+ * meeting step_touching's criteria; *err the |error| there */
+static double slope_curve_error(const char* yaml, int steps, double dt, const double down[3], double (*x)(double),
+                                double tol, double rel, double* err) {
+  test_world t = tw_create(yaml);
+  double* q = tw_object_q(&t, "block");
+  const double x0[3] = {q[0], q[1], q[2]};
+  double worst = 0, phi_min = INFINITY;
+  for (int k = 1; k <= steps; k++) {
+    step_touching(&t, &phi_min);
+    double s = 0, r = x(k * dt);
+    for (int a = 0; a < 3; a++) s += down[a] * (q[a] - x0[a]);
+    if (fabs(s - r) / (tol + rel * fabs(r)) > worst) worst = fabs(s - r) / (tol + rel * fabs(r)), *err = fabs(s - r);
+  }
+  tw_free(&t);
+  return worst;
+}
+
+static double incline_stop(double t) { /* v0 = 0.1 m/s, a = g (0.177 cos 10 deg - sin 10 deg) */
+  const double a = 9.81 * (0.177 * cos(M_PI / 18) - sin(M_PI / 18)), tau = fmin(t, 0.1 / a);
+  return 0.1 * tau - 0.5 * a * tau * tau;
+}
+
+/* examples/fidelity's block_incline_stop_dt_0_1 at the defaults: the 0.5 m block placed touching a
+ * 10 degree slope at 0.1 m/s decelerates at 0.0065 m/s^2 and stops at 0.769 m; judged as there,
+ * within v0 h / 2 + 2 mm = 7 mm of the curve over 20 s (SAP 4.4 mm). With the shift removed by a
+ * smoothstep the step's lambda was read at the new shift's gap (1.6 m g) and the block stopped dead
+ * at 3 cm: 0.726 m off. Measured 4.94 mm. */
+Test(ipc_touch, block_launched_touching_at_dt_0_1_stops_where_coulomb_says) {
+  const char* yaml = "time_step: 0.1\ncontact: {backend: ipc}\nobjects:\n"
+                     "  - {name: slope, shape: {halfspace: {normal: [-0.17364817766693033, 0, 0.984807753012208]}}, "
+                     "fixed: true, friction: 0.177}\n"
+                     "  - {name: block, shape: {box: [0.5, 0.5, 0.5]}, mass: 1.0, pose: {xyz: [-0.04341204441673258, 0, "
+                     "0.246201938253052], rpy: [0, -0.17453292519943295, 0]}, velocity: [0, 0, 0, -0.1, 0, 0], "
+                     "friction: 0.177}\n";
+  const double down[3] = {-0.984807753012208, 0, -0.17364817766693033};
+  double e = 0, r = slope_curve_error(yaml, 200, 0.1, down, incline_stop, 0.007, 0, &e);
+  cr_log_info("touching block at dt 0.1: largest |x - x_Coulomb| %.4e m over 20 s", e);
+  cr_expect(r <= 1, "the block's travel is %.4e m off Coulomb's curve (allowed 7 mm)", e);
+}
+
+static double slide_0_49(double t) { return 0.5 * 9.81 * (1 / sqrt(5.0) - 0.49 * 2 / sqrt(5.0)) * t * t; }
+
+/* examples/fidelity's block_slope_mu_0_49_slides at the defaults: the 0.2 m cube placed touching
+ * the tan theta = 0.5 slope with mu 0.49 slides at a = 0.0877 m/s^2 from rest; judged as there,
+ * within 1 mm + 2 % of the curve over 5 s (SAP 0.03 mm). The smoothstep removal's lambda (6.9 N
+ * for 4.3 N) held it for 0.5 s: 45 mm behind. Measured 0.47 mm at 1.07 s (0.23 of its bound). */
+Test(ipc_touch, block_placed_touching_above_its_cone_slides_from_rest) {
+  const char* yaml = "time_step: 0.01\ncontact: {backend: ipc}\nobjects:\n"
+                     "  - {name: slope, shape: {halfspace: {normal: [-0.4472135954999579, 0, 0.8944271909999159]}}, "
+                     "fixed: true, friction: 0.49}\n"
+                     "  - {name: block, shape: {box: [0.2, 0.2, 0.2]}, mass: 1.0, pose: {xyz: [-0.044721359549995794, 0, "
+                     "0.08944271909999159], rpy: [0, -0.4636476090008061, 0]}, friction: 0.49}\n";
+  const double down[3] = {-0.8944271909999159, 0, -0.4472135954999579};
+  double e = 0, r = slope_curve_error(yaml, 500, 0.01, down, slide_0_49, 0.001, 0.02, &e);
+  cr_log_info("touching block at mu 0.49: |x - x_Coulomb| %.4e m where largest against 1 mm + 2 %% x (%.3f of it)", e,
+              r);
+  cr_expect(r <= 1, "the block's travel is %.4e m off Coulomb's curve (%.3f of 1 mm + 2 %% x)", e, r);
 }
