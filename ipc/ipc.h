@@ -53,9 +53,10 @@ double kn_ipc_friction_local(const double u[2], double chi, double eps, double g
  * the step the gap is d(v) = phi0 + shift + dt n . w, w = J_b v - J_a v: the point-plane distance
  * along the detected normal, exact for the points' affine maps x(v) = x0 + dt J v. shift is 0 for a
  * pair that starts separated; a pair that starts touching or overlapping (phi0 <= 0: bodies placed
- * in contact at t = 0, MPM particles inside a collider) has its barrier's zero moved to
- * phi0 - dhat / 2 (shift = dhat / 2 - phi0), so it starts at d = dhat / 2 and is pushed out without
- * going deeper. */
+ * in contact at t = 0, MPM particles inside a collider) has its barrier's zero moved to phi =
+ * -shift (d = phi + shift): a touching pair's shift is settled in its first step so that the body
+ * stays where it was placed, and kept for the pair's contact (sim/ipc_touch.h); a particle inside
+ * starts each step at d = dhat / 2 and is pushed out without going deeper. */
 typedef struct {
   int a, b;
   double n[3], t1[3], t2[3];

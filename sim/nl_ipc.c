@@ -19,6 +19,7 @@
 #include "ipc/ipc.h"
 #include "sim/backend_nonlinear.h"
 #include "sim/ipc_surfaces.h"
+#include "sim/ipc_touch.h"
 
 #define IPC_MAX_SOLVES 6 /* the adapter redoes a solve at most 5 times */
 
@@ -42,6 +43,9 @@ typedef struct {
   int lag_nomem;            /* a lagging pass ran out of memory (reported at the step's end) */
   double* xend;             /* the surfaces' vertices where advance put them (the audit) */
   size_t xend_cap;
+  kn_ipc_touch touch;       /* the touching start's shifts, kept per pair (sim/ipc_touch.h) */
+  unsigned char* touch_kind; /* per candidate: what its shift is (KN_IPC_TOUCH_*, sim/ipc_touch.h) */
+  double balance;           /* at kappa's choice: the balanced kappa over the chosen one, else 0 */
 } ipc_state;
 
 static void ipc_destroy(void* p) {
@@ -51,6 +55,8 @@ static void ipc_destroy(void* p) {
   for (int k = 0; s->data && k < s->ntree; k++) kn_mb_data_free(s->data[k]);
   free(s->data);
   kn_ipc_surfaces_free(&s->surf);
+  kn_ipc_touch_free(&s->touch);
+  free(s->touch_kind);
   free(s);
 }
 
@@ -280,6 +286,9 @@ static kn_status kappa_init(ipc_state* s, const kn_nl_step* st, kn_error* err) {
   }
   if (e) return e;
   s->kappa = s->term.kappa = kn_ipc_kappa_initial(s->gb, s->gE, nv, s->kappa_min, s->kappa_max);
+  double bb = 0, bE = 0; /* the balance before clamping: the start's gap where the load is carried */
+  for (int i = 0; i < nv; i++) bb += s->gb[i] * s->gb[i], bE += s->gb[i] * s->gE[i];
+  s->balance = -bE / bb / s->kappa;
   return KN_OK;
 }
 
@@ -293,17 +302,41 @@ static void mesh_guess(ipc_state* s, const kn_nl_step* st, double* v0) {
     for (int i = 0; i < st->nv; i++) v0[i] *= alpha;
 }
 
+/* kappa chosen at its first step in contact differs from its balance at dhat / 2 (clamped up to
+ * kappa_min): the barrier there pushes 1 / balance times the load, and the pairs that start touching
+ * would be lifted at once (a 1 kg box: 46 um in its first step). They start instead at the gap d1 in
+ * (0, dhat) where the barrier carries the balanced load, b(d1) = balance b(dhat / 2) (bisection; the
+ * force falls with d), the first guess of their settling (ipc_after_solve) */
+static void touching_at_balance(ipc_state* s, int n) {
+  const double dhat = s->term.dhat, k = s->term.kappa, dt = s->term.dt;
+  const double f1 = s->balance * kn_ipc_normal_force(0.5 * dhat, dhat, k, dt);
+  double lo = 0, hi = dhat;
+  for (int it = 0; it < 60; it++) {
+    double m = 0.5 * (lo + hi);
+    if (kn_ipc_normal_force(m, dhat, k, dt) > f1) lo = m; else hi = m;
+  }
+  for (int i = 0; i < n; i++)
+    if (s->touch_kind[i] == KN_IPC_TOUCH_FRESH) {
+      s->c[i].shift = lo - s->c[i].phi0;
+      s->touch.cur[i].s = s->c[i].shift;
+      s->d_start_min = fmin(s->d_start_min, lo);
+    }
+}
+
 /* the contacts of this step over their material points; kappa; friction lagged at the step start */
 static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   ipc_state* s = self;
   const kn_sim_candidates* c = st->cand;
   if (c->n > s->ccap) {
-    free(s->c), free(s->pbody);
+    free(s->c), free(s->pbody), free(s->touch_kind);
     s->c = malloc((size_t)c->n * sizeof *s->c);
     s->pbody = malloc(6 * (size_t)c->n * sizeof *s->pbody);
-    s->ccap = s->c && s->pbody ? c->n : 0;
+    s->touch_kind = malloc((size_t)c->n);
+    s->ccap = s->c && s->pbody && s->touch_kind ? c->n : 0;
     if (!s->ccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
+  kn_status e0 = kn_ipc_touch_reserve(&s->touch, c->n, err);
+  if (e0) return e0;
   s->d_start_min = INFINITY;
   for (int i = 0; i < c->n; i++) {
     const kn_contact_candidate* cc = &c->c[i];
@@ -311,7 +344,6 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     k->a = st->pa[i], k->b = st->pb[i];
     for (int a = 0; a < 3; a++) k->t1[a] = cc->R_WC[3 * a], k->t2[a] = cc->R_WC[3 * a + 1], k->n[a] = cc->R_WC[3 * a + 2];
     k->phi0 = cc->phi;
-    k->shift = cc->phi > 1e-9 * s->ell ? 0.0 : 0.5 * s->term.dhat - cc->phi; /* touching: within round-off */
     k->mu = cc->material.mu;
     /* the collider sides' points in their body frames, for the audit */
     const kn_contact_side* sd[2] = {&cc->a, &cc->b};
@@ -325,6 +357,10 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
       kn_pose_inv(&st->w->trees[col->tree].data->X_wb[col->body], &inv);
       kn_pose_apply(&inv, cc->p, pb);
     }
+    int kind;
+    k->shift = kn_ipc_touch_shift(&s->touch, i, &cc->a, &cc->b, cc->phi, s->pbody + 6 * i + 3, s->term.dhat,
+                                  1e-9 * s->ell, &kind);
+    s->touch_kind[i] = (unsigned char)kind;
   }
   s->term.dt = st->dt;
   s->term.points = st->points;
@@ -337,7 +373,8 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     if (e) return e;
     for (int i = 0; i < c->n; i++)
       if (kn_ipc_surfaces_replace(&s->surf, &c->c[i]))
-        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0;
+        s->c[i].a = s->c[i].b = -1, s->c[i].phi0 = INFINITY, s->c[i].shift = 0, s->c[i].mu = 0, s->touch_kind[i] = 0,
+        s->touch.cur[i].s = 0;
     s->term.mesh = &s->surf.mesh;
     int q;
     double d0 = kn_ipc_mesh_min_distance(&s->term, NULL, s->term.dhat, &q);
@@ -355,8 +392,10 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     s->d_start_min = fmin(s->d_start_min, d0);
   }
   for (int i = 0; i < c->n; i++) s->d_start_min = fmin(s->d_start_min, s->c[i].phi0 + s->c[i].shift);
+  s->balance = 0;
   kn_status e = kappa_init(s, st, err);
   if (e) return e;
+  if (s->balance > 0) touching_at_balance(s, c->n);
   if (s->term.mesh) {
     if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
     mesh_guess(s, st, st->guess);
@@ -377,6 +416,32 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   return KN_OK;
 }
 
+/* the kept shifts (sim/ipc_touch.h) at v: a pair that started touching this step and does not end
+ * 1e-7 l above its placed gap phi0 (within round-off: 0; while within dhat), or a kept one that ends
+ * below it (a load that grew), gets the shift that puts the barrier distance d it reached 1e-7 l
+ * above that gap, s = d - phi0 - 1e-7 l, and the step is solved again (the forces then barely
+ * change: a block on a slope settled within 1e-9 m in 3 solves), so the body starts, and stays,
+ * where it was placed: no lift, no normal-force swing for the lagged friction to read. 1e-7 l keeps
+ * it off phi = 0 by more than the solve's tolerance eps_d dt; a shift shrinks by at most d / 2 a
+ * solve, so the last answer, where the next solve starts, keeps a positive gap (a soft FEM cube's
+ * corner that sank 4.6e-5 m got a negative one). 1 if a shift moved */
+static int settle(ipc_state* s, const double* v) {
+  const double above = 1e-7 * s->ell;
+  int moved = 0;
+  for (int i = 0; i < s->term.n; i++) {
+    kn_ipc_contact* c = &s->c[i];
+    const int fresh = s->touch_kind[i] == KN_IPC_TOUCH_FRESH;
+    if (!fresh && s->touch_kind[i] != KN_IPC_TOUCH_KEPT) continue;
+    double d = kn_ipc_term_gap(&s->term, i, v), floor0 = fmin(c->phi0, 0.0), phi = d - c->shift;
+    int off = fresh ? fabs(phi - floor0 - above) > 0.5 * above && d < s->term.dhat
+                    : phi < floor0 + 0.1 * above;
+    if (!off || !(d > 0) || !(d - floor0 - above > 0)) continue;
+    c->shift = s->touch.cur[i].s = fmax(d - floor0 - above, c->shift - 0.5 * d); /* v stays feasible */
+    moved = 1;
+  }
+  return moved;
+}
+
 /* a contact with friction whose lagged normal force is more than twice the one at v: a body set down
  * touching (its start gap a fraction of dhat, where the barrier's force is many times its load) or
  * leaving its support. Its friction mu lambda would then exceed the cone of the solved normal force
@@ -395,10 +460,11 @@ static int lag_overstates(const ipc_state* s, const double* v) {
 }
 
 /* after a converged solve: §3.5c, kappa doubled (to kappa_max) and the step redone while a pair
- * ends closer than 1e-9 l and than the closest began, or a pair that started touching ends deeper
- * than it began (its barrier's zero lies dhat / 2 below it: with the mass-scaled kappa a soft FEM
- * cube placed on its floor sank 4e-5 m at step 1 of the regression grasp); then the lagging passes (§5.6): lambda
- * refreshed at v and solved again, lagging solves in all */
+ * ends closer than 1e-9 l and than the closest began, or a shifted pair ends below half its shift
+ * (with the mass-scaled kappa a soft FEM cube placed on its floor sank 4e-5 m at step 1 of the
+ * regression grasp); then the touching pairs' settling (settle), kappa doubled for a shifted pair
+ * still deeper than it began; then the lagging passes (§5.6): lambda refreshed at v and solved
+ * again, lagging solves in all */
 static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
   (void)st;
   ipc_state* s = self;
@@ -410,11 +476,24 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
     return 1;
   }
   s->passes++;
-  /* a pair that started touching (its barrier zero moved below it) must not end deeper than it began */
-  int deeper = 0;
-  for (int i = 0; i < s->term.n && !deeper; i++)
-    deeper = s->c[i].shift > 0 && kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell;
-  if (s->kappa_user == 0 && (deeper || (d_min < 1e-9 * s->ell && d_min < s->d_start_min)) && s->term.kappa < s->kappa_max) {
+  /* a shifted pair (its barrier zero moved below it) that ends deeper than it began; a soft one
+   * even below half its shift (a barrier far too soft for its load: a soft FEM cube's corners on
+   * their floor went from 5.1e-5 to 5e-6 m) */
+  int deeper = 0, soft = 0;
+  for (int i = 0; i < s->term.n; i++) {
+    double d = kn_ipc_term_gap(&s->term, i, v), sh = s->c[i].shift;
+    if (sh > 0 && d - sh < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell) deeper = 1, soft |= d < 0.5 * sh;
+  }
+  const int stiffer = s->kappa_user == 0 && s->term.kappa < s->kappa_max;
+  if (stiffer && (soft || (d_min < 1e-9 * s->ell && d_min < s->d_start_min))) {
+    s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
+    return 1;
+  }
+  if (attempt + 2 < IPC_MAX_SOLVES && settle(s, v)) {
+    s->passes--; /* not a lagging pass */
+    return 1;
+  }
+  if (stiffer && deeper) { /* not settled (no solves left for it, or a pair that started inside) */
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }
@@ -512,7 +591,9 @@ static kn_status ipc_end_step(void* self, const kn_nl_step* st, const double* v,
                      what, d - s->c[i].shift, kn_ipc_term_gap(&s->term, i, v) - s->c[i].shift);
     }
   }
-  return s->term.mesh ? audit_mesh(s, st, v, err) : KN_OK;
+  kn_status e = s->term.mesh ? audit_mesh(s, st, v, err) : KN_OK;
+  if (!e) kn_ipc_touch_commit(&s->touch, st->cand->n);
+  return e;
 }
 
 /* saved state: kappa and its bounds (0 while not chosen yet) */
@@ -520,6 +601,7 @@ static void ipc_save(const void* self, kn_state_out* out) {
   const ipc_state* s = self;
   double k[3] = {s->kappa, s->kappa_min, s->kappa_max};
   kn_state_put_f64(out, k, 3);
+  kn_ipc_touch_save(&s->touch, out);
 }
 
 static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
@@ -527,8 +609,9 @@ static kn_status ipc_load(void* self, kn_state_in* in, kn_error* err) {
   if (!kn_state_get_f64(in, k, 3) || !(k[0] >= 0 && k[1] >= 0 && k[2] >= 0) || !isfinite(k[0] + k[1] + k[2]))
     return kn_fail(err, KN_ERR_PARSE, "the ipc backend's barrier stiffness is missing or negative");
   ipc_state* s = self;
-  s->kappa = k[0], s->kappa_min = k[1], s->kappa_max = k[2];
-  return KN_OK;
+  kn_status e = kn_ipc_touch_load(&s->touch, in, err);
+  if (!e) s->kappa = k[0], s->kappa_min = k[1], s->kappa_max = k[2];
+  return e;
 }
 
 /* a failed solve's worst contact: the pair closest to its barrier's zero at the last iterate (the

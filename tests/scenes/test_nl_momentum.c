@@ -85,12 +85,14 @@ Test(nl_momentum, smooth_friction_block_gains_exactly_what_its_forces_give) {
   cr_expect(cone <= 1 + 1e-9 && late <= cone, "smooth_friction: friction %.9f mu f_n", cone);
 }
 
-/* ipc starts the touching block at dhat / 2 (ipc.h) and the barrier lifts it: it hops for ~10 steps,
- * measured 3e-4 m/s fast at 1 s. Its friction is lagged: lagging goes on while a contact's lagged
- * normal force is above twice the solved one (nl_ipc.c, lag_overstates), which bounds every step's
- * friction by 2 mu f_n (measured 1.033 in the hop); once the block slides steadily the lagged and
- * solved forces agree to their change over a step. Before that rule the first step carried 14.7 mu
- * f_n and the block stopped dead: 0.0008 m/s at 1 s. */
+/* ipc settles the touching block where it was placed in its first step and keeps its pairs' shifts
+ * (sim/ipc_touch.h; until 2026-11-27 the barrier lifted it and it hopped for ~10 steps): measured
+ * 4.5e-4 m/s fast at 1 s, 1.0064 mu f_n in its first steps, 1.000000 from 0.2 s. Its friction is
+ * lagged: lagging goes on while a contact's lagged normal force is above twice the solved one
+ * (nl_ipc.c, lag_overstates), which bounds every step's friction by 2 mu f_n (measured 1.033 in the
+ * hop); once the block slides steadily the lagged and solved forces agree to their change over a
+ * step. Before that rule the first step carried 14.7 mu f_n and the block stopped dead: 0.0008 m/s
+ * at 1 s. */
 Test(nl_momentum, ipc_block_gains_exactly_what_its_forces_give) {
   double cone, late, u = slide("ipc", &cone, &late), exact = v0 + g * (sin(theta) - mu * cos(theta)) * 1.0;
   cr_expect(fabs(u - exact) <= 1e-3, "ipc: %.9f m/s at 1 s, analytic %.9f", u, exact);
