@@ -227,14 +227,19 @@ typedef struct {
  *   KN_CANDIDATE_FEM_VERTEX_RIGID  a free surface vertex of B inside (or within the margin of) a
  *        rigid collider A (kn_collider_signed_distance; normal = the collider's outward gradient);
  *   KN_CANDIDATE_FEM_VERTEX_FEM    a free surface vertex of B near the surface of FEM body A
- *        (A side = the nearest triangle, barycentric; normal = A's outward normal);
+ *        (A side = the nearest triangle, barycentric; normal = A's outward normal); with
+ *        set_polygon also a point of a surface edge of B where it crosses a surface edge of A (B
+ *        side = the edge's two vertices by weights, n = 2; the overlap polygon's corners that are
+ *        neither body's vertices);
  *   KN_CANDIDATE_FEM_RIGID_FACE    a feature point of rigid collider A (box corner or edge point,
  *        with set_polygon a box edge's crossing with an FEM surface edge, the deepest point of a sphere / capsule /
  *        cylinder, a mesh vertex) near the surface of B (B side = the nearest triangle; normal =
  *        minus B's outward normal, from the rigid body into the FEM body).
  * Double counting: a rigid feature point is dropped when any vertex of its triangle already has a
  * vertex contact with the same collider (the vertex contacts then carry that patch); with
- * set_polygon only when those vertices hold more than half its weight.
+ * set_polygon only when those vertices hold more than half its weight. An FEM edge crossing is
+ * dropped where the vertices with vertex contacts against the other body hold more than half its
+ * weight on either side, and where the same corner was kept the other way round.
  *
  * Surface queries (fem_surface.c) use one AABB tree per FEM body over its surface triangles: the
  * topology is built once (median splits of the rest centroids), the boxes are refitted to x every
@@ -275,14 +280,17 @@ kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, i
                                          kn_error* err);
 void kn_contact_fem_detector_free(kn_contact_fem_detector* d);
 /* on = 1 (the penalty backend): a box's rigid feature points include its edges' crossings with the
- * FEM surface's edges, and the double-counting rule below drops a point only when its touching
- * vertices hold more than half its weight, so that a box and an offset FEM block touch over their
- * whole overlap polygon; 0 (default): neither (SAP's and ipc's results unchanged) */
+ * FEM surface's edges, the double-counting rule below drops a point only when its touching
+ * vertices hold more than half its weight, and two FEM bodies' surface edges add their crossings
+ * (KN_CANDIDATE_FEM_VERTEX_FEM with an edge point on B), so that a box and an offset FEM block,
+ * or two offset FEM blocks, touch over their whole overlap polygon; 0 (default): none of these
+ * (SAP's and ipc's results unchanged) */
 void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on);
 /* (the same bodies at x; collision scene cs (NULL: no colliders), per collider its kn_soft_collider
  * and X_WG, margin) => the FEM candidates with phi < margin appended to out: every vertex contact
  * first (per body, per surface vertex: colliders then other bodies), then the rigid feature
- * contacts (per body, per collider, per feature point); deterministic. KN_ERR_NOMEM */
+ * contacts (per body, per collider, per feature point), then (set_polygon) the FEM edge crossings
+ * (per pair of bodies, B the lower index then the higher); deterministic. KN_ERR_NOMEM */
 kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem* fems, const kn_collision_scene* cs,
                                 const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
                                 kn_contact_candidate_list* out, kn_error* err);

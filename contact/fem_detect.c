@@ -1,6 +1,7 @@
-/* Contact detection of FEM bodies: vertex-vs-rigid, vertex-vs-FEM-surface and rigid-feature-vs-
- * FEM-face, over a per-body AABB tree of the deformed surface (fem_surface.c), from plain views of
- * the bodies and colliders (conventions in contact/contact.h). */
+/* Contact detection of FEM bodies: vertex-vs-rigid, vertex-vs-FEM-surface, rigid-feature-vs-
+ * FEM-face and (set_polygon) FEM-edge-crossing-vs-FEM-face, over a per-body AABB tree of the
+ * deformed surface (fem_surface.c), from plain views of the bodies and colliders (conventions in
+ * contact/contact.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct kn_contact_fem_detector {
   int nfem;
   kn_contact_surface** surf;
   unsigned* stamp;          /* per vertex of the largest body: double-counting marks */
+  unsigned* stamp_a;        /* the same for the other body of an FEM-FEM pair */
   unsigned stamp_gen;
   double* pts;              /* rigid feature points, 3 per, growable */
   int pts_cap;
@@ -40,7 +42,8 @@ kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, i
   int maxv = 1;
   for (int i = 0; i < nfem; i++) maxv = fems[i].nvert > maxv ? fems[i].nvert : maxv;
   d->stamp = kn_calloc((size_t)maxv, sizeof *d->stamp);
-  int ok = d->surf && d->stamp;
+  d->stamp_a = kn_calloc((size_t)maxv, sizeof *d->stamp_a);
+  int ok = d->surf && d->stamp && d->stamp_a;
   if (ok) d->nfem = nfem;
   for (int i = 0; ok && i < nfem; i++) ok = (d->surf[i] = kn_contact_surface_create(&fems[i])) != NULL;
   if (!ok) {
@@ -56,7 +59,7 @@ void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on) { d
 void kn_contact_fem_detector_free(kn_contact_fem_detector* d) {
   if (!d) return;
   for (int i = 0; d->surf && i < d->nfem; i++) kn_contact_surface_free(d->surf[i]);
-  free(d->surf), free(d->stamp), free(d->pts);
+  free(d->surf), free(d->stamp), free(d->stamp_a), free(d->pts);
   free(d);
 }
 
@@ -149,6 +152,22 @@ static kn_status sphere_point(kn_contact_fem_detector* d, int fi, const kn_conta
   return add_point(d, n, &I, p, err);
 }
 
+/* (segment p0 + s u, segment q0 q1, edge length h) => 1 with the parameter s on the first when the
+ * two cross: their closest points interior to both (not parallel) and nearer than h / 4 */
+static int segments_cross(const double p0[3], const double u[3], const double q0[3], const double q1[3], double h,
+                          double* s_out) {
+  double v[3], r[3];
+  for (int k = 0; k < 3; k++) v[k] = q1[k] - q0[k], r[k] = p0[k] - q0[k];
+  double uu = dot3(u, u), uv = dot3(u, v), vv = dot3(v, v), ur = dot3(u, r), vr = dot3(v, r), den = uu * vv - uv * uv;
+  if (!(den > 1e-12 * uu * vv)) return 0; /* parallel */
+  double s = (uv * vr - vv * ur) / den, w = (uu * vr - uv * ur) / den;
+  if (!(s > 0 && s < 1 && w > 0 && w < 1)) return 0;
+  double g[3];
+  for (int k = 0; k < 3; k++) g[k] = p0[k] + s * u[k] - q0[k] - w * v[k];
+  *s_out = s;
+  return dot3(g, g) < h * h / 16;
+}
+
 /* (box collider at X, half extents e, FEM body b, its edge length h) => the points of the box's
  * edges where they cross the FEM surface's edges (d->pts, appended). Two overlapping faces touch
  * over a polygon whose corners are the box's corners in the FEM face, the FEM's vertices in the box
@@ -176,16 +195,8 @@ static kn_status edge_crossings(kn_contact_fem_detector* d, int* n, const kn_pos
         for (int j = 0; j < 3; j++) {
           int va = b->surf[3 * t + j], vb = b->surf[3 * t + (j + 1) % 3];
           if (va > vb) continue; /* each edge of the closed surface once */
-          const double *q0 = b->x + 3 * va, *q1 = b->x + 3 * vb;
-          double v[3], r[3];
-          for (int k = 0; k < 3; k++) v[k] = q1[k] - q0[k], r[k] = p0[k] - q0[k];
-          double uv = dot3(u, v), vv = dot3(v, v), ur = dot3(u, r), vr = dot3(v, r), den = uu * vv - uv * uv;
-          if (!(den > 1e-12 * uu * vv)) continue; /* parallel */
-          double s = (uv * vr - vv * ur) / den, w = (uu * vr - uv * ur) / den;
-          if (!(s > 0 && s < 1 && w > 0 && w < 1)) continue;
-          double g[3];
-          for (int k = 0; k < 3; k++) g[k] = p0[k] + s * u[k] - q0[k] - w * v[k];
-          if (!(dot3(g, g) < h * h / 16)) continue;
+          double s;
+          if (!segments_cross(p0, u, b->x + 3 * va, b->x + 3 * vb, h, &s)) continue;
           for (int side = -1; side <= 1; side += 2) {
             double sp = s + side * h / (32 * L), pl[3];
             if (!(sp > 0 && sp < 1)) continue;
@@ -306,6 +317,109 @@ static int collider_box(const kn_collision_scene* cs, int k, const kn_pose* X, d
   return 1;
 }
 
+//---- FEM-FEM edge crossings (set_polygon) ----
+
+// 1 when segment x0 x1 misses box (lo, hi) padded by pad
+static int segment_outside(const double* box, const double* x0, const double* x1, double pad) {
+  for (int k = 0; k < 3; k++)
+    if (fmax(x0[k], x1[k]) < box[k] - pad || fmin(x0[k], x1[k]) > box[3 + k] + pad) return 1;
+  return 0;
+}
+
+/* (FEM bodies B = fi and A = gi, box: where their boxes overlap, h: the crossing distance, the
+ * candidates from first on that join the two) => the points of B's surface edges where they cross
+ * A's surface edges, as contacts of a point on B's edge (its two vertices by weights: the spring's
+ * particle) at A's surface (the anchor's face). Two overlapping faces touch over a polygon whose
+ * corners are each one's vertices in the other (the vertex contacts) and these crossings; without
+ * them an FEM block offset on another stands on the two vertex contacts on the overlap's diagonal
+ * (penalty-coulomb-friction.md §6.3). As for a box's edges: the two points at h_B / 32 either side
+ * of the crossing along B's edge, the one over A's face kept by the phi test; dropped where the
+ * vertices already touching the other body hold more than half the point's weight on either side
+ * (they carry it), and near a crossing point kept before (the same corner, the other way round). */
+static kn_status fem_crossings(kn_contact_fem_detector* d, const kn_contact_fem* fems, int fi, int gi,
+                               const double* box, double h, double margin, int first, kn_contact_candidate_list* out,
+                               int base, kn_error* err) {
+  const kn_contact_fem *b = &fems[fi], *a = &fems[gi];
+  const double hb = kn_contact_surface_edge_length(d->surf[fi]), ha = kn_contact_surface_edge_length(d->surf[gi]);
+  const double dedup = (ha + hb) / 16; /* the same corner both ways round: (h_a / 32, h_b / 32) apart */
+  /* vertices of B touching A, of A touching B (the vertex contacts, both ways) */
+  unsigned gen = ++d->stamp_gen;
+  for (int c = base; c < out->n; c++) {
+    const kn_contact_candidate* o = &out->c[c];
+    if (o->origin != KN_CANDIDATE_FEM_VERTEX_FEM || o->b.n != 1) continue;
+    if (o->b.body == fi && o->a.body == gi) d->stamp[o->b.point[0]] = gen;
+    if (o->b.body == gi && o->a.body == fi) d->stamp_a[o->b.point[0]] = gen;
+  }
+  for (int t = 0; t < b->nsurf; t++)
+    for (int j = 0; j < 3; j++) {
+      int va = b->surf[3 * t + j], vb = b->surf[3 * t + (j + 1) % 3];
+      const double *p0 = b->x + 3 * va, *p1 = b->x + 3 * vb;
+      if (va > vb || segment_outside(box, p0, p1, margin)) continue; /* each edge once */
+      double u[3];
+      for (int k = 0; k < 3; k++) u[k] = p1[k] - p0[k];
+      double L = norm3(u);
+      for (int ta = 0; ta < a->nsurf; ta++)
+        for (int ja = 0; ja < 3; ja++) {
+          int qa = a->surf[3 * ta + ja], qb = a->surf[3 * ta + (ja + 1) % 3];
+          double s;
+          if (qa > qb || segment_outside(box, a->x + 3 * qa, a->x + 3 * qb, margin)) continue;
+          if (!segments_cross(p0, u, a->x + 3 * qa, a->x + 3 * qb, h, &s)) continue;
+          for (int side = -1; side <= 1; side += 2) {
+            double sp = s + side * hb / (32 * L), p[3];
+            if (!(sp > 0 && sp < 1)) continue;
+            for (int k = 0; k < 3; k++) p[k] = p0[k] + sp * u[k];
+            kn_contact_surface_hit hit;
+            query(d, gi, a, p, &hit);
+            if (!(hit.phi < margin)) continue;
+            double touch_b = (d->stamp[va] == gen) * (1 - sp) + (d->stamp[vb] == gen) * sp, touch_a = 0;
+            int nfree = (b->free_index[va] >= 0) + (b->free_index[vb] >= 0), skip = 0;
+            for (int q = 0; q < 3; q++) {
+              touch_a += (d->stamp_a[hit.vert[q]] == gen) * hit.wt[q];
+              nfree += hit.wt[q] != 0 && a->free_index[hit.vert[q]] >= 0;
+            }
+            if (nfree == 0 || touch_a > 0.5 || touch_b > 0.5) continue;
+            for (int c = first; c < out->n && !skip; c++) {
+              double e[3] = {out->c[c].p[0] - p[0], out->c[c].p[1] - p[1], out->c[c].p[2] - p[2]};
+              skip = dot3(e, e) < dedup * dedup;
+            }
+            if (skip) continue;
+            kn_contact_candidate c = {.a = surface_side(gi, &hit),
+                                      .b = {KN_SIDE_SURFACE, fi, 2, {va, vb, 0}, {1 - sp, sp, 0}}};
+            memcpy(c.p, p, sizeof c.p);
+            c.phi = hit.phi;
+            c.origin = KN_CANDIDATE_FEM_VERTEX_FEM;
+            frame_from_normal(hit.n, c.R_WC);
+            c.material = kn_contact_material_combine(&a->material, &b->material);
+            kn_status st = push(out, base, &c, err);
+            if (st) return st;
+          }
+        }
+    }
+  return KN_OK;
+}
+
+// (detect's stage 3) every pair of FEM bodies whose boxes overlap => their edge crossings, both ways
+static kn_status fem_pairs_crossings(kn_contact_fem_detector* d, const kn_contact_fem* fems, double margin,
+                                     kn_contact_candidate_list* out, int base, kn_error* err) {
+  for (int fi = 0; fi < d->nfem; fi++)
+    for (int gi = fi + 1; gi < d->nfem; gi++) {
+      const double *bf = kn_contact_surface_box(d->surf[fi]), *bg = kn_contact_surface_box(d->surf[gi]);
+      double box[6];
+      int apart = 0;
+      for (int q = 0; q < 3; q++) {
+        box[q] = fmax(bf[q], bg[q]), box[3 + q] = fmin(bf[3 + q], bg[3 + q]);
+        apart |= box[q] > box[3 + q] + 2 * margin;
+      }
+      double h = fmin(kn_contact_surface_edge_length(d->surf[fi]), kn_contact_surface_edge_length(d->surf[gi]));
+      if (apart || !(h > 0)) continue;
+      int first = out->n;
+      kn_status st = fem_crossings(d, fems, fi, gi, box, h, margin, first, out, base, err);
+      if (!st) st = fem_crossings(d, fems, gi, fi, box, h, margin, first, out, base, err);
+      if (st) return st;
+    }
+  return KN_OK;
+}
+
 kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem* fems, const kn_collision_scene* cs,
                                 const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
                                 kn_contact_candidate_list* out, kn_error* err) {
@@ -349,7 +463,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       }
     }
   }
-  if (!cs) return KN_OK;
+  if (!cs) return d->polygon ? fem_pairs_crossings(d, fems, margin, out, base, err) : KN_OK;
 
   /* 2. rigid feature points in FEM faces; B = the nearest triangle, A = the collider */
   int end_vertex = out->n;
@@ -409,5 +523,6 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       }
     }
   }
-  return KN_OK;
+  /* 3. FEM-FEM edge crossings */
+  return d->polygon ? fem_pairs_crossings(d, fems, margin, out, base, err) : KN_OK;
 }

@@ -35,6 +35,11 @@ static void to_frame(const kn_pose* P, const double x[3], double y[3]) {
   for (int k = 0; k < 3; k++) y[k] = P->R[k] * r[0] + P->R[3 + k] * r[1] + P->R[6 + k] * r[2];
 }
 
+// a particle's other vertex when it is a point of an edge of its FEM body, else -1
+static int edge_vertex(const kn_penalty_face* a) {
+  return a->kind == KN_CANDIDATE_FEM_VERTEX_FEM && a->pa[1] > 0 ? (int)a->pa[0] : -1;
+}
+
 // the candidate's side on the FEM body that holds the anchor
 static const kn_contact_side* anchor_side(const kn_contact_candidate* cc) {
   return cc->origin == KN_CANDIDATE_FEM_RIGID_FACE ? &cc->b : &cc->a;
@@ -49,6 +54,7 @@ int kn_penalty_faces_start(kn_penalty_faces* f, const kn_world* w, const kn_pose
   const kn_contact_side* sd = anchor_side(cc);
   if (sd->n != 3) return 0;
   int body = rigid ? cc->a.body : cc->b.body, vertex = rigid ? -1 : cc->b.point[0];
+  int edge = !rigid && cc->b.n == 2 ? cc->b.point[1] : -1; /* an edge point's other vertex */
   /* the last step's anchor of the same particle: its vertex, or the nearest rigid point */
   int best = -1;
   double best_d2 = KN_STICTION_MATCH_RADIUS * KN_STICTION_MATCH_RADIUS, p[3];
@@ -56,7 +62,7 @@ int kn_penalty_faces_start(kn_penalty_faces* f, const kn_world* w, const kn_pose
     const kn_penalty_face* q = &f->prev[i];
     if (f->taken[i] || q->kind != (int)cc->origin || q->body != body || q->fem != sd->body) continue;
     if (!rigid) {
-      if (q->vertex == vertex) {
+      if (q->vertex == vertex && edge_vertex(q) == edge) {
         best = i;
         break;
       }
@@ -73,6 +79,7 @@ int kn_penalty_faces_start(kn_penalty_faces* f, const kn_world* w, const kn_pose
   } else { /* new: the particle where it is, the anchor at the candidate's face point */
     *a = (kn_penalty_face){.kind = (int)cc->origin, .body = body, .fem = sd->body, .vertex = vertex};
     if (rigid) to_frame(&X_WG[body], x, a->pa);
+    if (edge >= 0) a->pa[0] = edge, a->pa[1] = cc->b.w[1];
     for (int v = 0; v < 3; v++) a->vert[v] = sd->point[v], a->w[v] = sd->w[v];
   }
   double y[3];
@@ -149,6 +156,10 @@ const char* kn_penalty_faces_read(const kn_world* w, kn_state_in* in, kn_penalty
     int rigid = h[0] == KN_CANDIDATE_FEM_RIGID_FACE, ok = rigid || h[0] == KN_CANDIDATE_FEM_VERTEX_FEM;
     ok = ok && h[2] >= 0 && h[2] < w->nfem && h[1] >= 0 && h[1] < (rigid ? w->ncollider : w->nfem);
     ok = ok && (rigid || (h[3] >= 0 && h[3] < w->fems[h[1]].body->mesh.nvert));
+    if (ok && !rigid && a[i].pa[1] > 0) { /* an edge point: its other vertex, its weight */
+      double e = a[i].pa[0];
+      ok = a[i].pa[1] < 1 && e >= 0 && e < w->fems[h[1]].body->mesh.nvert && e == floor(e);
+    }
     for (int k = 0; ok && k < 3; k++) ok = h[4 + k] >= 0 && h[4 + k] < w->fems[h[2]].body->mesh.nvert;
     if (!ok) {
       free(a);

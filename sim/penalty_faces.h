@@ -4,8 +4,9 @@
  *   KN_CANDIDATE_FEM_RIGID_FACE  a rigid feature point (A, the spring's particle, kept in its
  *     collider's frame) in a face of FEM body B, found again next step as the same collider and FEM
  *     body's contact nearest to that point (within KN_STICTION_MATCH_RADIUS);
- *   KN_CANDIDATE_FEM_VERTEX_FEM  a vertex of FEM body B (the particle, keyed by body and vertex)
- *     at a face of FEM body A.
+ *   KN_CANDIDATE_FEM_VERTEX_FEM  a vertex of FEM body B (the particle, keyed by body and vertex),
+ *     or a point of an edge of B (an edge crossing, fem_detect.c; keyed by body and edge), at a face
+ *     of FEM body A.
  * The anchor is a weighted sum of three vertices of the FEM body that holds it. */
 #ifndef KNEAD_SIM_PENALTY_FACES_H
 #define KNEAD_SIM_PENALTY_FACES_H
@@ -18,7 +19,8 @@ typedef struct {
   int body;           /* FEM_RIGID_FACE: the collider; FEM_VERTEX_FEM: the particle's FEM body */
   int fem;            /* the FEM body that holds the anchor */
   int vertex;         /* FEM_VERTEX_FEM: the particle's vertex; -1 otherwise */
-  double pa[3];       /* FEM_RIGID_FACE: the particle in the collider's geometry frame */
+  double pa[3];       /* FEM_RIGID_FACE: the particle in the collider's geometry frame; FEM_VERTEX_FEM:
+                         a point on an edge (vertex, pa[0]) of B when pa[1] > 0, pa[1] its weight */
   int vert[3];
   double w[3];        /* the anchor: sum w_k x(vert_k) of body fem */
 } kn_penalty_face;

@@ -5,14 +5,15 @@
  * assembled Jacobian (Y's dependence on the vertices and the weights' derivatives included) against
  * central differences of the residual, sticking, sliding inside a face and sliding across the crease
  * into the next face; the reaction balances the force (the residual sums to 0 per axis); sliding
- * |f_t| = mu f_n on the final face's plane. */
+ * |f_t| = mu f_n on the final face's plane. The same with the particle a point of another body's
+ * edge (two nodes by weights, as an FEM-FEM edge crossing of contact/fem_detect.c). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
 #include "penalty/penalty.h"
 
-#define NV 15 /* 4 vertices, the particle */
+#define NV 18 /* 4 vertices, the particle's node(s) (an edge point's second node: 15 .. 17) */
 
 static void dense(const kn_nl_triplets* t, double A[NV * NV]) {
   memset(A, 0, NV * NV * sizeof *A);
@@ -34,15 +35,16 @@ typedef struct {
   kn_penalty_term t;
 } fixture;
 
-// (anchor on triangle 0 with weights w, particle start z0, mu) => the fixture
-static void setup(fixture* f, const double w[3], const double z0[3], double mu) {
+/* (anchor on triangle 0 with weights w, particle start z0, mu, s) => the fixture; the particle is
+ * node 4 for s = 0, else the point (1 - s) x_4 + s x_5 of an edge (x0: z0) */
+static void setup_edge(fixture* f, const double w[3], const double z0[3], double mu, double s) {
   memset(f, 0, sizeof *f);
   for (int v = 0; v < 4; v++) {
     kn_point_map m = {.n = 1, .col = {3 * v}, .w = {1}};
     memcpy(m.x0, X0 + 3 * v, sizeof m.x0);
     f->pt[v] = kn_nl_points_add(&f->P, &m, 0, NV, NULL);
   }
-  kn_point_map mz = {.n = 1, .col = {12}, .w = {1}};
+  kn_point_map mz = {.n = s > 0 ? 2 : 1, .col = {12, 15}, .w = {1 - s, s}};
   memcpy(mz.x0, z0, sizeof mz.x0);
   int b = kn_nl_points_add(&f->P, &mz, 0, NV, NULL);
   cr_assert_eq(kn_penalty_mesh_topology_build(4, 2, TRI, &f->top, NULL), KN_OK);
@@ -55,6 +57,8 @@ static void setup(fixture* f, const double w[3], const double z0[3], double mu) 
   memcpy(f->c.z0, z0, sizeof f->c.z0);
   f->t = (kn_penalty_term){.dt = 0.01, .k = 1e4, .points = &f->P, .c = &f->c, .n = 1, .fems = &f->F, .nfems = 1};
 }
+
+static void setup(fixture* f, const double w[3], const double z0[3], double mu) { setup_edge(f, w, z0, mu, 0); }
 
 static void teardown(fixture* f) {
   kn_penalty_term_free(&f->t);
@@ -86,7 +90,7 @@ static kn_relax_state check(fixture* f, const double v[NV], int* tri) {
   /* Newton's third law: the reaction on the face balances the force on the particle */
   for (int a = 0; a < 3; a++) {
     double s = 0, m = 0;
-    for (int p = 0; p < 5; p++) s += r[3 * p + a], m = fmax(m, fabs(r[3 * p + a]));
+    for (int p = 0; p < NV / 3; p++) s += r[3 * p + a], m = fmax(m, fabs(r[3 * p + a]));
     cr_assert_leq(fabs(s), 1e-14 * m + 1e-300, "axis %d: sum %g", a, s);
   }
   /* central differences of the residual, h = 1e-7 m/s (positions move 1e-9 m): the walk's branch
@@ -129,7 +133,8 @@ static kn_relax_state check(fixture* f, const double v[NV], int* tri) {
 // a velocity of every vertex and the particle: the mesh deforms (not only translates) over the step
 static void velocity(double v[NV], int trial, const double vz[3]) {
   for (int j = 0; j < 12; j++) v[j] = 0.03 * sin(1.7 * j + 0.9 * trial);
-  for (int k = 0; k < 3; k++) v[12 + k] = vz[k] + 0.01 * cos(2.3 * k + trial);
+  for (int k = 0; k < 3; k++)
+    v[12 + k] = vz[k] + 0.01 * cos(2.3 * k + trial), v[15 + k] = vz[k] + 0.01 * sin(1.3 * k + trial);
 }
 
 Test(penalty_fem_walk, sticking) {
@@ -173,6 +178,31 @@ Test(penalty_fem_walk, sliding_across_the_crease) {
     cr_assert_eq(tri, 1, "trial %d: ended on triangle %d", trial, tri);
   }
   teardown(&f);
+}
+
+/* the particle a point of an edge of another body at weights (0.7, 0.3): the same three cases, the
+ * Jacobian's columns of both its nodes against central differences */
+Test(penalty_fem_walk, edge_point_particle) {
+  static const struct {
+    double w[3], z0[3], mu;
+    kn_relax_state state;
+    int tri;
+  } cases[3] = {{{0.5, 0.25, 0.25}, {-0.5 + 2e-5, 1e-5, -5e-3}, 0.5, KN_RELAX_STATIC, 0},
+                {{0.5, 0.25, 0.25}, {-0.4, 0.05, -1e-3}, 0.3, KN_RELAX_DYNAMIC, 0},
+                {{0.3, 0.35, 0.35}, {0.3, 0.1, 0.06 - 1e-3}, 0.3, KN_RELAX_DYNAMIC, 1}};
+  const double vz[3] = {0, 0, 0};
+  for (int c = 0; c < 3; c++) {
+    fixture f;
+    setup_edge(&f, cases[c].w, cases[c].z0, cases[c].mu, 0.3);
+    for (int trial = 0; trial < 5; trial++) {
+      double v[NV];
+      int tri;
+      velocity(v, trial, vz);
+      cr_assert_eq(check(&f, v, &tri), cases[c].state, "case %d trial %d", c, trial);
+      cr_assert_eq(tri, cases[c].tri, "case %d trial %d: ended on triangle %d", c, trial, tri);
+    }
+    teardown(&f);
+  }
 }
 
 /* the lagged passes' potential (kn_penalty_term_lag): at the lag's v its gradient is the full

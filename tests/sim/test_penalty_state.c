@@ -1,7 +1,9 @@
 /* The penalty backend's part of a saved state (sim/nl_penalty.c): its anchors. A state saved at step
  * k and loaded into a fresh world of the same scene continues bitwise as the uninterrupted run
  * (kn_world_state_hash equal at the end), on a rigid box held by friction on a tilted floor (four
- * corner anchors), an FEM cube and an MPM block on the floor (keyed vertex and particle anchors);
+ * corner anchors), an FEM cube and an MPM block on the floor (keyed vertex and particle anchors),
+ * a box on an FEM slab and an FEM cube overhanging it (anchors in FEM faces, of rigid points, FEM
+ * vertices and FEM edge points);
  * a truncated or corrupt backend part is refused with its message and leaves the anchors as they
  * were (all or nothing); a step whose Newton solve fails leaves the state and the anchors as they
  * were. */
@@ -65,6 +67,27 @@ static const char* const FACES =
     "    material: {youngs_modulus: 1e6, poisson_ratio: 0.4, density: 1e3}\n"
     "    pose: {xyz: [0, 0, -0.02]}\n"
     "    fixed: {box: {min: [-1, -1, -1], max: [1, 1, -0.019]}}\n"
+    "    friction: 0.8\n";
+
+/* an FEM cube (8 vertices) overhanging a coarse slab's corner: its edges cross the slab's, so some
+ * FEM face anchors hold a point of an edge (contact/fem_detect.c's FEM edge crossings; on a finer
+ * slab the slab's vertices under the cube carry those points and they are dropped) */
+static const char* const FEM_ON_FEM =
+    "time_step: 0.002\nduration: 0.04\ngravity: [1, 0, -9.81]\n"
+    "contact: {backend: penalty}\n"
+    "deformables:\n"
+    "  - name: slab\n"
+    "    shape: {box: [0.12, 0.12, 0.04]}\n"
+    "    resolution: 0.06\n"
+    "    material: {youngs_modulus: 1e6, poisson_ratio: 0.4, density: 1e3}\n"
+    "    pose: {xyz: [0, 0, -0.02]}\n"
+    "    fixed: {box: {min: [-1, -1, -1], max: [1, 1, -0.019]}}\n"
+    "    friction: 0.8\n"
+    "  - name: cube\n"
+    "    shape: {box: [0.06, 0.06, 0.06]}\n"
+    "    resolution: 0.06\n"
+    "    material: {youngs_modulus: 1e6, poisson_ratio: 0.4, density: 1e3}\n"
+    "    pose: {xyz: [0.05, 0.05, 0.0299]}\n"
     "    friction: 0.8\n";
 
 typedef struct {
@@ -149,6 +172,33 @@ Test(penalty_state, box_on_fem_slab_continues_bitwise) {
   cr_log_info("anchors: %llu rigid, %llu FEM vertex, %llu MPM, %llu on FEM faces", (unsigned long long)n[0],
               (unsigned long long)n[1], (unsigned long long)n[2], (unsigned long long)n[3]);
   cr_assert_gt(n[3], 0, "the box's corners keep anchors in the slab's faces");
+  free(o.data);
+  sim_free(&a);
+}
+
+Test(penalty_state, fem_cube_on_fem_slab_with_edge_anchors_continues_bitwise) {
+  continuation(FEM_ON_FEM, 8, 20);
+  /* the anchors on FEM faces (after the three counts and records as above): per anchor 7 int32, pa
+   * and w; an edge point's has pa[1], its weight on the edge's second vertex, in (0, 1) */
+  sim a = make(FEM_ON_FEM);
+  steps(a.world, 20);
+  kn_state_out o = backend_bytes(&a);
+  uint64_t n;
+  size_t at = 8, record[3] = {3 * 4 + 7 * 8, 8 + 4 * 8 + 4, 8 + 4 * 8 + 4};
+  for (int k = 0; k < 3; k++) {
+    memcpy(&n, o.data + at, 8);
+    at += 8 + n * record[k];
+  }
+  memcpy(&n, o.data + at, 8);
+  at += 8;
+  int edges = 0;
+  for (uint64_t i = 0; i < n; i++, at += 7 * 4 + 6 * 8) {
+    double pa[3];
+    memcpy(pa, o.data + at + 7 * 4, sizeof pa);
+    edges += pa[1] > 0 && pa[1] < 1;
+  }
+  cr_log_info("anchors on FEM faces: %llu, %d of them edge points", (unsigned long long)n, edges);
+  cr_assert_gt(edges, 0, "no anchor of an FEM edge point (the cube's edges cross the slab's)");
   free(o.data);
   sim_free(&a);
 }
