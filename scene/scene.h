@@ -20,7 +20,8 @@
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
  *                       lagged, adaptive, solver: iterative|direct,
  *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
- *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd, epsilon_v, lag_lambda}   kn_scene_penalty
+ *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd, epsilon_v, lag_lambda,
+ *              anchored}   kn_scene_penalty
  *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations}   kn_scene_ipc
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
@@ -518,6 +519,12 @@ typedef struct {
                                3e-3, 5e-3 and 1e-2 but box_low_friction_fails at 1e-2 (34 of 40
                                without). Off by default: soft_cube_coarse then needs 107 Newton
                                iterations at t = 1 s (its check: < 100) */
+  bool* anchored;           /* with continuous: true only (else refused) [true]: each pair's friction
+                               is an anchored tangential spring of `stiffness` between its two
+                               features (the anchor carried with the pair, slid onto the Coulomb
+                               cone after each step, as the discrete springs': no creep;
+                               kn_cpf_anchor_friction); false: the smoothed Coulomb of epsilon_v
+                               (which creeps below epsilon_v; epsilon_v is refused with true) */
 } kn_scene_penalty;
 /* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form with the constant
  * normalizer L_k, the default), cpf_exact (the exact normalizer, 8 panels of 3-point Gauss-Legendre
