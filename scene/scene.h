@@ -493,20 +493,22 @@ typedef struct {
                                surfaces (FEM bodies' boundaries, box and mesh colliders), found by
                                CCD on the step's predicted path (and again on the solved one), each
                                a spring of `stiffness` integrated over its penetration intervals,
-                               implicit in the Newton solve, with smoothed Coulomb friction of the
-                               pair's combined mu bounded by its own normal force (epsilon_v;
+                               implicit in the Newton solve, with Coulomb friction of the pair's
+                               combined mu bounded by its own normal force (anchored springs by
+                               default, smoothed with epsilon_v if anchored: false;
                                penalty/cpf_friction.c, sim/penalty_cpf.c).
                                Mixed scenes: contacts with a sphere, cylinder, capsule or
                                half-space collider on either side, and MPM particles, keep the
                                discrete springs in the same solve (kn_penalty_cpf_covers) */
   int* ablation;            /* kn_scene_penalty_ablation, with continuous: true only (else refused)
                                [cpf] */
-  double* epsilon_v;        /* with continuous: true only (else refused): the pairs' friction
-                               smoothing velocity [m/s] [3e-3]: below it friction ramps up (IPC's
+  double* epsilon_v;        /* with continuous: true and anchored: false only (else refused): the
+                               smoothed friction's velocity [m/s] [3e-3]: below it friction ramps up (IPC's
                                f1), so a sticking pair creeps at less than epsilon_v (on a slope
                                at |f_t| = 0.8 mu f_n: 0.55 epsilon_v). 3e-3 because Newton then
-                               converges on all nine rigid regression grasps and the soft cube
-                               with continuous: true, and fails on box_40mm at 1e-3, 5e-3 and
+                               converged on all nine rigid regression grasps and the soft cube
+                               with continuous: true (measured before the anchored default and
+                               the pair rules of sim/penalty_cpf.c), and failed on box_40mm at 1e-3, 5e-3 and
                                1e-2 (not monotonic: fragile; the pads' mu 1 with the exact
                                lambda); set 1e-4 for a precise stop (the incline of
                                test_penalty_cpf_friction.c) */
