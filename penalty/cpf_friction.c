@@ -78,3 +78,86 @@ void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double m
   if (ft) memcpy(ft, fr, sizeof fr);
   if (fn) *fn = lam;
 }
+
+/* The anchored (stiction) friction of a pair (penalty-coulomb-friction.md's springs on a pair): a
+ * zero-rest-length tangential spring of stiffness k between the pair's two anchor points (weights
+ * beta, like w: the vertex and a point of the face, or a point of each edge), r = sum_j sign_j
+ * beta_j x1_j, r_t = P r (P = I - n0 n0^T), f = -k r_t while k |r_t| <= mu lambda (stuck: no creep),
+ * else -mu lambda r_t / |r_t| (on the cone), distributed by sign_j beta_j. */
+static void anchor_gap(const kn_cpf_stencil* st, const double beta[4], const double n[3], double rt[3]) {
+  const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
+  double r[3] = {0, 0, 0};
+  for (int j = 0; j < 4; j++)
+    for (int c = 0; c < 3; c++) r[c] += sg[j] * beta[j] * st->x1[3 * j + c];
+  double rn = kn_vec3_dot(r, n);
+  for (int c = 0; c < 3; c++) rt[c] = r[c] - rn * n[c];
+}
+
+void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], double mu, double k, double lam_lag,
+                            double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
+  const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
+  double n[3], Fn;
+  if (ft) ft[0] = ft[1] = ft[2] = 0;
+  if (fn) *fn = 0;
+  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
+  if (!(mu > 0) || !(k > 0) || !start_normal(st, F, n, &Fn)) return;
+  double side = Fn >= 0 ? 1 : -1, lam = lam_lag >= 0 ? lam_lag : fabs(Fn);
+  if (!(lam > 0)) return;
+  double rt[3], rh[3] = {0, 0, 0};
+  anchor_gap(st, beta, n, rt);
+  double s = kn_vec3_norm(rt), stuck = k * s <= mu * lam;
+  if (s > 0)
+    for (int c = 0; c < 3; c++) rh[c] = rt[c] / s;
+  /* f = -c rt with c = k (stuck) or mu lam / s; d(c rt)/dr = c P (stuck) or mu lam (P - rh rh^T) / s */
+  double cf = stuck ? k : mu * lam / s, D[9], fr[3];
+  for (int x = 0; x < 3; x++)
+    for (int y = 0; y < 3; y++) D[3 * x + y] = cf * ((x == y) - n[x] * n[y] - (stuck ? 0 : rh[x] * rh[y]));
+  for (int c = 0; c < 3; c++) fr[c] = -cf * rt[c];
+  if (dF) { /* dfr/dx1_b = -D sign_b beta_b, and on the cone -mu rh dlam/dx1 (exact lambda) */
+    double dlam[12] = {0}, dfr[36];
+    for (int a = 0; a < 4 && lam_lag < 0 && !stuck; a++)
+      if (sg[a] > 0)
+        for (int x = 0; x < 3; x++)
+          for (int col = 0; col < 12; col++) dlam[col] += side * n[x] * dF[12 * (3 * a + x) + col];
+    for (int x = 0; x < 3; x++)
+      for (int b = 0; b < 4; b++)
+        for (int y = 0; y < 3; y++)
+          dfr[12 * x + 3 * b + y] = -D[3 * x + y] * sg[b] * beta[b] - (stuck ? 0 : mu * rh[x] * dlam[3 * b + y]);
+    for (int a = 0; a < 4; a++)
+      for (int x = 0; x < 3; x++)
+        for (int col = 0; col < 12; col++) dF[12 * (3 * a + x) + col] += sg[a] * beta[a] * dfr[12 * x + col];
+  }
+  for (int a = 0; a < 4; a++)
+    for (int c = 0; c < 3; c++) F[3 * a + c] += sg[a] * beta[a] * fr[c];
+  if (Sfr) memcpy(Sfr, D, sizeof D);
+  if (ft) memcpy(ft, fr, sizeof fr);
+  if (fn) *fn = lam;
+}
+
+int kn_cpf_anchor_relax(const kn_cpf_stencil* st, double beta[4], double mu, double k, double lam) {
+  double f[4], m[9], n[3], rt[3];
+  kn_cpf_cubic(st, f, m);
+  double len = kn_vec3_norm(m);
+  if (!(len > 0) || !(k > 0)) return 0;
+  for (int c = 0; c < 3; c++) n[c] = m[c] / len;
+  anchor_gap(st, beta, n, rt);
+  double s = kn_vec3_norm(rt), lim = mu > 0 && lam > 0 ? mu * lam / k : 0;
+  if (s <= lim) return 0;
+  /* the anchors slide so that r_t shrinks by d = rt (1 - lim / s): dr = c1 t1 + c2 t2 = -d, t the
+   * derivatives of r in the two anchor parameters (vertex-face: beta_b, beta_c with beta_a = 1 - the
+   * others: -e1, -e2; edge-edge: alpha, beta: e1 = x_b - x_a, -e2 = -(x_d - x_c)) */
+  const double* x = st->x1;
+  double t1[3], t2[3], d[3];
+  for (int c = 0; c < 3; c++) {
+    if (st->edge_edge) t1[c] = x[3 + c] - x[c], t2[c] = -(x[9 + c] - x[6 + c]);
+    else t1[c] = -(x[6 + c] - x[3 + c]), t2[c] = -(x[9 + c] - x[3 + c]);
+    d[c] = -rt[c] * (1 - lim / s);
+  }
+  double g11 = kn_vec3_dot(t1, t1), g12 = kn_vec3_dot(t1, t2), g22 = kn_vec3_dot(t2, t2), det = g11 * g22 - g12 * g12;
+  if (!(det > 1e-12 * g11 * g22)) return 0;
+  double b1 = kn_vec3_dot(t1, d), b2 = kn_vec3_dot(t2, d), c1 = (g22 * b1 - g12 * b2) / det,
+         c2 = (g11 * b2 - g12 * b1) / det;
+  if (st->edge_edge) beta[0] -= c1, beta[1] += c1, beta[2] -= c2, beta[3] += c2;
+  else beta[2] += c1, beta[3] += c2, beta[1] -= c1 + c2;
+  return 1;
+}

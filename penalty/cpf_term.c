@@ -29,8 +29,9 @@ static int pair_force(const kn_cpf_term* t, int i, const double* v, double F[12]
   double stiff_local = 0;
   if (!stiff) stiff = &stiff_local;
   int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, dF, stiff);
-  if (!t->lag_lambda || *stiff > 0 || p->lam > 0)
-    kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
+  if (t->lag_lambda && *stiff == 0 && !(p->lam > 0)) return keep;
+  if (t->anchored) kn_cpf_anchor_friction(&st, p->anchor, p->mu, t->k, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
+  else kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
   return keep;
 }
 
@@ -77,11 +78,13 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
       double len = kn_vec3_norm(n);
       if (!(len > 0)) continue;
       const double* sg = p->edge_edge ? sgn_ee : sgn_vf;
+      const double *w = p->pair.w, *wf = t->anchored ? p->anchor : w; /* the friction's weights */
       for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
-          double ww = dt2 * sg[a] * p->pair.w[a] * sg[b] * p->pair.w[b], c = ww * t->k * stiff / (len * len), K[9];
+          double ww = dt2 * sg[a] * w[a] * sg[b] * w[b], c = ww * t->k * stiff / (len * len), K[9];
+          double wwf = dt2 * sg[a] * wf[a] * sg[b] * wf[b];
           for (int x = 0; x < 3; x++)
-            for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y] + ww * Sfr[3 * x + y];
+            for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y] + wwf * Sfr[3 * x + y];
           kn_nl_points_add_block(t->points, p->pt[a], 1, p->pt[b], 1, K, S);
         }
     }

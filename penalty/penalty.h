@@ -79,12 +79,15 @@ typedef struct {
   double s_start;
   double mu;             /* the pair's friction coefficient (0: frictionless) */
   double lam;            /* the friction's lagged normal force [N] (used when the term's lag_lambda) */
+  double anchor[4];      /* the anchored friction's anchor weights (like pair.w; kn_cpf_anchor_friction) */
 } kn_cpf_term_pair;
 typedef struct {
   double dt, k;
   double eps_v;          /* friction's smoothing velocity [m/s] (kn_cpf_friction; 0: frictionless) */
   kn_cpf_mode mode;
   int lag_lambda;        /* 1: the friction's lambda is each pair's lam, fixed during the solve; 0: exact */
+  int anchored;          /* 1: the friction is each pair's anchored spring (kn_cpf_anchor_friction, stiffness
+                            k), 0: the smoothed Coulomb of kn_cpf_friction (eps_v) */
   const kn_nl_points* points;
   const kn_cpf_term_pair* pairs;
   int n;
@@ -104,6 +107,30 @@ double kn_cpf_term_pair_lambda(const kn_cpf_term* t, int i, const double* v);
  * block per sign_a w_a sign_b w_b dt^2), ft the friction on the + side and fn = lambda. */
 void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double lam_lag,
                      double F[12], double dF[144], double Sfr[9], double ft[3], double* fn);
+/* Anchored (stiction) friction on a pair (cpf_friction.c; the springs of penalty-coulomb-friction.md
+ * on the pair's features): a zero-rest-length tangential spring of stiffness k from the anchor beta
+ * (weights like the pair's w: vertex-face (1, barycentric), edge-edge (1 - alpha, alpha, 1 - beta,
+ * beta)), r = sum_j sign_j beta_j x1_j, r_t its part normal to n0 (m(0)); f = -k r_t while
+ * k |r_t| <= mu lambda (stuck), else -mu lambda r_t / |r_t|; lambda as in kn_cpf_friction. F += f
+ * distributed by sign_j beta_j, dF += its derivative; Sfr the PSD block per sign_a beta_a sign_b
+ * beta_b dt^2 (k P stuck, mu lambda (P - rh rh^T) / |r_t| on the cone); ft, fn as kn_cpf_friction. */
+void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], double mu, double k, double lam_lag,
+                            double F[12], double dF[144], double Sfr[9], double ft[3], double* fn);
+/* after a step (the stencil x0 -> x1 it took, the pair's lambda there): the anchor slid onto the cone,
+ * as the discrete springs' relax (|k r_t| = mu lambda after it); 1 when it moved */
+int kn_cpf_anchor_relax(const kn_cpf_stencil* st, double beta[4], double mu, double k, double lam);
+/* A pair outliving its features (cpf_walk.c; §8 item 14). (triangle a, b, c, point p) => w, the
+ * barycentric coordinates of p's projection on the triangle's plane; 0 for a degenerate triangle */
+int kn_cpf_barycentric(const double a[3], const double b[3], const double c[3], const double p[3], double w[3]);
+/* (a surface's positions x and triangles with their adjacency (kn_penalty_mesh_topology), triangle t,
+ * point p, tolerance) => the triangle p projects into (every coordinate >= -tol) and w there, found
+ * by crossing the edge opposite the most negative coordinate, at most KN_CPF_WALK_STEPS times; -1
+ * when the walk crosses an open edge, meets a degenerate triangle or does not settle */
+#define KN_CPF_WALK_STEPS 16
+int kn_cpf_walk(const double* x, const int* tri, const int* adj, int t, const double p[3], double tol, double w[3]);
+/* (an edge-edge stencil's positions a, b, c, d) => the parameters of the two lines' closest points,
+ * a + alpha (b - a) and c + beta (d - c); 0 when the edges are parallel */
+int kn_cpf_edge_params(const double x[12], double* alpha, double* beta);
 /* kn_nl_term's eval (self: a kn_cpf_term), a root-finding term (E untouched) */
 kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T, kn_nl_triplets* S,
                            kn_error* err);

@@ -20,7 +20,8 @@
  *     smooth_friction: {thickness, stiffness, epsilon, static_ratio, stribeck_speed, viscous,
  *                       lagged, adaptive, solver: iterative|direct,
  *                       integrator: backward_euler|trapezoidal}   kn_scene_smooth
- *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd, epsilon_v, lag_lambda}   kn_scene_penalty
+ *     penalty: {stiffness, tolerance, continuous, ablation: cpf|cpf_exact|dpf|dpf_ccd, epsilon_v, lag_lambda,
+ *              anchored}   kn_scene_penalty
  *     ipc: {dhat, kappa, epsilon_v, epsilon_d, lagging_iterations, box_surfaces}   kn_scene_ipc
  *     margin: m >= 0               detection margin [0]. Rigid pairs are also detected where each
  *                                  side could travel to the other within the step: the pair's
@@ -492,20 +493,22 @@ typedef struct {
                                surfaces (FEM bodies' boundaries, box and mesh colliders), found by
                                CCD on the step's predicted path (and again on the solved one), each
                                a spring of `stiffness` integrated over its penetration intervals,
-                               implicit in the Newton solve, with smoothed Coulomb friction of the
-                               pair's combined mu bounded by its own normal force (epsilon_v;
+                               implicit in the Newton solve, with Coulomb friction of the pair's
+                               combined mu bounded by its own normal force (anchored springs by
+                               default, smoothed with epsilon_v if anchored: false;
                                penalty/cpf_friction.c, sim/penalty_cpf.c).
                                Mixed scenes: contacts with a sphere, cylinder, capsule or
                                half-space collider on either side, and MPM particles, keep the
                                discrete springs in the same solve (kn_penalty_cpf_covers) */
   int* ablation;            /* kn_scene_penalty_ablation, with continuous: true only (else refused)
                                [cpf] */
-  double* epsilon_v;        /* with continuous: true only (else refused): the pairs' friction
-                               smoothing velocity [m/s] [3e-3]: below it friction ramps up (IPC's
+  double* epsilon_v;        /* with continuous: true and anchored: false only (else refused): the
+                               smoothed friction's velocity [m/s] [3e-3]: below it friction ramps up (IPC's
                                f1), so a sticking pair creeps at less than epsilon_v (on a slope
                                at |f_t| = 0.8 mu f_n: 0.55 epsilon_v). 3e-3 because Newton then
-                               converges on all nine rigid regression grasps and the soft cube
-                               with continuous: true, and fails on box_40mm at 1e-3, 5e-3 and
+                               converged on all nine rigid regression grasps and the soft cube
+                               with continuous: true (measured before the anchored default and
+                               the pair rules of sim/penalty_cpf.c), and failed on box_40mm at 1e-3, 5e-3 and
                                1e-2 (not monotonic: fragile; the pads' mu 1 with the exact
                                lambda); set 1e-4 for a precise stop (the incline of
                                test_penalty_cpf_friction.c) */
@@ -518,6 +521,12 @@ typedef struct {
                                3e-3, 5e-3 and 1e-2 but box_low_friction_fails at 1e-2 (34 of 40
                                without). Off by default: soft_cube_coarse then needs 107 Newton
                                iterations at t = 1 s (its check: < 100) */
+  bool* anchored;           /* with continuous: true only (else refused) [true]: each pair's friction
+                               is an anchored tangential spring of `stiffness` between its two
+                               features (the anchor carried with the pair, slid onto the Coulomb
+                               cone after each step, as the discrete springs': no creep;
+                               kn_cpf_anchor_friction); false: the smoothed Coulomb of epsilon_v
+                               (which creeps below epsilon_v; epsilon_v is refused with true) */
 } kn_scene_penalty;
 /* contact.penalty.ablation (continuous-penalty-forces.md §5.6): cpf (closed form with the constant
  * normalizer L_k, the default), cpf_exact (the exact normalizer, 8 panels of 3-point Gauss-Legendre

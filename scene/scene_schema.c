@@ -194,6 +194,8 @@ static const cyaml_schema_field_t penalty_fields[] = {
     DBL_OPT("epsilon_v", kn_scene_penalty, epsilon_v),
     CYAML_FIELD_ENUM_PTR("lag_lambda", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_penalty,
                          lag_lambda, bool_strings, 6),
+    CYAML_FIELD_ENUM_PTR("anchored", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL | BOOL_FLAGS, kn_scene_penalty,
+                         anchored, bool_strings, 6),
     CYAML_FIELD_END};
 static const cyaml_schema_field_t ipc_fields[] = {
     DBL_OPT("dhat", kn_scene_ipc, dhat),

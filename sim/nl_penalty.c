@@ -96,6 +96,14 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (k && k->epsilon_v && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v",
                          "applies only with contact.penalty.continuous: true (the springs' friction has no smoothing)");
+  int anchored = !(k && k->anchored && !*k->anchored);
+  if (k && k->anchored && !continuous)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.anchored",
+                         "applies only with contact.penalty.continuous: true (the springs are always anchored)");
+  if (k && k->epsilon_v && anchored)
+    return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v",
+                         "applies only with contact.penalty.anchored: false (the anchored pairs' friction has no "
+                         "smoothing)");
   if (k && k->lag_lambda && !continuous)
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.lag_lambda",
                          "applies only with contact.penalty.continuous: true");
@@ -110,7 +118,7 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
                      : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
                                                     : KN_CPF_LK;
   s->lag_lambda = k->lag_lambda && *k->lag_lambda;
-  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, s->lag_lambda, &s->cpf, err);
+  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, s->lag_lambda, anchored, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -324,7 +332,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   }
   /* lag_lambda, with pairs: the lagged passes root-find too (the pairs' force is no gradient: a pass
    * minimizing the springs' energy ignores it and stalls; measured on box_40mm_200g's lift) */
-  int pairs = s->lag_lambda && ((const kn_cpf_term*)s->parts[1].self)->n > 0;
+  const kn_cpf_term* ct = s->parts[1].self;
+  int pairs = (s->lag_lambda || ct->anchored) && ct->n > 0;
   *term = (kn_nl_term){.eval = mixed_eval, .lag = mixed_lag, .lag_roots = pairs, .self = s->parts};
   return KN_OK;
 }

@@ -15,6 +15,7 @@
 
 typedef struct {          /* per surface of kn_mesh_surfaces */
   int ne, *edge;         /* its edges but the flat ones (2 each) */
+  kn_penalty_mesh_topology top; /* its triangles' neighbours: a carried pair's walk (§8 item 14) */
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
 } cpf_surface;
 
@@ -27,6 +28,7 @@ typedef struct {
 typedef struct {
   cpf_key key;
   kn_cpf_pair pair;
+  double anchor[4];      /* the anchored friction's anchor (kn_cpf_term_pair.anchor) */
 } cpf_carried;
 
 struct kn_penalty_cpf {
@@ -51,7 +53,7 @@ struct kn_penalty_cpf {
 
 void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   if (!c) return;
-  for (int i = 0; c->s && i < c->ms.n; i++) free(c->s[i].edge);
+  for (int i = 0; c->s && i < c->ms.n; i++) free(c->s[i].edge), kn_penalty_mesh_topology_free(&c->s[i].top);
   kn_mesh_surfaces_free(&c->ms);
   free(c->s), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
@@ -61,7 +63,7 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const kn_mesh_surface* m);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda,
+kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda, int anchored,
                                 kn_penalty_cpf** out, kn_error* err) {
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
   if (!c) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
@@ -71,11 +73,16 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode
     return st;
   }
   c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode, c->term.lag_lambda = lag_lambda;
+  c->term.anchored = anchored;
   int ok = (c->s = kn_calloc((size_t)c->ms.n + 1, sizeof *c->s)) != NULL;
   for (int i = 0; ok && i < c->ms.n; i++) {
     const kn_mesh_surface* m = &c->ms.s[i];
     c->s[i].material = m->fem >= 0 ? w->fems[m->fem].material : w->colliders[m->collider].c.material;
     ok = flat_edges(&c->s[i], m);
+    if (ok && (st = kn_penalty_mesh_topology_build(m->nv, m->nt, m->tri, &c->s[i].top, err))) {
+      kn_penalty_cpf_free(c);
+      return st;
+    }
   }
   if (!ok) {
     kn_penalty_cpf_free(c);
@@ -245,16 +252,62 @@ static void gather(const kn_penalty_cpf* c, const cpf_key* k, double x0[12], dou
   for (int j = 0; j < 4; j++) memcpy(x0 + 3 * j, c->x0 + 3 * k->v[j], 24), memcpy(x1 + 3 * j, c->x1 + 3 * k->v[j], 24);
 }
 
-static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s_start) {
+/* (anchor: the carried pair's, NULL for a new pair: its first contact's point, w) */
+static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, const double* anchor, double s_start) {
   if (!grow((void**)&c->pairs, &c->capp, c->npairs + 1, sizeof *c->pairs)) return 0;
   if (!grow((void**)&c->pkeys, &c->cappk, c->npairs + 1, sizeof *c->pkeys)) return 0;
   kn_cpf_term_pair* t = &c->pairs[c->npairs];
   t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
+  memcpy(t->anchor, anchor ? anchor : p->w, sizeof t->anchor);
   /* the pair's two surfaces: the vertex's (or the first edge's) and the face's (the second edge's) */
   t->mu = kn_contact_material_combine(&surface_of(c, k->v[0])->material, &surface_of(c, k->v[3])->material).mu;
   for (int j = 0; j < 4; j++) t->pt[j] = c->ms.pt[k->v[j]];
   c->pkeys[c->npairs++] = *k;
   return 1;
+}
+
+// the outward direction of the edge (g0, g1) of surface si at positions x1: its triangles' normals summed
+static void edge_outward(const kn_penalty_cpf* c, int g0, int g1, double o[3]) {
+  int si = kn_mesh_surfaces_of_vertex(&c->ms, g0);
+  const kn_mesh_surface* m = &c->ms.s[si];
+  const kn_penalty_mesh_topology* top = &c->s[si].top;
+  int a = g0 - m->first;
+  o[0] = o[1] = o[2] = 0;
+  for (int k = top->vt_start[a]; k < top->vt_start[a + 1]; k++) {
+    const int* t = m->tri + 3 * top->vt[k];
+    if (t[0] != g1 - m->first && t[1] != g1 - m->first && t[2] != g1 - m->first) continue;
+    double n[3];
+    unit_normal(c->x1 + 3 * (size_t)m->first, t, n);
+    for (int d = 0; d < 3; d++) o[d] += n[d];
+  }
+}
+
+/* a new edge-edge pair (its cubic's m, first contact s*) => 1 when its edges enter each other's
+ * bodies: f = m . (a - c) has the sign sigma after the crossing, so edge (a, b) lies along sigma m
+ * from edge (c, d): inside (c, d)'s body when sigma m . o_cd < 0 and, likewise, (c, d) inside
+ * (a, b)'s when sigma m . o_ab > 0 (o an edge's outward direction). Else the edges are leaving
+ * each other (a pad's bottom edge sliding out past a box's top edge: as a pair it would hook them) */
+static int entering_edges(const kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s, const double* m) {
+  double ms[3], oab[3], ocd[3];
+  for (int d = 0; d < 3; d++) ms[d] = m[d] + s * m[3 + d] + s * s * m[6 + d];
+  edge_outward(c, k->v[0], k->v[1], oab), edge_outward(c, k->v[2], k->v[3], ocd);
+  return p->sigma * kn_vec3_dot(ms, ocd) < 0 && p->sigma * kn_vec3_dot(ms, oab) > 0;
+}
+
+/* (a new vertex-face pair) => 1 when the step already has a pair of its vertex with a face of the same
+ * surface: the vertex is inside that body already, and one pair per vertex and body is its contact.
+ * This deduplicates a vertex landing on a shared edge or vertex, found against two or more
+ * triangles at once (§8 item 15: twice the stiffness there; §5.4's deduplication by feature ids),
+ * and keeps a vertex that passed through a thin plate and comes back up through its bottom face from
+ * taking a pair there that would push it down against its top face's (measured: S-Fast's cube then
+ * rests inside the plate); a carried pair follows its vertex across the surface (follow) */
+static int duplicate(const kn_penalty_cpf* c, const cpf_key* k) {
+  int s = kn_mesh_surfaces_of_vertex(&c->ms, k->v[1]);
+  for (int i = 0; i < c->npairs; i++) {
+    const cpf_key* o = &c->pkeys[i];
+    if (!o->edge_edge && o->v[0] == k->v[0] && kn_mesh_surfaces_of_vertex(&c->ms, o->v[1]) == s) return 1;
+  }
+  return 0;
 }
 
 /* the pairs CCD finds on the paths x0 -> x1 that the step does not hold yet => appended (start s*) */
@@ -276,6 +329,12 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
     kn_cpf_stencil sten = {x0, x1, k->edge_edge};
     kn_cpf_pair p;
     if (!kn_cpf_first_contact(&sten, 1e-6, &p, &s_star)) continue;
+    /* a vertex entering a surface crosses a face from its front (the surfaces are closed and wound
+     * outward: f = (p - a) . (b - a) x (c - a) turns negative). One leaving it through a face (a pad's
+     * corner sliding out past a box's top face) is no contact: as a pair it would pull the vertex
+     * back in (measured: the weak grip of examples/regression/box_weak_grip_fails then lifts its box) */
+    if (!k->edge_edge && p.sigma > 0) continue;
+    if (k->edge_edge && !entering_edges(c, k, &p, s_star, m)) continue;
     /* nearly parallel edges (or a collapsing triangle): no normal; the vertex-face pairs at their
      * ends take the contact (§8 items 9, 10) */
     kn_cpf_cubic(&sten, f, m);
@@ -289,7 +348,8 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
       e1 += d1 * d1, e2 += d2 * d2;
     }
     if (!(L2 > 1e-6 * e1 * e2)) continue;
-    if (!add_pair(c, k, &p, s_star)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    if (!k->edge_edge && duplicate(c, k)) continue;
+    if (!add_pair(c, k, &p, NULL, s_star)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   }
   c->term.pairs = c->pairs, c->term.n = c->npairs;
   return KN_OK;
@@ -328,7 +388,7 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   }
   c->npairs = 0;
   for (int i = 0; i < c->ncarried; i++)
-    if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
+    if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, c->carried[i].anchor, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
   c->term.dt = st->dt, c->term.points = st->points, c->term.n = 0;
   e = find_new(c, err);
   if (e) return e;
@@ -351,14 +411,106 @@ int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
   return c->npairs - before;
 }
 
+/* pair i's anchor after the step at v: slid onto the cone of its normal force there (the lagged one
+ * with lag_lambda), as the discrete springs' relax */
+static void anchor_relax(const kn_penalty_cpf* c, int i, const double* v, double anchor[4]) {
+  const kn_cpf_term_pair* p = &c->pairs[i];
+  double x0[12], x1[12];
+  for (int j = 0; j < 4; j++) {
+    double u[3];
+    const kn_nl_point* P = &c->term.points->p[p->pt[j]];
+    kn_nl_point_velocity(c->term.points, p->pt[j], v, u);
+    for (int a = 0; a < 3; a++) x0[3 * j + a] = P->x0[a], x1[3 * j + a] = P->x0[a] + c->term.dt * u[a];
+  }
+  kn_cpf_stencil st = {x0, x1, p->edge_edge};
+  double lam = c->term.lag_lambda ? p->lam : kn_cpf_term_pair_lambda(&c->term, i, v);
+  kn_cpf_anchor_relax(&st, anchor, p->mu, c->term.k, lam);
+}
+
+/* every surface vertex's position x1 at the end of the step at v */
+static void positions_at(kn_penalty_cpf* c, const double* v) {
+  const kn_nl_points* P = c->term.points;
+  for (int g = 0; g < c->ms.nvert; g++) {
+    double u[3];
+    if (c->ms.pt[g] < 0) continue;
+    kn_nl_point_velocity(P, c->ms.pt[g], v, u);
+    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
+  }
+}
+
+// surface si's local triangle with the global vertices f[0..2] in its order, -1 none
+static int triangle_of(const kn_penalty_cpf* c, int si, const int f[3]) {
+  const kn_mesh_surface* m = &c->ms.s[si];
+  const kn_penalty_mesh_topology* top = &c->s[si].top;
+  int a = f[0] - m->first;
+  for (int k = top->vt_start[a]; k < top->vt_start[a + 1]; k++) {
+    const int* t = m->tri + 3 * top->vt[k];
+    if (t[0] + m->first == f[0] && t[1] + m->first == f[1] && t[2] + m->first == f[2]) return top->vt[k];
+    if (t[1] + m->first == f[0] && t[2] + m->first == f[1] && t[0] + m->first == f[2]) return top->vt[k];
+    if (t[2] + m->first == f[0] && t[0] + m->first == f[1] && t[1] + m->first == f[2]) return top->vt[k];
+  }
+  return -1;
+}
+
+#define FOLLOW_TOL 1e-6 /* how far outside its features a carried pair's point may lie (CCD's inside test) */
+
+/* a carried pair at the step's end positions (c->x1), its features outlived (§8 item 14) => 1 to keep
+ * it, 0 to drop it. An edge-edge pair whose closest points left either edge is dropped (the
+ * vertex-face pairs at the edges' ends take over). A vertex-face pair whose vertex projects outside
+ * its triangle walks across the triangles of the face's surface (kn_cpf_walk) to the one it projects
+ * into: re-paired there (its weights the projection's, the anchor's point expressed on it, the same
+ * side sigma: the surface is wound consistently) when the vertex still penetrates that triangle's
+ * plane, dropped when not (around a convex edge it has left the body) or the walk fails. */
+static int follow(const kn_penalty_cpf* c, cpf_carried* q) {
+  const int* v = q->key.v;
+  if (q->key.edge_edge) {
+    double x[12], al, be;
+    for (int j = 0; j < 4; j++) memcpy(x + 3 * j, c->x1 + 3 * v[j], 24);
+    return kn_cpf_edge_params(x, &al, &be) && al >= -FOLLOW_TOL && al <= 1 + FOLLOW_TOL && be >= -FOLLOW_TOL &&
+           be <= 1 + FOLLOW_TOL;
+  }
+  int si = kn_mesh_surfaces_of_vertex(&c->ms, v[1]), t = triangle_of(c, si, v + 1);
+  const kn_mesh_surface* m = &c->ms.s[si];
+  const double* p = c->x1 + 3 * v[0];
+  double w[3];
+  if (t < 0 || !kn_cpf_barycentric(c->x1 + 3 * v[1], c->x1 + 3 * v[2], c->x1 + 3 * v[3], p, w)) return 0;
+  if (w[0] >= -FOLLOW_TOL && w[1] >= -FOLLOW_TOL && w[2] >= -FOLLOW_TOL) return 1;
+  int t2 = kn_cpf_walk(c->x1 + 3 * (size_t)m->first, m->tri, c->s[si].top.adj, t, p, FOLLOW_TOL, w);
+  if (t2 < 0) return 0;
+  int f[3] = {m->first + m->tri[3 * t2], m->first + m->tri[3 * t2 + 1], m->first + m->tri[3 * t2 + 2]};
+  double x[12], fc[4], mc[9], A[3] = {0, 0, 0}, wa[3];
+  memcpy(x, p, 24);
+  for (int j = 0; j < 3; j++) memcpy(x + 3 + 3 * j, c->x1 + 3 * f[j], 24);
+  kn_cpf_stencil st = {x, x, 0};
+  kn_cpf_cubic(&st, fc, mc);
+  if (!(q->pair.sigma * fc[0] > 0)) return 0;
+  for (int j = 1; j < 4; j++)
+    for (int k = 0; k < 3; k++) A[k] += q->anchor[j] * c->x1[3 * v[j] + k];
+  if (!kn_cpf_barycentric(x + 3, x + 6, x + 9, A, wa)) return 0;
+  q->key = (cpf_key){0, {v[0], f[0], f[1], f[2]}};
+  q->pair.w[0] = q->anchor[0] = 1;
+  for (int j = 0; j < 3; j++) q->pair.w[j + 1] = w[j], q->anchor[j + 1] = c->term.anchored ? wa[j] : w[j];
+  return 1;
+}
+
 void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
   int n = 0;
   if (!grow((void**)&c->next, &c->capnext, c->npairs + 1, sizeof *c->next)) return; /* the old pairs stay */
+  positions_at(c, v);
   for (int i = 0; i < c->npairs; i++) {
     double F[12];
-    if (kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL)) c->next[n++] = (cpf_carried){c->pkeys[i], c->pairs[i].pair};
+    if (!kn_cpf_term_pair_force(&c->term, i, v, F, NULL, NULL)) continue;
+    cpf_carried* q = &c->next[n];
+    *q = (cpf_carried){c->pkeys[i], c->pairs[i].pair, {0}};
+    memcpy(q->anchor, c->pairs[i].anchor, sizeof q->anchor);
+    if (c->term.anchored) anchor_relax(c, i, v, q->anchor);
+    n += follow(c, q);
   }
   if (n) qsort(c->next, (size_t)n, sizeof *c->next, key_cmp); /* the key leads the record: sorted by key */
+  int m = 0; /* two pairs walked onto one key: the first stays */
+  for (int i = 0; i < n; i++)
+    if (!m || key_cmp(&c->next[m - 1], &c->next[i])) c->next[m++] = c->next[i];
+  n = m;
   cpf_carried* t = c->carried;
   int cap = c->capcarried;
   c->carried = c->next, c->capcarried = c->capnext, c->ncarried = n;
@@ -367,7 +519,7 @@ void kn_penalty_cpf_end_step(kn_penalty_cpf* c, const double* v) {
 
 
 /*---- saved states: the carried pairs (count, then per pair: edge_edge, 4 global vertex ids, sigma;
- * the 4 weights) ----*/
+ * the 4 weights, the 4 anchor weights) ----*/
 
 void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out) {
   kn_state_put_u64(out, (uint64_t)c->ncarried);
@@ -376,25 +528,26 @@ void kn_penalty_cpf_save(const kn_penalty_cpf* c, kn_state_out* out) {
     int h[6] = {p->key.edge_edge, p->key.v[0], p->key.v[1], p->key.v[2], p->key.v[3], p->pair.sigma};
     kn_state_put_i32(out, h, 6);
     kn_state_put_f64(out, p->pair.w, 4);
+    kn_state_put_f64(out, p->anchor, 4);
   }
 }
 
 const char* kn_penalty_cpf_read(const kn_penalty_cpf* c, kn_state_in* in, void** pairs, int* n_out) {
   uint64_t n;
   *pairs = NULL, *n_out = 0;
-  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX || n * (6 * 4 + 4 * 8) > in->len - in->pos)
+  if (!kn_state_get_u64(in, &n) || n > (uint64_t)INT32_MAX || n * (6 * 4 + 8 * 8) > in->len - in->pos)
     return "truncated continuous penalty pairs";
   cpf_carried* a = kn_calloc((size_t)n + 1, sizeof *a);
   if (!a) return "out of memory";
   for (uint64_t i = 0; i < n; i++) {
     int h[6], ok;
-    if (!kn_state_get_i32(in, h, 6) || !kn_state_get_f64(in, a[i].pair.w, 4)) {
+    if (!kn_state_get_i32(in, h, 6) || !kn_state_get_f64(in, a[i].pair.w, 4) || !kn_state_get_f64(in, a[i].anchor, 4)) {
       free(a);
       return "truncated continuous penalty pairs";
     }
     ok = (h[0] == 0 || h[0] == 1) && (h[5] == 1 || h[5] == -1);
     for (int k = 1; ok && k < 5; k++) ok = h[k] >= 0 && h[k] < c->ms.nvert;
-    for (int k = 0; ok && k < 4; k++) ok = isfinite(a[i].pair.w[k]);
+    for (int k = 0; ok && k < 4; k++) ok = isfinite(a[i].pair.w[k]) && isfinite(a[i].anchor[k]);
     if (!ok) {
       free(a);
       return "a continuous penalty pair names a vertex this world does not have";

@@ -28,8 +28,9 @@ static void rotx(const double p[3], double deg, double out[3]) {
   out[0] = p[0], out[1] = c * p[1] - s * p[2], out[2] = s * p[1] + c * p[2];
 }
 
-/* (friction mu, its smoothing eps_v) => the checks on the term */
-static void check_term(double mu, double eps_v) {
+/* (friction mu, its smoothing eps_v; anchored: the anchored friction with its anchors moved off the
+ * first contact by `shift` (the weights' change), lam_lag >= 0 lagged) => the checks on the term */
+static void check_term_with(double mu, double eps_v, int anchored, double shift, double lam_lag) {
   const double dt = 0.5;
   double x0[4][3] = {{0, .2, .4}, {-1, -1, 0}, {1, -1, 0}, {0, 1, 0}}, x1[4][3] = {{0, .2, -.6}};
   for (int j = 1; j < 4; j++) rotx(x0[j], 30, x1[j]);
@@ -74,8 +75,28 @@ static void check_term(double mu, double eps_v) {
     kn_cpf_stencil st = {a, b, e};
     pairs[e] = (kn_cpf_term_pair){.edge_edge = e, .pt = {q[0], q[1], q[2], q[3]}, .s_start = 0, .mu = mu};
     cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pairs[e].pair, &s), 1, "pair %d crosses", e);
+    const double dv[4] = {0, shift, -0.5 * shift, -0.5 * shift}, de[4] = {shift, -shift, -0.5 * shift, 0.5 * shift};
+    for (int j = 0; j < 4; j++) pairs[e].anchor[j] = pairs[e].pair.w[j] + (e ? de[j] : dv[j]);
+    pairs[e].lam = lam_lag;
   }
-  kn_cpf_term t = {.dt = dt, .k = 3.0, .eps_v = eps_v, .mode = KN_CPF_LK, .points = &P, .pairs = pairs, .n = 2};
+  kn_cpf_term t = {.dt = dt, .k = 3.0, .eps_v = eps_v, .mode = KN_CPF_LK, .points = &P, .pairs = pairs, .n = 2,
+                   .anchored = anchored, .lag_lambda = lam_lag >= 0};
+  if (anchored) /* which regime each pair is in: stuck (|f_t| < mu lambda) or on the cone */
+    for (int e = 0; e < 2; e++) {
+      double a[12], b[12], u[3], F[12], ft[3], fn;
+      for (int j = 0; j < 4; j++) {
+        kn_nl_point_velocity(&P, pairs[e].pt[j], v, u);
+        for (int k = 0; k < 3; k++) a[3 * j + k] = P.p[pairs[e].pt[j]].x0[k], b[3 * j + k] = a[3 * j + k] + dt * u[k];
+      }
+      kn_cpf_stencil st = {a, b, e};
+      kn_cpf_force_jacobian(&st, &pairs[e].pair, 0, t.k, KN_CPF_LK, F, NULL, NULL);
+      kn_cpf_anchor_friction(&st, pairs[e].anchor, mu, t.k, lam_lag, F, NULL, NULL, ft, &fn);
+      double ratio = kn_vec3_norm(ft) / (mu * fn);
+      cr_log_info("pair %d: |f_t| / mu lambda = %.6f", e, ratio);
+      cr_assert_gt(fn, 0);
+      if (shift > 0.05) cr_assert(fabs(ratio - 1) < 1e-12, "pair %d on the cone: %.15g", e, ratio);
+      else cr_assert(ratio > 0 && ratio < 1, "pair %d stuck: %.15g", e, ratio);
+    }
   double r[NV] = {0}, T[NV * NV], S[NV * NV];
   kn_nl_triplets Tt = {0}, St = {0};
   kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
@@ -117,7 +138,18 @@ static void check_term(double mu, double eps_v) {
   kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St), kn_nl_points_free(&P);
 }
 
+static void check_term(double mu, double eps_v) { check_term_with(mu, eps_v, 0, 0, -1); }
+
 Test(cpf_term, jacobian_residual_and_psd_part) { check_term(0, 0); }
+/* the anchored friction (kn_cpf_anchor_friction): stuck (mu 10 holds the anchors 0.01 of the weights
+ * off), on the cone (anchors 0.3 off, mu 0.05: the exact lambda's derivative included), and with the
+ * lambda lagged at 0.5 N, on the cone and stuck */
+Test(cpf_term, jacobian_with_anchored_friction_stuck) { check_term_with(10, 0, 1, 0.01, -1); }
+Test(cpf_term, jacobian_with_anchored_friction_on_the_cone) { check_term_with(0.05, 0, 1, 0.3, -1); }
+Test(cpf_term, jacobian_with_anchored_friction_lagged) {
+  check_term_with(0.05, 0, 1, 0.3, 0.5);
+  check_term_with(10, 0, 1, 0.01, 0.5);
+}
 /* with friction (mu 0.4): eps_v 1e-3 puts both pairs' slip (O(1) m/s) in the Coulomb regime, 30 m/s
  * in the smoothed one; the Jacobian then also holds lambda's derivative */
 Test(cpf_term, jacobian_with_sliding_friction) { check_term(0.4, 1e-3); }
@@ -155,5 +187,54 @@ Test(cpf_term, friction_opposes_the_slide_within_the_cone) {
     for (int c = 0; c < 3; c++) cr_expect(fabs(sum[c]) <= 1e-15 * fn, "eps %g: internal (sum %g)", eps[e], sum[c]);
     for (int j = 1; j < 4; j++)
       cr_expect(fabs(F[3 * j] - Fn[3 * j] + pair.w[j] * ft[0]) <= 1e-15 * fn, "eps %g: vertex %d's share", eps[e], j);
+  }
+}
+
+/* kn_cpf_anchor_friction and kn_cpf_anchor_relax on one vertex-face pair: a vertex through a fixed
+ * triangle in z = 0 moving 3 mm along x over the step, crossing at s* = 1/2, its anchor the first
+ * contact's point: r_t = 1.5 mm along x at the end (k 1e3: the spring's pull 1.5 N along -x). mu 10:
+ * stuck, f = -k r_t = (-1.5, 0, 0) N (no creep: the
+ * force does not depend on the speed); mu 0.3: on the cone, |f| = mu lambda along -x. The relax then
+ * moves the anchor so that k |r_t| = mu lambda: the spring at the cone's edge, stuck at the next
+ * evaluation of the same positions (|f| still mu lambda), and a stuck spring's anchor stays. */
+Test(cpf_term, anchored_friction_sticks_then_slides_onto_the_cone) {
+  const double k = 1e3, mus[2] = {10, 0.3};
+  double x0[12] = {0.2, 0.3, 1e-3, -1, -1, 0, 2, -1, 0, -1, 2, 0}, x1[12];
+  memcpy(x1, x0, sizeof x1);
+  x1[0] += 3e-3, x1[2] -= 2e-3;
+  kn_cpf_stencil st = {x0, x1, 0};
+  kn_cpf_pair pair;
+  double s_star;
+  cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pair, &s_star), 1);
+  for (int m = 0; m < 2; m++) {
+    double beta[4], F[12], Fn[12], ft[3], fn;
+    memcpy(beta, pair.w, sizeof beta);
+    kn_cpf_force_jacobian(&st, &pair, s_star, k, KN_CPF_LK, Fn, NULL, NULL);
+    memcpy(F, Fn, sizeof F);
+    kn_cpf_anchor_friction(&st, beta, mus[m], k, -1, F, NULL, NULL, ft, &fn);
+    cr_assert_gt(fn, 0);
+    double want = m == 0 ? -k * (1 - s_star) * 3e-3 : -mus[m] * fn;
+    cr_expect(fabs(s_star - 0.5) < 1e-12, "s* %.15g", s_star);
+    cr_expect(fabs(ft[0] - want) <= 1e-12 * fabs(want), "mu %g: f_x %.15g, want %.15g", mus[m], ft[0], want);
+    cr_expect(fabs(ft[1]) <= 1e-12 * fabs(want) && fabs(ft[2]) <= 1e-12 * fabs(want), "mu %g: along -x only: %g %g",
+              mus[m], ft[1], ft[2]);
+    for (int j = 1; j < 4; j++)
+      cr_expect(fabs(F[3 * j] - Fn[3 * j] + pair.w[j] * ft[0]) <= 1e-14 * fn, "mu %g: vertex %d's share", mus[m], j);
+    double before[4];
+    memcpy(before, beta, sizeof before);
+    int moved = kn_cpf_anchor_relax(&st, beta, mus[m], k, fn);
+    cr_expect_eq(moved, m == 1, "mu %g: the anchor moves only off the cone", mus[m]);
+    if (!moved) {
+      for (int j = 0; j < 4; j++) cr_expect_eq(beta[j], before[j]);
+      continue;
+    }
+    double r = 0; /* r_t along x after the relax: the vertex minus the anchor's point, at x1 */
+    r = x1[0] - (beta[1] * x1[3] + beta[2] * x1[6] + beta[3] * x1[9]);
+    cr_expect(fabs(k * fabs(r) - mus[m] * fn) <= 1e-9 * mus[m] * fn, "relaxed: k |r_t| %.15g, mu lambda %.15g",
+              k * fabs(r), mus[m] * fn);
+    cr_expect(fabs(beta[1] + beta[2] + beta[3] - 1) <= 1e-15, "the weights still sum to 1");
+    memcpy(F, Fn, sizeof F);
+    kn_cpf_anchor_friction(&st, beta, mus[m], k, -1, F, NULL, NULL, ft, &fn);
+    cr_expect(fabs(ft[0] + mus[m] * fn) <= 1e-9 * mus[m] * fn, "after the relax |f| = mu lambda: %.15g", ft[0]);
   }
 }

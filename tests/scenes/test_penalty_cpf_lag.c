@@ -20,11 +20,12 @@ static test_world lag_run(const char* eps, int lag) {
   char path[512], e[64];
   snprintf(path, sizeof path, "%s/examples/regression/box_40mm_200g.yaml", KNEAD_SOURCE_DIR);
   snprintf(e, sizeof e, "contact.penalty.epsilon_v=%s", eps);
-  const char* set[] = {"contact.backend=penalty", "contact.penalty.continuous=true", e,
+  /* anchored: false: the cases are the smoothed friction's (epsilon_v) */
+  const char* set[] = {"contact.backend=penalty", "contact.penalty.continuous=true", "contact.penalty.anchored=false", e,
                        lag ? "contact.penalty.lag_lambda=true" : "contact.penalty.lag_lambda=false"};
   test_world t = {0};
   kn_error err = {0};
-  cr_assert_eq(kn_scene_load_with(path, set, 4, &t.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_scene_load_with(path, set, 5, &t.scene, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(kn_world_create(t.scene, &t.world, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(kn_checks_attach(t.world, &err), KN_OK, "%s", err.msg);
   return t;
