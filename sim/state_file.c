@@ -19,7 +19,7 @@
 #include "sim/backend.h"
 
 #define STATE_MAGIC "KNSTATE"   /* 8 bytes with its NUL */
-#define STATE_VERSION 1
+#define STATE_VERSION 2 /* 2: ipc keeps its touching shifts, penalty's continuous pairs their anchors */
 #define STATE_HEADER (8 + 3 * 8)
 #define STATE_TRAILER 8
 

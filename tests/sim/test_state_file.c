@@ -224,9 +224,9 @@ Test(state_file, bad_files_are_refused_and_leave_the_world_unchanged) {
            bad);
   refused(s.world, bad, KN_ERR_PARSE, msg);
   memcpy(e, d, len);
-  e[8] = 2;
+  e[8] = 1; /* version 1 (before 2026-11-27): the continuous penalty pairs had no anchors */
   write_all(bad, e, len);
-  snprintf(msg, sizeof msg, "%s: cannot load the state: format version 2; this knead reads version 1", bad);
+  snprintf(msg, sizeof msg, "%s: cannot load the state: format version 1; this knead reads version 2", bad);
   refused(s.world, bad, KN_ERR_PARSE, msg);
 
   /* a valid checksum over a backend part naming a collider the world does not have: the backend
