@@ -80,9 +80,10 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
       double len = kn_vec3_norm(n);
       if (!(len > 0)) continue;
       const double* sg = p->edge_edge ? sgn_ee : sgn_vf;
+      const double kp = pair_k(t, p);
       for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
-          double ww = dt2 * sg[a] * p->pair.w[a] * sg[b] * p->pair.w[b], c = ww * pair_k(t, p) * stiff / (len * len), K[9];
+          double ww = dt2 * sg[a] * p->pair.w[a] * sg[b] * p->pair.w[b], c = ww * kp * stiff / (len * len), K[9];
           for (int x = 0; x < 3; x++)
             for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y] + ww * Sfr[3 * x + y];
           kn_nl_points_add_block(t->points, p->pt[a], 1, p->pt[b], 1, K, S);

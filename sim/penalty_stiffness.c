@@ -40,7 +40,8 @@ void kn_penalty_stiffness_free(kn_penalty_stiffness* ps) {
 }
 
 // side s of candidate i (an MPM side: its particle's body, c->mpm)
-static double side_stiffness(const kn_penalty_stiffness* ps, const kn_sim_candidates* c, int i, const kn_contact_side* s) {
+static double side_stiffness(const kn_penalty_stiffness* ps, const kn_sim_candidates* c, int i,
+                             const kn_contact_side* s) {
   if (s->kind == KN_SIDE_COLLIDER) return ps->collider[s->body];
   if (s->kind == KN_SIDE_SURFACE) return ps->fem[s->body];
   return ps->mpm[c->mpm[c->c[i].source].mpm];

@@ -8,12 +8,16 @@
  *   unset      the same on a floor that sets no stiffness: it stands as 2 x 1e4 (the default key), so
  *              a cube without the key rests at m g / (4 1e4) (the default as before) and one of 6e4
  *              at m g / (4 x 1.5e4).
- *   pairs      the continuous mode's pairs: a cube of 2e4 N/m on a rigid box plate, on its four corner
+ *   pairs      the continuous mode's pairs: a cube of 5e4 N/m on a rigid box plate, on its four corner
  *              pairs at m g / (4 k).
+ *   FEM        an FEM cube of 5e4 N/m on a rigid floor: its bottom vertices' depths sum to m g / k.
+ * (Each stiffness differs from the 2e4 an unset side stands for, so a key ignored would show.)
  *   rigid      two rigid sides (inf and inf) have no spring: the step fails naming the contact.
  * Depths to 1e-9 m: at rest Newton's residual (1e-8 m/s, contact.penalty.tolerance) moves a spring
  * by at most dt 1e-8 = 1e-10 m. Each run 1.5 s of simulated time at dt 0.01: the cube, dropped from
- * 1 mm, has settled (the springs' backward Euler damps the bounce within ~0.5 s). < 1 s in all. */
+ * 1 mm, has settled (the springs' backward Euler damps the bounce within ~0.5 s); the continuous
+ * pairs 4 s (at 1.5 s the cube is still 3.6e-8 m off: their damping, k h / 2, is weaker). < 1 s in all. */
+#include "deformable/deformable.h"
 #include "scene_util.h"
 
 static const double g = 9.81, m = 0.1;
@@ -62,17 +66,17 @@ Test(penalty_materials, an_unset_side_stands_as_twice_the_key) {
 
 Test(penalty_materials, continuous_pairs_take_the_pair_stiffness) {
   const double top = 0.001; /* the plate's top face */
-  const char* yaml = "time_step: 0.01\nduration: 2\ngravity: [0, 0, -9.81]\n"
+  const char* yaml = "time_step: 0.01\nduration: 4\ngravity: [0, 0, -9.81]\n"
                      "contact: {backend: penalty, penalty: {continuous: true}}\n"
                      "objects:\n"
                      "  - {name: plate, shape: {box: [1, 1, 0.002]}, fixed: true, stiffness: inf}\n"
                      "  - {name: cube, shape: {box: [0.1, 0.1, 0.1]}, mass: 0.1, pose: {xyz: [0.013, 0.021, 0.052]},"
-                     " stiffness: 2e4}\n";
+                     " stiffness: 5e4}\n";
   test_world t = tw_create(yaml);
-  tw_step(&t, 150);
+  tw_step(&t, 400);
   double d = depth(&t, "cube", top);
-  cr_log_info("continuous pairs: cube %.12e m (m g / 4k %.12e)", d, m * g / (4 * 2e4));
-  cr_expect(fabs(d - m * g / (4 * 2e4)) < 1e-9, "cube on its four corner pairs at %.12e m", d);
+  cr_log_info("continuous pairs: cube %.12e m (m g / 4k %.12e)", d, m * g / (4 * 5e4));
+  cr_expect(fabs(d - m * g / (4 * 5e4)) < 1e-9, "cube on its four corner pairs at %.12e m", d);
   tw_free(&t);
 }
 
@@ -88,5 +92,32 @@ Test(penalty_materials, two_rigid_sides_are_refused) {
   cr_assert_eq(kn_world_step(t.world, &err), KN_ERR_INVALID, "%s", err.msg);
   cr_log_info("refused: %s", err.msg);
   cr_expect(strstr(err.msg, "'floor'") && strstr(err.msg, "'cube'") && strstr(err.msg, "stiffness inf"), "%s", err.msg);
+  tw_free(&t);
+}
+
+/* an FEM side: a 0.2 m FEM cube (8 vertices, 2.4 g) of stiffness 5e4 N/m on a rigid floor carries its
+ * weight on its four bottom vertices' springs, so their depths sum to m g / k (each vertex's share
+ * is the mesh's, the sum is not) */
+Test(penalty_materials, an_fem_side_takes_its_stiffness) {
+  const char* yaml = "time_step: 0.01\nduration: 2\ngravity: [0, 0, -9.81]\n"
+                     "contact: {backend: penalty}\n"
+                     "objects:\n"
+                     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, stiffness: inf}\n"
+                     "deformables:\n"
+                     "  - name: cube\n    model: fem\n    shape: {box: [0.2, 0.2, 0.2]}\n    resolution: 0.2\n"
+                     "    material: {type: linear_corotated, youngs_modulus: 1e6, poisson_ratio: 0.45, density: 0.3}\n"
+                     "    pose: {xyz: [0, 0, 0.1001]}\n    stiffness: 5e4\n";
+  test_world t = tw_create(yaml);
+  tw_step(&t, 150);
+  const kn_fem_body* b = t.world->fems[0].body;
+  double sum = 0, mass = 0;
+  int n = 0;
+  for (int v = 0; v < b->mesh.nvert; v++) {
+    mass += b->mass[v];
+    if (b->x[3 * v + 2] < 0) sum -= b->x[3 * v + 2], n++;
+  }
+  cr_log_info("FEM side: %d vertices below the floor, depths sum %.12e m (m g / k %.12e)", n, sum, mass * g / 5e4);
+  cr_expect_eq(n, 4, "%d vertices in the floor", n);
+  cr_expect(fabs(sum - mass * g / 5e4) < 4e-10, "depths sum to %.12e m", sum);
   tw_free(&t);
 }
