@@ -11,6 +11,7 @@
  *   pairs      the continuous mode's pairs: a cube of 5e4 N/m on a rigid box plate, on its four corner
  *              pairs at m g / (4 k).
  *   FEM        an FEM cube of 5e4 N/m on a rigid floor: its bottom vertices' depths sum to m g / k.
+ *   MPM        an MPM cube of 5e4 N/m on a rigid floor: each particle's normal force is k times its depth.
  * (Each stiffness differs from the 2e4 an unset side stands for, so a key ignored would show.)
  *   rigid      two rigid sides (inf and inf) have no spring: the step fails naming the contact.
  * Depths to 1e-9 m: at rest Newton's residual (1e-8 m/s, contact.penalty.tolerance) moves a spring
@@ -119,5 +120,36 @@ Test(penalty_materials, an_fem_side_takes_its_stiffness) {
   cr_log_info("FEM side: %d vertices below the floor, depths sum %.12e m (m g / k %.12e)", n, sum, mass * g / 5e4);
   cr_expect_eq(n, 4, "%d vertices in the floor", n);
   cr_expect(fabs(sum - mass * g / 5e4) < 4e-10, "depths sum to %.12e m", sum);
+  tw_free(&t);
+}
+
+/* an MPM side: a 64-particle MPM cube (8 g) of stiffness 5e4 N/m resting on a rigid floor: every
+ * particle spring's normal force over its depth is k. The outputs give the depth at the step's start
+ * and the force at its end; at rest they differ by dt |v_n| <= dt 1e-8 m/s (Newton's tolerance) =
+ * 1e-10 m on a depth of m g / (16 k) = 9.8e-8 m, so 1e-3 (measured 6.6e-6; an unset side, 2e4,
+ * would be 0.6 off) */
+Test(penalty_materials, an_mpm_side_takes_its_stiffness) {
+  const char* yaml = "time_step: 0.01\nduration: 1\ngravity: [0, 0, -9.81]\n"
+                     "contact: {backend: penalty}\n"
+                     "objects:\n"
+                     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, stiffness: inf}\n"
+                     "deformables:\n  - name: dough\n    model: mpm\n    shape: {box: [0.2, 0.2, 0.2]}\n"
+                     "    resolution: 0.1\n"
+                     "    material: {type: linear_corotated, youngs_modulus: 1e3, poisson_ratio: 0.3, density: 1}\n"
+                     "    pose: {xyz: [0, 0, 0.075]}\n    stiffness: 5e4\n";
+  test_world t = tw_create(yaml);
+  tw_step(&t, 100);
+  const kn_world* w = t.world;
+  double worst = 0;
+  int n = 0;
+  for (int j = 0; j < w->nmpm_contact; j++) {
+    const kn_world_mpm_contact* c = &w->mpm_contacts[j];
+    double fn = c->f[0] * c->n[0] + c->f[1] * c->n[1] + c->f[2] * c->n[2]; /* on the collider, along n */
+    if (!(c->phi < 0)) continue;
+    worst = fmax(worst, fabs(fn / -c->phi / 5e4 - 1)), n++;
+  }
+  cr_log_info("MPM side: %d particle springs, f_n / depth off 5e4 N/m by %.3e at most", n, worst);
+  cr_expect_eq(n, 16, "%d particles in the floor", n);
+  cr_expect(worst < 1e-3, "f_n / depth off k by %.3e", worst);
   tw_free(&t);
 }
