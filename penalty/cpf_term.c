@@ -8,6 +8,9 @@
 
 static const double sgn_vf[4] = {1, -1, -1, -1}, sgn_ee[4] = {1, 1, -1, -1};
 
+// pair p's stiffness: its own, else the term's
+static double pair_k(const kn_cpf_term* t, const kn_cpf_term_pair* p) { return p->k > 0 ? p->k : t->k; }
+
 // pair i's stencil at v: x0 and x1 = x0 + dt J v of its four points
 static void stencil_at(const kn_cpf_term* t, int i, const double* v, double x0[12], double x1[12]) {
   const kn_cpf_term_pair* p = &t->pairs[i];
@@ -28,9 +31,10 @@ static int pair_force(const kn_cpf_term* t, int i, const double* v, double F[12]
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
   double stiff_local = 0;
   if (!stiff) stiff = &stiff_local;
-  int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, dF, stiff);
+  const double kp = pair_k(t, p);
+  int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, kp, t->mode, F, dF, stiff);
   if (t->lag_lambda && *stiff == 0 && !(p->lam > 0)) return keep;
-  if (t->anchored) kn_cpf_anchor_friction(&st, p->anchor, p->mu, t->k, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
+  if (t->anchored) kn_cpf_anchor_friction(&st, p->anchor, p->mu, kp, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
   else kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
   return keep;
 }
@@ -44,7 +48,7 @@ double kn_cpf_term_pair_lambda(const kn_cpf_term* t, int i, const double* v) {
   stencil_at(t, i, v, x0, x1);
   const kn_cpf_term_pair* p = &t->pairs[i];
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
-  kn_cpf_force_jacobian(&st, &p->pair, p->s_start, t->k, t->mode, F, NULL, NULL);
+  kn_cpf_force_jacobian(&st, &p->pair, p->s_start, pair_k(t, p), t->mode, F, NULL, NULL);
   kn_cpf_friction(&st, &p->pair, 1, 1, t->dt, -1, F, NULL, NULL, NULL, &lam);
   return lam;
 }
@@ -79,9 +83,10 @@ kn_status kn_cpf_term_eval(void* self, const double* v, double* E, double* r, kn
       if (!(len > 0)) continue;
       const double* sg = p->edge_edge ? sgn_ee : sgn_vf;
       const double *w = p->pair.w, *wf = t->anchored ? p->anchor : w; /* the friction's weights */
+      const double kp = pair_k(t, p);
       for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
-          double ww = dt2 * sg[a] * w[a] * sg[b] * w[b], c = ww * t->k * stiff / (len * len), K[9];
+          double ww = dt2 * sg[a] * w[a] * sg[b] * w[b], c = ww * kp * stiff / (len * len), K[9];
           double wwf = dt2 * sg[a] * wf[a] * sg[b] * wf[b];
           for (int x = 0; x < 3; x++)
             for (int y = 0; y < 3; y++) K[3 * x + y] = c * n[x] * n[y] + wwf * Sfr[3 * x + y];

@@ -49,7 +49,7 @@ kn_relax_state kn_penalty_fem_walk_eval(const kn_penalty_term* t, const kn_penal
     memset(out->f, 0, sizeof out->f);
     return KN_RELAX_INACTIVE;
   }
-  for (int k = 0; k < 3; k++) out->f[k] = t->k * (out->o.Y[k] - out->Z[k]);
+  for (int k = 0; k < 3; k++) out->f[k] = kn_penalty_contact_k(t, c) * (out->o.Y[k] - out->Z[k]);
   for (int k = 0; k < 3; k++) out->tv[k] = m->tri[3 * out->o.at.tri + k], out->w[k] = out->o.at.w[k];
   if (jac) weight_gradients(m->x, out->tv, out->g);
   return out->o.state;
@@ -66,7 +66,7 @@ void kn_penalty_fem_walk_add(const kn_penalty_term* t, int i, const double* v, d
   const kn_penalty_contact* c = &t->c[i];
   const kn_nl_points* P = t->points;
   const int* pt = c->fem->pt;
-  const double h = t->dt, k = t->k;
+  const double h = t->dt, k = kn_penalty_contact_k(t, c);
   kn_penalty_fem_walk wk;
   if (kn_penalty_fem_walk_eval(t, c, v, T != NULL, &wk) == KN_RELAX_INACTIVE) return;
   kn_nl_point_add_force(P, c->b, -h, wk.f, r);
@@ -130,7 +130,7 @@ double kn_penalty_fem_walk_lagged(const kn_penalty_term* t, int i, const double*
   if (t->tri_ref[i] < 0) return 0;
   const kn_nl_points* P = t->points;
   const int *pt = c->fem->pt, *tv = c->fem->mesh.tri + 3 * t->tri_ref[i];
-  const double *w = t->Y_ref + 3 * i, *x = c->fem->x, *n = c->n, h = t->dt, k = t->k;
+  const double *w = t->Y_ref + 3 * i, *x = c->fem->x, *n = c->n, h = t->dt, k = kn_penalty_contact_k(t, c);
   double u[3], Z[3], d[3], f[3];
   kn_nl_point_velocity(P, c->b, v, u);
   for (int a = 0; a < 3; a++) {

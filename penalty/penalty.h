@@ -78,6 +78,7 @@ typedef struct {
   kn_cpf_pair pair;
   double s_start;
   double mu;             /* the pair's friction coefficient (0: frictionless) */
+  double k;              /* the pair's stiffness [N/m]; 0: the term's k */
   double lam;            /* the friction's lagged normal force [N] (used when the term's lag_lambda) */
   double anchor[4];      /* the anchored friction's anchor weights (like pair.w; kn_cpf_anchor_friction) */
 } kn_cpf_term_pair;
@@ -260,6 +261,7 @@ typedef struct {
 typedef struct {
   int a, b;
   double n[3], phi0, X[3], mu;
+  double k;                  /* its spring's stiffness [N/m]; 0: the term's k (kn_penalty_contact_k) */
   /* A's side a triangle mesh (digest §3.5-3.6; NULL: the plane above): the anchor Xm on it, relaxed
    * by kn_penalty_mesh_relax in the mesh's own frame, a point p of the contact's frame above being
    * R^T (p - o) there (the mesh moves with A's point during the step, without turning); X is Xm
@@ -275,7 +277,7 @@ typedef struct {
 } kn_penalty_contact;
 
 typedef struct {
-  double dt, k;                     /* time step [s], spring stiffness [N/m] */
+  double dt, k;                     /* time step [s], spring stiffness [N/m] of a contact without its own */
   const kn_nl_points* points;
   const kn_penalty_contact* c;
   int n;
@@ -289,6 +291,11 @@ typedef struct {
   kn_penalty_fem_mesh* fems;        /* the FEM boundaries contacts walk (kn_penalty_term_move) */
   int nfems;
 } kn_penalty_term;
+
+/* contact c's spring stiffness: its own k, else the term's */
+static inline double kn_penalty_contact_k(const kn_penalty_term* t, const kn_penalty_contact* c) {
+  return c->k > 0 ? c->k : t->k;
+}
 
 /* the FEM boundaries' positions at v (every evaluation starts with it; call it before
  * kn_penalty_term_contact at a new v) */

@@ -32,8 +32,9 @@ static kn_relax_state mesh_contact(const kn_penalty_term* t, const kn_penalty_co
     return KN_RELAX_INACTIVE;
   }
   for (int k = 0; k < 3; k++) Y[k] = c->o[k] + R[3 * k] * o->Y[0] + R[3 * k + 1] * o->Y[1] + R[3 * k + 2] * o->Y[2];
+  const double kc = kn_penalty_contact_k(t, c);
   if (f)
-    for (int k = 0; k < 3; k++) f[k] = t->k * (Y[k] - Z[k]);
+    for (int k = 0; k < 3; k++) f[k] = kc * (Y[k] - Z[k]);
   if (dfdZ) { /* k (R D R^T - I) */
     double DRt[9];
     for (int r = 0; r < 3; r++)
@@ -41,7 +42,7 @@ static kn_relax_state mesh_contact(const kn_penalty_term* t, const kn_penalty_co
         DRt[3 * r + q] = o->dYdZ[3 * r] * R[3 * q] + o->dYdZ[3 * r + 1] * R[3 * q + 1] + o->dYdZ[3 * r + 2] * R[3 * q + 2];
     for (int r = 0; r < 3; r++)
       for (int q = 0; q < 3; q++)
-        dfdZ[3 * r + q] = t->k * (R[3 * r] * DRt[q] + R[3 * r + 1] * DRt[3 + q] + R[3 * r + 2] * DRt[6 + q] - (r == q));
+        dfdZ[3 * r + q] = kc * (R[3 * r] * DRt[q] + R[3 * r + 1] * DRt[3 + q] + R[3 * r + 2] * DRt[6 + q] - (r == q));
   }
   return o->state;
 }
@@ -56,7 +57,8 @@ static kn_relax_state fem_contact(const kn_penalty_term* t, const kn_penalty_con
   else memcpy(Y, wk.o.Y, 3 * sizeof *Y);
   if (f) memcpy(f, wk.f, sizeof wk.f);
   if (dfdZ)
-    for (int k = 0; k < 9; k++) dfdZ[k] = st == KN_RELAX_INACTIVE ? 0.0 : t->k * (wk.o.dYdZ[k] - (k % 4 == 0));
+    for (int k = 0; k < 9; k++)
+      dfdZ[k] = st == KN_RELAX_INACTIVE ? 0.0 : kn_penalty_contact_k(t, c) * (wk.o.dYdZ[k] - (k % 4 == 0));
   return st;
 }
 
@@ -69,7 +71,7 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
   for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k];
   if (!c->mesh) {
     kn_levelset ls = {plane_phi, (void*)c->n};
-    return kn_penalty_relax(&ls, c->X, Z, c->mu, t->k, Y, f, dfdZ);
+    return kn_penalty_relax(&ls, c->X, Z, c->mu, kn_penalty_contact_k(t, c), Y, f, dfdZ);
   }
   return mesh_contact(t, c, Z, Y, f, dfdZ);
 }
@@ -123,7 +125,7 @@ static void flush(const double* D, kn_nl_triplets* T) {
 static double lagged(const kn_penalty_term* t, int i, const double* v, double* r, kn_nl_triplets* T, double* DT,
                      kn_nl_triplets* S, double* DS) {
   const kn_penalty_contact* c = &t->c[i];
-  const double *n = c->n, *Y = t->Y_ref + 3 * i, h = t->dt;
+  const double *n = c->n, *Y = t->Y_ref + 3 * i, h = t->dt, kc = kn_penalty_contact_k(t, c);
   double w[3], Z[3], d[3], f[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
   for (int k = 0; k < 3; k++) Z[k] = c->phi0 * n[k] + h * w[k];
@@ -134,17 +136,17 @@ static double lagged(const kn_penalty_term* t, int i, const double* v, double* r
   dn = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
   for (int k = 0; k < 3; k++) {
     double dt_k = act ? d[k] - dn * n[k] : 0.0;
-    f[k] = t->k * (dt_k - (pen ? phi : 0.0) * n[k]); /* on B: the potential's -dU/dZ */
-    e += 0.5 * t->k * dt_k * dt_k;
+    f[k] = kc * (dt_k - (pen ? phi : 0.0) * n[k]); /* on B: the potential's -dU/dZ */
+    e += 0.5 * kc * dt_k * dt_k;
   }
-  if (pen) e += 0.5 * t->k * phi * phi;
+  if (pen) e += 0.5 * kc * phi * phi;
   double g[3] = {-h * f[0], -h * f[1], -h * f[2]};
   kn_nl_pair_add_force(t->points, c->a, c->b, 1.0, g, r);
   if (!T) return e;
   double K[9];
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 3; b++)
-      K[3 * a + b] = h * h * t->k * ((pen ? n[a] * n[b] : 0.0) + (act ? (a == b) - n[a] * n[b] : 0.0));
+      K[3 * a + b] = h * h * kc * ((pen ? n[a] * n[b] : 0.0) + (act ? (a == b) - n[a] * n[b] : 0.0));
   add_pair(t->points, c->a, c->b, K, T, DT);
   if (S) add_pair(t->points, c->a, c->b, K, S, DS);
   return e;
@@ -205,7 +207,7 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
     }
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++)
-        K[3 * a + b] = h * h * t->k *
+        K[3 * a + b] = h * h * kn_penalty_contact_k(t, c) *
                        (st == KN_RELAX_STATIC ? (double)(a == b) : n[a] * n[b] + s * ww[a] * ww[b]);
     add_pair(t->points, c->a, c->b, K, S, DS);
   }

@@ -54,7 +54,10 @@
  *       friction, stiffness, dissipation_time: contact material [kn_contact_material_default: 0.5,
  *                                  1e6 N/m, dt / 2 s (a pair of defaults: dt, critically damped
  *                                  at the near-rigid limit); against FEM and MPM surfaces an unset
- *                                  dissipation_time is 0.1 s (KN_CONTACT_SOFT_DISSIPATION_TIME)]
+ *                                  dissipation_time is 0.1 s (KN_CONTACT_SOFT_DISSIPATION_TIME)];
+ *                                  inf (not .inf) for rigid. Penalty takes an explicit stiffness
+ *                                  as its spring's N/m, an unset one as 2 contact.penalty.stiffness
+ *                                  (below, kn_scene_penalty)
  *                                  Sticking contacts keep stiction anchors (sim/stiction.h): a
  *                                  held object does not creep (ARCHITECTURE.md)
  *       velocity: [wx wy wz vx vy vz]  initial twist, body frame [0]
@@ -483,9 +486,14 @@ typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solve
 /* contact.penalty: the penalty backend's keys (sim/nl_penalty.c; digests penalty-coulomb-friction.md
  * and continuous-penalty-forces.md), each optional */
 typedef struct {
-  double* stiffness;        /* k of every contact's spring [N/m] [1e4] (the digest's prototype's stiffer
-                               value; the paper's scenes use 1 to 1e6): a held load F per contact
-                               sinks F / k */
+  double* stiffness;        /* k of the spring between two bodies that set no contact material
+                               stiffness [N/m] [1e4] (the digest's prototype's stiffer value; the
+                               paper's scenes use 1 to 1e6): a held load F per contact sinks F / k.
+                               The bodies' `stiffness` keys (objects, robots' contact, deformables)
+                               count: a pair's k is its two sides in series, k_a k_b / (k_a + k_b),
+                               a side that sets none standing as 2 k (so two of them give k), an inf
+                               side leaving the other; two inf sides are refused when they touch
+                               (sim/penalty_stiffness.h; discrete springs and continuous pairs) */
   double* tolerance;        /* Newton's stopping test on max |M^-1 r| [m/s] [1e-8]: a velocity error,
                                not the paper's unscaled tau = 1 (digest §7 item 2) */
   bool* continuous;         /* Tang et al.'s continuous penalty forces [false]: true replaces the

@@ -134,7 +134,7 @@ static kn_status check_material(const kn_scene* s, const double* mu, const doubl
   }
   if (k && !(*k > 0)) {
     snprintf(kk, sizeof kk, "%s.stiffness", key);
-    return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be > 0 N/m (.inf for rigid; got %g)", *k);
+    return kn_scene_fail(s, err, KN_ERR_INVALID, kk, "must be > 0 N/m (inf for rigid; got %g)", *k);
   }
   if (k && *k < KN_SCENE_MIN_STIFFNESS) {
     snprintf(kk, sizeof kk, "%s.stiffness", key);

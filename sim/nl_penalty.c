@@ -29,6 +29,7 @@
 #include "sim/penalty_faces.h"
 #include "sim/penalty_fem_meshes.h"
 #include "sim/penalty_meshes.h"
+#include "sim/penalty_stiffness.h"
 #include "sim/stiction.h"
 
 typedef struct {
@@ -48,6 +49,7 @@ typedef struct {
   int lag_lambda;           /* contact.penalty.lag_lambda */
   kn_penalty_meshes meshes; /* the mesh colliders' walkable meshes */
   kn_penalty_fem_meshes fems; /* the FEM boundaries' walkable meshes */
+  kn_penalty_stiffness stiff; /* the bodies' spring stiffness: each contact's k (penalty_stiffness.h) */
   signed char* side;        /* per candidate: 0 the plane; 1 anchored on A's mesh; -1 on B's mesh,
                                the spring's particle then A (pc's a, b and n swapped); 2, -2 the
                                same on an FEM boundary */
@@ -74,6 +76,7 @@ static void penalty_destroy(void* p) {
   kn_stiction_keyed_free(&s->mpm);
   kn_penalty_faces_free(&s->faces);
   kn_penalty_cpf_free(s->cpf);
+  kn_penalty_stiffness_free(&s->stiff);
   free(s);
 }
 
@@ -85,6 +88,8 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (!isfinite(s->term.k) || !(s->term.k > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.stiffness", "%g: expected a finite number > 0 [N/m]",
                          s->term.k);
+  kn_status st = kn_penalty_stiffness_build(s->w, s->term.k, &s->stiff, err);
+  if (st) return st;
   if (!isfinite(tol) || !(tol > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
@@ -118,7 +123,7 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
                      : ablation == KN_SCENE_DPF_CCD ? KN_CPF_DPF_CCD
                                                     : KN_CPF_LK;
   s->lag_lambda = k->lag_lambda && *k->lag_lambda;
-  return kn_penalty_cpf_create(s->w, s->term.k, eps_v, mode, s->lag_lambda, anchored, &s->cpf, err);
+  return kn_penalty_cpf_create(s->w, &s->stiff, eps_v, mode, s->lag_lambda, anchored, &s->cpf, err);
 }
 
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
@@ -306,6 +311,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
     for (int a = 0; a < 3; a++) pc->n[a] = cc->R_WC[3 * a + 2];
     pc->phi0 = cc->phi;
     pc->mu = cc->material.mu;
+    if ((e = kn_penalty_stiffness_pair(&s->stiff, w, c, i, &pc->k, err))) return e;
     anchor_start(s, st, i, pc);
     if (s->cpf && kn_penalty_cpf_covers(s->cpf, cc)) /* the pairs' contact: an inert spring, both ends */
       *pc = (kn_penalty_contact){.a = -1, .b = -1, .n = {0, 0, 1}, .phi0 = 1}; /* fixed, 1 m apart */

@@ -17,6 +17,7 @@ typedef struct {          /* per surface of kn_mesh_surfaces */
   int ne, *edge;         /* its edges but the flat ones (2 each) */
   kn_penalty_mesh_topology top; /* its triangles' neighbours: a carried pair's walk (§8 item 14) */
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
+  double k;              /* its side's spring stiffness (penalty_stiffness.h), in series per pair */
 } cpf_surface;
 
 #define LAG_RTOL 1e-3 /* the friction's lambda re-lagged while a pair's moves more than this, relative */
@@ -63,8 +64,23 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const kn_mesh_surface* m);
 
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda, int anchored,
-                                kn_penalty_cpf** out, kn_error* err) {
+/* two surfaces that can meet (different cliques) both rigid (stiffness inf): no spring => KN_ERR_INVALID */
+static kn_status check_rigid_pairs(const kn_penalty_cpf* c, kn_error* err) {
+  for (int i = 0; i < c->ms.n; i++)
+    for (int j = i + 1; isinf(c->s[i].k) && j < c->ms.n; j++)
+      if (isinf(c->s[j].k) && c->ms.s[i].clique != c->ms.s[j].clique) {
+        char a[160], b[160];
+        kn_mesh_surfaces_name(&c->ms, c->w, i, a, sizeof a);
+        kn_mesh_surfaces_name(&c->ms, c->w, j, b, sizeof b);
+        return kn_fail(err, KN_ERR_INVALID,
+                       "penalty: %s and %s both set stiffness inf (rigid), and a penalty spring between them "
+                       "needs a finite stiffness; set one side's stiffness (N/m)", a, b);
+      }
+  return KN_OK;
+}
+
+kn_status kn_penalty_cpf_create(kn_world* w, const kn_penalty_stiffness* ps, double eps_v, kn_cpf_mode mode,
+                                int lag_lambda, int anchored, kn_penalty_cpf** out, kn_error* err) {
   kn_penalty_cpf* c = kn_calloc(1, sizeof *c);
   if (!c) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   kn_status st = kn_mesh_surfaces_create(w, KN_MESH_SURFACES_BOXES_MESHES, &c->ms, err);
@@ -72,12 +88,13 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode
     kn_penalty_cpf_free(c);
     return st;
   }
-  c->w = w, c->term.k = k, c->term.eps_v = eps_v, c->term.mode = mode, c->term.lag_lambda = lag_lambda;
+  c->w = w, c->term.k = ps->k, c->term.eps_v = eps_v, c->term.mode = mode, c->term.lag_lambda = lag_lambda;
   c->term.anchored = anchored;
   int ok = (c->s = kn_calloc((size_t)c->ms.n + 1, sizeof *c->s)) != NULL;
   for (int i = 0; ok && i < c->ms.n; i++) {
     const kn_mesh_surface* m = &c->ms.s[i];
     c->s[i].material = m->fem >= 0 ? w->fems[m->fem].material : w->colliders[m->collider].c.material;
+    c->s[i].k = m->fem >= 0 ? ps->fem[m->fem] : ps->collider[m->collider];
     ok = flat_edges(&c->s[i], m);
     if (ok && (st = kn_penalty_mesh_topology_build(m->nv, m->nt, m->tri, &c->s[i].top, err))) {
       kn_penalty_cpf_free(c);
@@ -87,6 +104,10 @@ kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode
   if (!ok) {
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
+  }
+  if ((st = check_rigid_pairs(c, err))) {
+    kn_penalty_cpf_free(c);
+    return st;
   }
   c->swept = kn_swept_scratch_create();
   c->x0 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x0);
@@ -260,7 +281,9 @@ static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, c
   t->edge_edge = k->edge_edge, t->pair = *p, t->s_start = s_start;
   memcpy(t->anchor, anchor ? anchor : p->w, sizeof t->anchor);
   /* the pair's two surfaces: the vertex's (or the first edge's) and the face's (the second edge's) */
-  t->mu = kn_contact_material_combine(&surface_of(c, k->v[0])->material, &surface_of(c, k->v[3])->material).mu;
+  const cpf_surface *sa = surface_of(c, k->v[0]), *sb = surface_of(c, k->v[3]);
+  t->mu = kn_contact_material_combine(&sa->material, &sb->material).mu;
+  t->k = kn_penalty_stiffness_series(sa->k, sb->k);
   for (int j = 0; j < 4; j++) t->pt[j] = c->ms.pt[k->v[j]];
   c->pkeys[c->npairs++] = *k;
   return 1;
@@ -424,7 +447,7 @@ static void anchor_relax(const kn_penalty_cpf* c, int i, const double* v, double
   }
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
   double lam = c->term.lag_lambda ? p->lam : kn_cpf_term_pair_lambda(&c->term, i, v);
-  kn_cpf_anchor_relax(&st, anchor, p->mu, c->term.k, lam);
+  kn_cpf_anchor_relax(&st, anchor, p->mu, p->k > 0 ? p->k : c->term.k, lam);
 }
 
 /* every surface vertex's position x1 at the end of the step at v */

@@ -6,19 +6,21 @@
 
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/penalty_stiffness.h"
 
 typedef struct kn_penalty_cpf kn_penalty_cpf;
 
-/* (world, stiffness per pair k, friction's smoothing velocity eps_v (kn_cpf_friction), mode, lag_lambda
- * (contact.penalty.lag_lambda: the friction's lambda lagged, kn_cpf_term), anchored (1: each pair's
- * friction the anchored spring of kn_cpf_anchor_friction, its anchor carried with the pair and
- * relaxed onto the cone after each step; 0: the smoothed Coulomb of eps_v)) => the
- * triangle surfaces of its FEM bodies and rigid colliders (boxes, meshes), each pair's friction mu
- * combined from its two surfaces' materials. Colliders without a triangle surface (spheres,
- * cylinders, capsules, half-spaces) and MPM bodies are left to the backend's discrete springs
- * (kn_penalty_cpf_covers). */
-kn_status kn_penalty_cpf_create(kn_world* w, double k, double eps_v, kn_cpf_mode mode, int lag_lambda, int anchored,
-                                kn_penalty_cpf** out, kn_error* err);
+/* (world, the bodies' spring stiffnesses ps (penalty_stiffness.h), friction's smoothing velocity
+ * eps_v (kn_cpf_friction), mode, lag_lambda (contact.penalty.lag_lambda: the friction's lambda
+ * lagged, kn_cpf_term), anchored (1: each pair's friction the anchored spring of
+ * kn_cpf_anchor_friction, its anchor carried with the pair and relaxed onto the cone after each
+ * step; 0: the smoothed Coulomb of eps_v)) => the triangle surfaces of its FEM bodies and rigid
+ * colliders (boxes, meshes), each pair's friction mu and stiffness k combined from its two
+ * surfaces' (KN_ERR_INVALID naming them when two surfaces that can meet are both rigid, stiffness
+ * inf). Colliders without a triangle surface (spheres, cylinders, capsules, half-spaces) and MPM
+ * bodies are left to the backend's discrete springs (kn_penalty_cpf_covers). */
+kn_status kn_penalty_cpf_create(kn_world* w, const kn_penalty_stiffness* ps, double eps_v, kn_cpf_mode mode,
+                                int lag_lambda, int anchored, kn_penalty_cpf** out, kn_error* err);
 void kn_penalty_cpf_free(kn_penalty_cpf* c);
 /* the mixed mode's rule: a detection candidate is the pairs' (1) when both its sides have triangle
  * surfaces here (FEM bodies, box and mesh colliders), else the discrete springs' (0): a box against a
