@@ -585,6 +585,63 @@ static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3]
   return 1;
 }
 
+/* half extent of box b along the unit axis L */
+static double box_radius(const obox* b, const double L[3]) {
+  double r = 0;
+  for (int k = 0; k < 3; ++k) r += b->h[k] * fabs(dot3(b->a[k], L));
+  return r;
+}
+
+/* two separated boxes with parallel edges (A's axis i along B's axis j): in the cross-section
+ * perpendicular to them both boxes are rectangles, whose distance is along a face axis (a corner on
+ * an edge) or between two corners, i.e. two parallel edges. The axis of each corner pair (A's edge
+ * line to B's, perpendicular to both) whose corners are the supports along it is exact: the largest
+ * such separation in *sep, its axis L (A into B), the edges' centres ca, cb; -INFINITY when none */
+static void parallel_edge_axis(const obox* A, const obox* B, int i, int j, double* sep, double L[3], double ca[3],
+                               double cb[3]) {
+  const double* e = A->a[i];
+  int u = (i + 1) % 3, v = (i + 2) % 3, p = (j + 1) % 3, q = (j + 2) % 3;
+  const double sa[4] = {1, -1, -1, 1}, sb[4] = {1, 1, -1, -1};
+  for (int m = 0; m < 4; ++m)
+    for (int n = 0; n < 4; ++n) {
+      double x[3], y[3], w[3];
+      for (int k = 0; k < 3; ++k) {
+        x[k] = A->c[k] + sa[m] * A->h[u] * A->a[u][k] + sb[m] * A->h[v] * A->a[v][k];
+        y[k] = B->c[k] + sa[n] * B->h[p] * B->a[p][k] + sb[n] * B->h[q] * B->a[q][k];
+        w[k] = y[k] - x[k];
+      }
+      double we = dot3(w, e);
+      for (int k = 0; k < 3; ++k) w[k] -= we * e[k];
+      double l = sqrt(dot3(w, w));
+      if (!(l > 1e-12 * (1 + sqrt(dot3(A->h, A->h)) + sqrt(dot3(B->h, B->h))))) continue;
+      for (int k = 0; k < 3; ++k) w[k] /= l;
+      /* the corners must be the supports along w (A's highest, B's lowest), to a relative 1e-12 */
+      double tol = 1e-12 * (1 + box_radius(A, w) + box_radius(B, w));
+      if (dot3(w, x) < dot3(w, A->c) + box_radius(A, w) - tol) continue;
+      if (dot3(w, y) > dot3(w, B->c) - box_radius(B, w) + tol) continue;
+      if (l > *sep) *sep = l, memcpy(L, w, sizeof w), memcpy(ca, x, sizeof x), memcpy(cb, y, sizeof y);
+    }
+}
+
+/* the line contact of parallel edges (A's axis i) along L, lines sep apart: the two ends of the
+ * overlap of the edges' projections on the edge direction; the edges that pass beside each other
+ * (the nearest features are then a corner) go to libccd */
+static int parallel_edge_contact(const kn_nshape* S1, const kn_nshape* S2, const obox* A, const obox* B, int i, int j,
+                                 const double L[3], const double ca[3], const double cb[3], double sep, emitter* em) {
+  const double* e = A->a[i];
+  double ta = dot3(e, ca), tb = dot3(e, cb);
+  double lo = fmax(ta - A->h[i], tb - B->h[j]), hi = fmin(ta + A->h[i], tb + B->h[j]);
+  if (!(hi >= lo)) return convex_pair(S1, S2, em);
+  double t[2] = {lo, hi};
+  int np = hi - lo > 1e-9 * (A->h[i] + B->h[j]) ? 2 : 1;
+  for (int m = 0; m < np; ++m) {
+    double p1[3], p2[3];
+    for (int k = 0; k < 3; ++k) p1[k] = ca[k] + (t[m] - ta) * e[k], p2[k] = cb[k] + (t[m] - tb) * e[k];
+    if (!emit(em, p1, p2, L, sep)) return 0;
+  }
+  return 1;
+}
+
 static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   obox A, B;
   obox_of(S1, &A), obox_of(S2, &B);
@@ -611,6 +668,27 @@ static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
       if (sep > best_edge) best_edge = sep;
     }
   if (fmax(best_face, best_edge) >= em->margin) return 1;
+  /* separated boxes (a face axis separates) with parallel edges: their lines' axis, exact where the
+   * face and cross-product axes only bound the distance from below (the A-frame of two cards, top
+   * edge on top edge); overlapping boxes keep the 15 axes, exact for the depth */
+  if (best_face > 0) {
+    double bp = -INFINITY, L[3] = {0, 0, 0}, ca[3] = {0, 0, 0}, cb[3] = {0, 0, 0};
+    int pi = -1, pj = -1;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double c[3], s = bp;
+        kn_vec3_cross(A.a[i], B.a[j], c);
+        if (sqrt(dot3(c, c)) >= 1e-6) continue;
+        parallel_edge_axis(&A, &B, i, j, &bp, L, ca, cb);
+        if (bp > s) pi = i, pj = j;
+      }
+    if (pi >= 0 && bp >= em->margin) return 1;
+    /* any axis bounds the distance from below and bp is exact: it wins when larger, by rounding's
+     * margin (a face on a face ties it) */
+    double other = fmax(best_face, best_edge), size = sqrt(dot3(A.h, A.h)) + sqrt(dot3(B.h, B.h));
+    if (pi >= 0 && bp > other + 1e-12 * size)
+      return parallel_edge_contact(S1, S2, &A, &B, pi, pj, L, ca, cb, bp, em);
+  }
   /* prefer face contacts: an edge axis must separate clearly better (a relative and absolute slack
    * keeps resting stacks on their faces) */
   if (best_edge > best_face + 1e-6 + 0.05 * fabs(best_face)) return convex_pair(S1, S2, em);
