@@ -15,7 +15,9 @@
  *
  * Patch: for a face axis, the most anti-parallel face of the other polytope clipped by the side
  * planes of the reference face (Sutherland-Hodgman, kn_clip_poly); each corner left gives a point
- * with its own gap to the reference plane. For an edge axis, the closest points of the two edges. */
+ * with its own gap to the reference plane. For an edge axis, the closest points of the two edges;
+ * for two parallel edges (separated polytopes only: their lines' axis), the two ends of the edges'
+ * common span. */
 #include <math.h>
 #include <string.h>
 

@@ -11,7 +11,8 @@
  *                           segment (two points for parallel capsules)
  *   box-box                 separating axes (15) and, for a face axis, the incident face clipped
  *                           against the reference face (up to 8 points); an edge axis falls back
- *                           to libccd
+ *                           to libccd; separated boxes whose nearest features are parallel edges,
+ *                           the edges' line contact (two points)
  *   box/convex mesh pairs   libccd GJK/EPA for the normal, then the best separating axis near it
  *   (not box-box)           and the incident face clipped against the reference face
  *                           (convex_patch.c); when no patch can be formed, as the other pairs;
@@ -536,9 +537,7 @@ static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
 
 //---- box-box ----
 
-typedef struct {
-  double c[3], a[3][3], h[3]; /* centre, unit axes, half sizes */
-} obox;
+typedef kn_obox obox;
 
 static void obox_of(const kn_nshape* s, obox* b) {
   memcpy(b->c, s->X->p, sizeof b->c);
@@ -583,44 +582,6 @@ static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3]
     if (!ok) return 0;
   }
   return 1;
-}
-
-/* half extent of box b along the unit axis L */
-static double box_radius(const obox* b, const double L[3]) {
-  double r = 0;
-  for (int k = 0; k < 3; ++k) r += b->h[k] * fabs(dot3(b->a[k], L));
-  return r;
-}
-
-/* two separated boxes with parallel edges (A's axis i along B's axis j): in the cross-section
- * perpendicular to them both boxes are rectangles, whose distance is along a face axis (a corner on
- * an edge) or between two corners, i.e. two parallel edges. The axis of each corner pair (A's edge
- * line to B's, perpendicular to both) whose corners are the supports along it is exact: the largest
- * such separation in *sep, its axis L (A into B), the edges' centres ca, cb; -INFINITY when none */
-static void parallel_edge_axis(const obox* A, const obox* B, int i, int j, double* sep, double L[3], double ca[3],
-                               double cb[3]) {
-  const double* e = A->a[i];
-  int u = (i + 1) % 3, v = (i + 2) % 3, p = (j + 1) % 3, q = (j + 2) % 3;
-  const double sa[4] = {1, -1, -1, 1}, sb[4] = {1, 1, -1, -1};
-  for (int m = 0; m < 4; ++m)
-    for (int n = 0; n < 4; ++n) {
-      double x[3], y[3], w[3];
-      for (int k = 0; k < 3; ++k) {
-        x[k] = A->c[k] + sa[m] * A->h[u] * A->a[u][k] + sb[m] * A->h[v] * A->a[v][k];
-        y[k] = B->c[k] + sa[n] * B->h[p] * B->a[p][k] + sb[n] * B->h[q] * B->a[q][k];
-        w[k] = y[k] - x[k];
-      }
-      double we = dot3(w, e);
-      for (int k = 0; k < 3; ++k) w[k] -= we * e[k];
-      double l = sqrt(dot3(w, w));
-      if (!(l > 1e-12 * (1 + sqrt(dot3(A->h, A->h)) + sqrt(dot3(B->h, B->h))))) continue;
-      for (int k = 0; k < 3; ++k) w[k] /= l;
-      /* the corners must be the supports along w (A's highest, B's lowest), to a relative 1e-12 */
-      double tol = 1e-12 * (1 + box_radius(A, w) + box_radius(B, w));
-      if (dot3(w, x) < dot3(w, A->c) + box_radius(A, w) - tol) continue;
-      if (dot3(w, y) > dot3(w, B->c) - box_radius(B, w) + tol) continue;
-      if (l > *sep) *sep = l, memcpy(L, w, sizeof w), memcpy(ca, x, sizeof x), memcpy(cb, y, sizeof y);
-    }
 }
 
 /* the line contact of parallel edges (A's axis i) along L, lines sep apart: the two ends of the
@@ -679,7 +640,7 @@ static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
         double c[3], s = bp;
         kn_vec3_cross(A.a[i], B.a[j], c);
         if (sqrt(dot3(c, c)) >= 1e-6) continue;
-        parallel_edge_axis(&A, &B, i, j, &bp, L, ca, cb);
+        kn_box_parallel_edge_axis(&A, &B, i, j, &bp, L, ca, cb);
         if (bp > s) pi = i, pj = j;
       }
     if (pi >= 0 && bp >= em->margin) return 1;
