@@ -144,6 +144,17 @@ void kn_polytope_witness(const kn_nshape* S1, const kn_nshape* S2, const double 
 /* (polygon in[n], plane dot(x, e) <= off) => out: the part inside (Sutherland-Hodgman); its count */
 int kn_clip_poly(double (*in)[3], int n, const double e[3], double off, double (*out)[3]);
 
+/* an oriented box: centre, unit axes (world, a[k] the k-th column of R), half sizes */
+typedef struct {
+  double c[3], a[3][3], h[3];
+} kn_obox;
+// (boxes A, B, A's axis i parallel to B's axis j, the best separation so far in *sep) => *sep, L
+// (unit, A into B), ca, cb (the two edges' centres) updated when the axis of a pair of their parallel
+// edges that support the boxes along it separates better; exact for separated boxes whose nearest
+// features are those edges (contact/box_edges.c)
+void kn_box_parallel_edge_axis(const kn_obox* A, const kn_obox* B, int i, int j, double* sep, double L[3],
+                               double ca[3], double cb[3]);
+
 /* The contact patch of two convex polytopes (convex_patch.c). */
 typedef struct {
   double p1[3], p2[3]; /* witnesses on S1 and S2 */

@@ -15,7 +15,9 @@
  *
  * Patch: for a face axis, the most anti-parallel face of the other polytope clipped by the side
  * planes of the reference face (Sutherland-Hodgman, kn_clip_poly); each corner left gives a point
- * with its own gap to the reference plane. For an edge axis, the closest points of the two edges. */
+ * with its own gap to the reference plane. For an edge axis, the closest points of the two edges;
+ * for two parallel edges (separated polytopes only: their lines' axis), the two ends of the edges'
+ * common span. */
 #include <math.h>
 #include <string.h>
 
@@ -169,6 +171,7 @@ static int feature(cpoly* c, const double d[3], double tol, int* idx) {
 typedef struct {
   double sep, u[3];   /* separation along u (from S1 into S2) */
   double a[2][3], b[2][3]; /* the edges of S1 and S2 */
+  int parallel;            /* the edges are parallel: u is their lines' axis (separated pairs only) */
 } edge_axis;
 
 /* (polytopes, direction d from S1 into S2) => e updated with the edge pairs of the two contact
@@ -191,13 +194,23 @@ static void edge_axes(cpoly* c, const double d[3], double sc, edge_axis* e) {
           for (int k = 0; k < 3; ++k) db[k] = b1[k] - b0[k];
           kn_vec3_cross(da, db, u);
           double l = sqrt(dot3(u, u));
-          if (!(l > 1e-6 * sqrt(dot3(da, da) * dot3(db, db)))) continue; /* parallel: face axes cover it */
+          int par = !(l > 1e-6 * sqrt(dot3(da, da) * dot3(db, db)));
+          if (par) {
+            /* parallel edges: the axis of their lines (b0 - a0 without its part along da). For an
+             * overlap the face axes are exact (the cross-section's SAT); for separated polytopes
+             * whose nearest features are these edges only this axis is */
+            double w = dot3(b0, da) - dot3(a0, da), aa = dot3(da, da);
+            for (int k = 0; k < 3; ++k) u[k] = b0[k] - a0[k] - w / aa * da[k];
+            l = sqrt(dot3(u, u));
+            if (!(l > 1e-12 * sc)) continue;
+          }
           double s = dot3(u, d) < 0 ? -1.0 / l : 1.0 / l;
           for (int k = 0; k < 3; ++k) u[k] *= s, mu[k] = -u[k];
           if (dot3(u, d) < COS_WINDOW) continue;
           double sep = -support(&c[1], mu, NULL) - support(&c[0], u, NULL);
+          if (par && !(sep > 0)) continue;
           if (sep > e->sep) {
-            e->sep = sep, memcpy(e->u, u, sizeof u);
+            e->sep = sep, e->parallel = par, memcpy(e->u, u, sizeof u);
             memcpy(e->a[0], a0, sizeof a0), memcpy(e->a[1], a1, sizeof a1), memcpy(e->b[0], b0, sizeof b0),
                 memcpy(e->b[1], b1, sizeof b1);
           }
@@ -221,6 +234,30 @@ static int closest_segments(const double a0[3], const double a1[3], const double
   else if (t > 1) t = 1, s = fmin(1, fmax(0, (b - c) / a));
   for (int k = 0; k < 3; ++k) pa[k] = a0[k] + s * d1[k], pb[k] = b0[k] + t * d2[k];
   return inside;
+}
+
+/* (parallel edges a0a1 and b0b1 that support the polytopes along u, their lines sep apart) => the
+ * line contact: a point at each end of the overlap of the edges' projections on their direction
+ * (one when it is a point); -1 when the edges pass beside each other (a corner is nearest) */
+static int parallel_edges(const double (*a)[3], const double (*b)[3], const double u[3], double sep,
+                          kn_patch_point* out, int cap) {
+  double e[3] = {a[1][0] - a[0][0], a[1][1] - a[0][1], a[1][2] - a[0][2]}, l = sqrt(dot3(e, e));
+  for (int k = 0; k < 3; ++k) e[k] /= l;
+  double ta0 = dot3(e, a[0]), ta1 = dot3(e, a[1]), tb0 = dot3(e, b[0]), tb1 = dot3(e, b[1]);
+  double lo = fmax(ta0, fmin(tb0, tb1)), hi = fmin(ta1, fmax(tb0, tb1));
+  if (!(hi >= lo)) return -1;
+  double t[2] = {lo, hi};
+  int m = hi - lo > 1e-9 * l && cap >= 2 ? 2 : 1;
+  for (int i = 0; i < m; ++i) {
+    kn_patch_point* o = &out[i];
+    for (int k = 0; k < 3; ++k) {
+      o->p1[k] = a[0][k] + (t[i] - ta0) * e[k];
+      o->p2[k] = b[0][k] + (t[i] - tb0) * e[k];
+      o->n[k] = u[k];
+    }
+    o->phi = sep;
+  }
+  return m;
 }
 
 /* twice the area of triangle abc seen along the unit n */
@@ -382,7 +419,9 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
   if (bside < 0 && !(ebest > -INFINITY)) return -1;
   /* prefer face axes (a face patch supports, an edge point does not): an edge axis must separate
    * clearly better, by the slack of box-box (contact/narrow.c) */
-  if (bside >= 0 && !(ebest > best + EDGE_SLACK(best, sc))) {
+  /* (the axis of parallel edges of separated polytopes is exact where the face axes only bound the
+   * distance from below: it wins when larger, by rounding's margin) */
+  if (bside >= 0 && !(ebest > best + (e.parallel ? 1e-12 * sc : EDGE_SLACK(best, sc)))) {
     if (!(best < margin)) return 0;
     int m = face_patch(c, bside, bf, bu, bh, best, exact_n0, sc, margin, out, cap);
     if (m >= 0) return m;
@@ -409,6 +448,7 @@ int kn_convex_patch(const kn_nshape* S1, const kn_nshape* S2, const double n0[3]
   if (!(fabs(dot3(eu, ea[0]) - h1) <= tol && fabs(dot3(eu, ea[1]) - h1) <= tol && fabs(dot3(eu, eb[0]) - l2) <= tol &&
         fabs(dot3(eu, eb[1]) - l2) <= tol))
     return -1;
+  if (e.parallel) return parallel_edges(ea, eb, eu, ebest, out, cap);
   kn_patch_point* o = &out[0];
   /* the witnesses on the two edges differ by ebest along eu when the edges cross seen along it;
    * edges that pass beside each other (separated corners) go to the probe path */

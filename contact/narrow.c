@@ -11,7 +11,8 @@
  *                           segment (two points for parallel capsules)
  *   box-box                 separating axes (15) and, for a face axis, the incident face clipped
  *                           against the reference face (up to 8 points); an edge axis falls back
- *                           to libccd
+ *                           to libccd; separated boxes whose nearest features are parallel edges,
+ *                           the edges' line contact (two points)
  *   box/convex mesh pairs   libccd GJK/EPA for the normal, then the best separating axis near it
  *   (not box-box)           and the incident face clipped against the reference face
  *                           (convex_patch.c); when no patch can be formed, as the other pairs;
@@ -536,9 +537,7 @@ static int convex_pair(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
 
 //---- box-box ----
 
-typedef struct {
-  double c[3], a[3][3], h[3]; /* centre, unit axes, half sizes */
-} obox;
+typedef kn_obox obox;
 
 static void obox_of(const kn_nshape* s, obox* b) {
   memcpy(b->c, s->X->p, sizeof b->c);
@@ -585,6 +584,25 @@ static int box_face_clip(const obox* R, const obox* I, int k, const double nr[3]
   return 1;
 }
 
+/* the line contact of parallel edges (A's axis i) along L, lines sep apart: the two ends of the
+ * overlap of the edges' projections on the edge direction; the edges that pass beside each other
+ * (the nearest features are then a corner) go to libccd */
+static int parallel_edge_contact(const kn_nshape* S1, const kn_nshape* S2, const obox* A, const obox* B, int i, int j,
+                                 const double L[3], const double ca[3], const double cb[3], double sep, emitter* em) {
+  const double* e = A->a[i];
+  double ta = dot3(e, ca), tb = dot3(e, cb);
+  double lo = fmax(ta - A->h[i], tb - B->h[j]), hi = fmin(ta + A->h[i], tb + B->h[j]);
+  if (!(hi >= lo)) return convex_pair(S1, S2, em);
+  double t[2] = {lo, hi};
+  int np = hi - lo > 1e-9 * (A->h[i] + B->h[j]) ? 2 : 1;
+  for (int m = 0; m < np; ++m) {
+    double p1[3], p2[3];
+    for (int k = 0; k < 3; ++k) p1[k] = ca[k] + (t[m] - ta) * e[k], p2[k] = cb[k] + (t[m] - tb) * e[k];
+    if (!emit(em, p1, p2, L, sep)) return 0;
+  }
+  return 1;
+}
+
 static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
   obox A, B;
   obox_of(S1, &A), obox_of(S2, &B);
@@ -611,6 +629,27 @@ static int box_box(const kn_nshape* S1, const kn_nshape* S2, emitter* em) {
       if (sep > best_edge) best_edge = sep;
     }
   if (fmax(best_face, best_edge) >= em->margin) return 1;
+  /* separated boxes (a face axis separates) with parallel edges: their lines' axis, exact where the
+   * face and cross-product axes only bound the distance from below (the A-frame of two cards, top
+   * edge on top edge); overlapping boxes keep the 15 axes, exact for the depth */
+  if (best_face > 0) {
+    double bp = -INFINITY, L[3] = {0, 0, 0}, ca[3] = {0, 0, 0}, cb[3] = {0, 0, 0};
+    int pi = -1, pj = -1;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double c[3], s = bp;
+        kn_vec3_cross(A.a[i], B.a[j], c);
+        if (sqrt(dot3(c, c)) >= 1e-6) continue;
+        kn_box_parallel_edge_axis(&A, &B, i, j, &bp, L, ca, cb);
+        if (bp > s) pi = i, pj = j;
+      }
+    if (pi >= 0 && bp >= em->margin) return 1;
+    /* any axis bounds the distance from below and bp is exact: it wins when larger, by rounding's
+     * margin (a face on a face ties it) */
+    double other = fmax(best_face, best_edge), size = sqrt(dot3(A.h, A.h)) + sqrt(dot3(B.h, B.h));
+    if (pi >= 0 && bp > other + 1e-12 * size)
+      return parallel_edge_contact(S1, S2, &A, &B, pi, pj, L, ca, cb, bp, em);
+  }
   /* prefer face contacts: an edge axis must separate clearly better (a relative and absolute slack
    * keeps resting stacks on their faces) */
   if (best_edge > best_face + 1e-6 + 0.05 * fabs(best_face)) return convex_pair(S1, S2, em);

@@ -338,3 +338,81 @@ Test(convex_patch, brick_resting_on_a_face_keeps_four_points, .init = setup, .fi
   resting(&floor_box, NULL, 0.05, "on a box");
   resting(&g_slab.s, &g_slab.m, 0.05, "on a box-shaped mesh");
 }
+
+/* separated polytopes whose nearest features are two parallel edges (the vertical corner edges of
+ * the brick mesh yawed 20 deg and the box yawed -35 deg about z, 2 mm apart along the horizontal w
+ * at 40 deg, inside both corners' normal cones; the box 1 cm higher): the patch's axis is the edges'
+ * lines' (w), phi the built gap, and the two points the ends of the edges' common span z in
+ * [-0.01, 0.02]. The face axes alone bound the gap from below only (2 mm cos 20 deg = 1.88 mm along
+ * the brick's x face) */
+Test(convex_patch, separated_parallel_edges_line_contact, .init = setup, .fini = teardown) {
+  const double pi = 3.14159265358979323846, z[3] = {0, 0, 1}, g = 2e-3, w = 40 * pi / 180, n_exp[3] = {cos(w), sin(w), 0};
+  kn_pose XA, XB;
+  kn_pose_identity(&XA), kn_pose_identity(&XB);
+  kn_mat3_from_axis_angle(z, 20 * pi / 180, XA.R), kn_mat3_from_axis_angle(z, -35 * pi / 180, XB.R);
+  /* the brick's corner edge (+x, +y) from its hull's vertices as loaded (within 1e-9 of the OBJ's
+   * 0.04, 0.03, +-0.02), and its z extent */
+  const kn_hull* h = &g_brick.m.hull;
+  double cl[3] = {0, 0, 0}, bl[3] = {-0.03, -0.025, 0}, ca[3], cb[3], zlo = INFINITY, zhi = -INFINITY;
+  for (int i = 0; i < h->nv; ++i) {
+    const double* v = &h->v[3 * i];
+    if (v[0] + v[1] > cl[0] + cl[1]) cl[0] = v[0], cl[1] = v[1];
+    zlo = fmin(zlo, v[2]), zhi = fmax(zhi, v[2]);
+  }
+  cr_assert(fabs(cl[0] - 0.04) < 1e-8 && fabs(cl[1] - 0.03) < 1e-8 && fabs(zhi - 0.02) < 1e-8);
+  kn_pose_apply(&XA, cl, ca);
+  kn_mat3_vec(XB.R, bl, cb);
+  for (int k = 0; k < 3; ++k) XB.p[k] = ca[k] + g * n_exp[k] - cb[k];
+  XB.p[2] = 0.01;
+  kn_nshape NA = {&g_brick.s, &g_brick.m, &XA, kn_contact_material_default(0.01)},
+            NB = {&g_box, NULL, &XB, kn_contact_material_default(0.01)};
+  kn_point_buf out = {0};
+  for (int swap = 0; swap < 2; ++swap) { /* the mesh as A, then as B (the normal flips) */
+    out.count = 0;
+    cr_assert_eq(swap ? kn_narrow_pair(&NB, &NA, 0, 1, 0.01, &out) : kn_narrow_pair(&NA, &NB, 0, 1, 0.01, &out), KN_OK);
+    cr_assert_eq(out.count, 2, "swap %d: a line contact, %d points", swap, out.count);
+    double zs[2], s = swap ? -1 : 1;
+    for (int i = 0; i < 2; ++i) {
+      const kn_contact_point* p = &out.p[i];
+      cr_expect(fabs(p->phi - g) < 1e-12, "swap %d: phi %.12g, built %g", swap, p->phi, g);
+      for (int k = 0; k < 3; ++k) cr_expect(fabs(p->n[k] - s * n_exp[k]) < 1e-12, "swap %d: n[%d] %.12g", swap, k, p->n[k]);
+      zs[i] = p->p[2];
+    }
+    cr_expect(fabs(fmin(zs[0], zs[1]) - fmax(zlo, -0.01)) < 1e-12 && fabs(fmax(zs[0], zs[1]) - zhi) < 1e-12,
+              "swap %d: ends z = %g, %g", swap, zs[0], zs[1]);
+  }
+  kn_point_buf_free(&out);
+}
+
+/* IPC's card frame (bench/ipc_paper/card_frame.yaml) with the left card a box-shaped mesh and the
+ * right one a box: cards at +-30 deg about y, top edges 0.1 mm apart along x (tests/contact/
+ * test_box_parallel_edges.c has the brute-force distance of the two boxes: 1e-4 to 1e-10). The
+ * line contact along +x at the cards' ends y = -+0.05; the mesh's hull is within 1e-9 of its OBJ */
+Test(convex_patch, card_frame_top_edges, .init = setup, .fini = teardown) {
+  mesh card;
+  const double hc[3] = {0.002, 0.05, 0.1}, th = 3.14159265358979323846 / 6, y[3] = {0, 1, 0};
+  load(&card, "card.obj", hc);
+  kn_shape box = {.type = KN_SHAPE_BOX, .size = {0.004, 0.1, 0.2}};
+  kn_pose XA, XB;
+  kn_pose_identity(&XA), kn_pose_identity(&XB);
+  const double px = 0.051782050807568876, pz = 0.08770254037844388;
+  XA.p[0] = -px, XA.p[2] = pz, XB.p[0] = px, XB.p[2] = pz;
+  kn_mat3_from_axis_angle(y, th, XA.R);
+  kn_mat3_from_axis_angle(y, -th, XB.R);
+  kn_nshape NA = {&card.s, &card.m, &XA, kn_contact_material_default(0.01)},
+            NB = {&box, NULL, &XB, kn_contact_material_default(0.01)};
+  kn_point_buf out = {0};
+  cr_assert_eq(kn_narrow_pair(&NA, &NB, 0, 1, 1e-3, &out), KN_OK);
+  cr_assert_eq(out.count, 2, "a line contact, %d points", out.count);
+  double ys[2];
+  for (int i = 0; i < 2; ++i) {
+    const kn_contact_point* p = &out.p[i];
+    cr_expect(fabs(p->phi - 1e-4) < 1e-8, "phi %.12g, distance 1e-4", p->phi);
+    cr_expect(fabs(p->n[0] - 1) < 1e-8 && fabs(p->n[2]) < 1e-4, "normal (%g %g %g): +x", p->n[0], p->n[1], p->n[2]);
+    ys[i] = p->p[1];
+  }
+  cr_expect(fabs(fmin(ys[0], ys[1]) + 0.05) < 1e-8 && fabs(fmax(ys[0], ys[1]) - 0.05) < 1e-8, "ends y = %g, %g", ys[0],
+            ys[1]);
+  kn_point_buf_free(&out);
+  kn_mesh_free(&card.m), unlink(card.path);
+}

@@ -78,16 +78,18 @@ typedef struct {
   ipc_audit audit;
 } frame_run;
 
-// (mu) => the frame after 1 s (100 steps of 0.01 s), every step meeting ipc's universal criteria
-static frame_run run_frame(double mu) {
+// (mu, box_surfaces) => the frame after 1 s (100 steps of 0.01 s), every step meeting ipc's
+// universal criteria; box_surfaces 0: the cards are boxes (box_box's pairs, contact/narrow.c)
+static frame_run run_frame(double mu, int box_surfaces) {
   const char* path = KNEAD_SOURCE_DIR "/bench/ipc_paper/card_frame.yaml";
   const double L = 0.2, t = 0.004; /* the card's length and thickness */
   char set[3][64];
-  const char* sets[3];
+  const char* sets[4];
   for (int i = 0; i < 3; i++) snprintf(set[i], sizeof set[i], "objects[%d].friction=%g", i, mu), sets[i] = set[i];
+  sets[3] = "contact.ipc.box_surfaces=false";
   test_world tw = {0};
   kn_error err = {0};
-  cr_assert_eq(kn_scene_load_with(path, sets, 3, &tw.scene, &err), KN_OK, "%s", err.msg);
+  cr_assert_eq(kn_scene_load_with(path, sets, box_surfaces ? 3 : 4, &tw.scene, &err), KN_OK, "%s", err.msg);
   cr_assert_eq(kn_world_create(tw.scene, &tw.world, &err), KN_OK, "%s", err.msg);
   double *ql = tw_object_q(&tw, "card_left"), *qr = tw_object_q(&tw, "card_right");
   /* the top inner edge's height: the centre + R (t/2, 0, L/2), R the card's pitch about y */
@@ -132,12 +134,43 @@ Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0
   const double th = M_PI / 6, L = 0.2, t = 0.004, W = 1000 * L * 0.1 * t * 9.80665;
   const double threshold = tan(th) / 2 - t / (2 * L), mus[] = {0.5, 0.3, 0.25, 0.2};
   for (int i = 0; i < 4; i++) {
-    frame_run r = run_frame(mus[i]);
+    frame_run r = run_frame(mus[i], 1);
     cr_log_info("card frame mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: top force "
                 "(%.5f, %.2e, %.5f) N, floor force (%.5f, %.2e, %.5f) N",
                 mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
                 r.f_floor[1], r.f_floor[2]);
     ipc_audit_log("card frame", &r.audit);
+    if (mus[i] > threshold) {
+      cr_expect(fabs(r.top_drop) <= 1e-3, "mu %g: the top edge moved down %.3g m", mus[i], r.top_drop);
+      double ratio = -r.f_top[0] / r.f_floor[2];
+      cr_expect(fabs(ratio - threshold) <= 0.01 * threshold, "mu %g: H / N = %.5f, statics %.5f", mus[i], ratio,
+                threshold);
+      cr_expect(fabs(r.f_top[2]) <= 1e-3 * W, "mu %g: the top force has a vertical part %.3g N", mus[i], r.f_top[2]);
+      cr_expect(fabs(r.f_top[0] + r.f_floor[0]) <= 1e-3 * W, "mu %g: horizontal forces %.5f + %.5f N", mus[i],
+                r.f_top[0], r.f_floor[0]);
+    } else {
+      for (int c = 0; c < 2; c++)
+        cr_expect(r.z_end[c] <= 0.01, "mu %g: card %d's centre is at %.4f m, expected flat on the floor", mus[i], c,
+                  r.z_end[c]);
+    }
+  }
+}
+
+/* The same frame without contact.ipc.box_surfaces (ipc's default): the cards are boxes, and the top
+ * edges' pair is box_box's line contact of two parallel edges (contact/narrow.c; before it, a card's
+ * face normal 30 deg off the horizontal with phi -1.1 mm, and the cards slid past each other at
+ * mu 0.5). Statics as above: stands at the paper's mu 0.5, collapses at its 0.2 (0.2787 between).
+ * Same bounds as above. */
+Test(ipc_card_house, free_standing_frame_of_boxes_stands_at_mu_0_5_collapses_at_0_2) {
+  const double th = M_PI / 6, L = 0.2, t = 0.004, W = 1000 * L * 0.1 * t * 9.80665;
+  const double threshold = tan(th) / 2 - t / (2 * L), mus[] = {0.5, 0.2};
+  for (int i = 0; i < 2; i++) {
+    frame_run r = run_frame(mus[i], 0);
+    cr_log_info("card frame of boxes mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: "
+                "top force (%.5f, %.2e, %.5f) N, floor force (%.5f, %.2e, %.5f) N",
+                mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
+                r.f_floor[1], r.f_floor[2]);
+    ipc_audit_log("card frame of boxes", &r.audit);
     if (mus[i] > threshold) {
       cr_expect(fabs(r.top_drop) <= 1e-3, "mu %g: the top edge moved down %.3g m", mus[i], r.top_drop);
       double ratio = -r.f_top[0] / r.f_floor[2];
