@@ -109,6 +109,25 @@ int kn_aabb_tree_build(kn_aabb_tree* t, const double* box, int n) {
   return 1;
 }
 
+int kn_aabb_tree_refit(kn_aabb_tree* t, const double* box) {
+  t->box = box;
+  for (int i = 0; i < t->n; i++) memcpy(t->lbox + 6 * i, box + 6 * t->perm[i], 6 * sizeof(double));
+  /* children come after their parent: from the last node back, each sees its children refitted */
+  for (int id = t->nnode - 1; id >= 0; id--) {
+    kn_aabb_node* nd = &t->node[id];
+    double* b = nd->box;
+    if (nd->left < 0) {
+      for (int k = 0; k < 3; k++) b[k] = INFINITY, b[3 + k] = -INFINITY;
+      for (int i = nd->first; i < nd->first + nd->count; i++)
+        for (int k = 0; k < 3; k++) b[k] = lower(b[k], t->lbox[6 * i + k]), b[3 + k] = upper(b[3 + k], t->lbox[6 * i + 3 + k]);
+    } else {
+      const double *l = t->node[nd->left].box, *r = t->node[nd->left + 1].box;
+      for (int k = 0; k < 3; k++) b[k] = lower(l[k], r[k]), b[3 + k] = upper(l[3 + k], r[3 + k]);
+    }
+  }
+  return 1;
+}
+
 int kn_aabb_tree_query(const kn_aabb_tree* t, const double q[6], kn_aabb_hit_fn hit, void* ctx) {
   if (t->nnode == 0) return 1;
   int stack[STACK_SIZE], top = 0;

@@ -30,6 +30,11 @@ typedef struct {
  * (the tree is then empty), else 1. */
 int kn_aabb_tree_build(kn_aabb_tree* t, const double* box, int n);
 
+/* (tree, new boxes: as many as at its build, box i the same primitive) => the node boxes recomputed
+ * bottom-up, O(n), the tree's shape kept: queries stay exact (a node's box is again the union of
+ * its boxes), only slower when the boxes moved far from where they were at the build. Returns 1. */
+int kn_aabb_tree_refit(kn_aabb_tree* t, const double* box);
+
 /* Called for each box j of the tree overlapping the query box (closed intervals on every axis, the
  * same test as kn_aabb_overlap), in no set order; 0 stops the query. */
 typedef int (*kn_aabb_hit_fn)(void* ctx, int j);

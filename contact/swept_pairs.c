@@ -21,10 +21,26 @@
 #include "contact/aabb_tree.h"
 #include "contact/contact.h"
 
+/* The trees are kept between calls and refitted (aabb_tree.c: O(n), the same pairs whatever the
+ * tree's shape) while the same primitive set comes back, as the ipc backend's evaluations of one
+ * step ask for the same surfaces at nearby positions; rebuilt after REFITS refits (the shape drifts
+ * with the motion) or for another set, in place of the least recently used. A set is known by its
+ * index array, count and arity: an array freed and another allocated at its address with the same
+ * count only gets a tree of the wrong shape, which finds the same pairs, more slowly. */
+#define NTREE 6
+#define REFITS 32
+typedef struct {
+  kn_aabb_tree t;
+  const int* idx; /* the set it was built for (NULL: none) */
+  int n, arity, refits;
+  long used;
+} kept_tree;
+
 struct kn_swept_scratch {
   double* box[2];     /* 6 per primitive: lo[3], hi[3] */
   int box_cap[2];
-  kn_aabb_tree tree;  /* over set 1's boxes (set 0's for one set against itself) */
+  kept_tree tree[NTREE]; /* over set 1's boxes (set 0's for one set against itself), kept */
+  long clock;            /* calls of tree_for, for the least recently used */
   int* out[3];        /* vt_ab, vt_ba, ee: 2 ints per pair */
   int out_n[3], out_cap[3];
   int *start, *tmp;   /* the pairs' sort: runs per first index, the sorted copy */
@@ -37,7 +53,7 @@ void kn_swept_scratch_free(kn_swept_scratch* s) {
   if (!s) return;
   for (int k = 0; k < 2; k++) free(s->box[k]);
   for (int k = 0; k < 3; k++) free(s->out[k]);
-  kn_aabb_tree_release(&s->tree);
+  for (int k = 0; k < NTREE; k++) kn_aabb_tree_release(&s->tree[k].t);
   free(s->start), free(s->tmp);
   free(s);
 }
@@ -174,16 +190,38 @@ static int sort_pairs(kn_swept_scratch* s, int slot, int nfirst) {
   return 1;
 }
 
-// (boxes of both sets, n0 and n1 of them, rule) => the overlapping pairs into s->out[slot], sorted
-static int pairs_of(kn_swept_scratch* s, const pair_rule* r, int n0, int n1, int slot) {
+// (primitive set, its boxes) => a tree over them: a kept one refitted, or one built; NULL out of memory
+static kn_aabb_tree* tree_for(kn_swept_scratch* s, const prim_set* set, const double* box) {
+  kept_tree *k = NULL, *lru = &s->tree[0];
+  for (int i = 0; i < NTREE; i++) {
+    kept_tree* c = &s->tree[i];
+    if (set->idx && c->idx == set->idx && c->n == set->n && c->arity == set->arity) k = c;
+    if (c->used < lru->used) lru = c;
+  }
+  k = k ? k : lru;
+  k->used = ++s->clock;
+  if (k->idx && k->idx == set->idx && k->refits < REFITS) {
+    k->refits++;
+    kn_aabb_tree_refit(&k->t, box);
+    return &k->t;
+  }
+  k->idx = NULL;
+  if (!kn_aabb_tree_build(&k->t, box, set->n)) return NULL;
+  k->idx = set->idx, k->n = set->n, k->arity = set->arity, k->refits = 0;
+  return &k->t;
+}
+
+// (boxes of both sets p and q, rule) => the overlapping pairs into s->out[slot], sorted
+static int pairs_of(kn_swept_scratch* s, const pair_rule* r, const prim_set* p, const prim_set* q, int slot) {
   s->out_n[slot] = 0;
   lookup l = {s, r, 0, slot};
+  kn_aabb_tree* t = tree_for(s, r->same_set ? p : q, s->box[r->same_set ? 0 : 1]);
+  if (!t) return 0;
   if (r->same_set) { /* one set against itself: the tree against itself, each pair once */
-    if (!kn_aabb_tree_build(&s->tree, s->box[0], n0) || !kn_aabb_tree_self_pairs(&s->tree, add_self, &l)) return 0;
+    if (!kn_aabb_tree_self_pairs(t, add_self, &l)) return 0;
   } else {
-    if (!kn_aabb_tree_build(&s->tree, s->box[1], n1)) return 0;
-    for (l.i = 0; l.i < n0; l.i++)
-      if (!kn_aabb_tree_query(&s->tree, s->box[0] + 6 * l.i, add_hit, &l)) return 0;
+    for (l.i = 0; l.i < p->n; l.i++)
+      if (!kn_aabb_tree_query(t, s->box[0] + 6 * l.i, add_hit, &l)) return 0;
   }
   return sort_pairs(s, slot, r->nfirst);
 }
@@ -217,7 +255,7 @@ static int find_kind(kn_swept_scratch* s, const kn_swept_surface* p, const prim_
   r->idx[0] = ps->idx, r->idx[1] = qs->idx, r->arity[0] = ps->arity, r->arity[1] = qs->arity;
   r->vlist = ps->vert_list;
   r->nfirst = ps->idx ? ps->n : p->nvert;
-  return pairs_of(s, r, ps->n, qs->n, slot);
+  return pairs_of(s, r, ps, qs, slot);
 }
 
 kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
