@@ -70,8 +70,10 @@ int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick, dou
     snprintf(hset, sizeof hset, "time_step=%g", table1[i].h);
     snprintf(dset, sizeof dset, "duration=%g", rod_s);
     const char* set[] = {"contact.backend=ipc", hset, dset};
-    if (!kb_step_scene(rods, set, 3, 0, &r, err, sizeof err)) {
-      printf("  %-6g %s\n", table1[i].h, err), ok = 0;
+    if (!kb_step_scene(rods, set, 3, 0, &r, err, sizeof err)) { /* the steps done, then why it stopped */
+      printf("  %-6g %9.4f %7.2f %7.1f (%4.0f) over %ld steps; %s\n", table1[i].h, r.ms / 1e3, r.iters, r.contacts,
+             r.max_contacts, r.steps, err), ok = 0;
+      fflush(stdout);
       continue;
     }
     if (table1[i].h == 0.025) ref_ms = r.ms;
