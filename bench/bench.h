@@ -184,6 +184,6 @@ int kb_continuous_run(int quick);
 
 /* --only ipc_paper (ipc_paper.c): the ipc backend on the IPC paper's scenes in bench_dir/ipc_paper
  * against the paper's figures and SAP in the same run; 0 when a reference run fails */
-int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick);
+int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick, double rods_seconds);
 
 #endif

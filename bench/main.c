@@ -280,6 +280,8 @@ static void usage(FILE* f) {
           "  contact backends against SAP on the regression grasps (rigid box, FEM cube, MPM dough);\n"
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
+          "  --rods-seconds S: with --only ipc_paper, the twisted rods' sweep over S simulated seconds\n"
+          "  [1; --quick 0.2; the paper's Table 1: 6, an hour or more]\n"
           "  --fidelity FILE: only the fidelity scenes (%s/fidelity/*.yaml or --scene) in MuJoCo,\n"
           "  judged by their checks; FILE for `knead compare --scoreboard S --mujoco FILE`\n"
           "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"
@@ -421,6 +423,7 @@ int main(int argc, char** argv) {
   int do_mpm = 1, do_multibody = 1, do_contact = 1, do_fem = 1, do_backends = 1, do_continuous = 1, quick = 0, runs = 0;
   int do_ipc_paper = 0; /* only with --only ipc_paper: it runs ~1 min */
   long steps = -1;
+  double rods_seconds = 0; /* --only ipc_paper's twisted rods: simulated seconds (0: 1 s, --quick 0.2 s) */
   const char* scenes[8];
   int nscene = 0;
   const char* mjcf_dir = NULL;
@@ -449,6 +452,12 @@ int main(int argc, char** argv) {
       if (nscene < 8) scenes[nscene++] = argv[++i];
     } else if (strcmp(a, "--steps") == 0 && i + 1 < argc) {
       steps = atol(argv[++i]);
+    } else if (strcmp(a, "--rods-seconds") == 0 && i + 1 < argc) {
+      rods_seconds = atof(argv[++i]);
+      if (!(rods_seconds > 0 && rods_seconds <= 60)) {
+        fprintf(stderr, "knead-bench: --rods-seconds takes the twisted rods' simulated time, 0 < s <= 60, not '%s'\n", argv[i]);
+        return 1;
+      }
     } else if (strcmp(a, "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
     } else if (strcmp(a, "--mjcf") == 0 && i + 1 < argc) {
@@ -507,7 +516,7 @@ int main(int argc, char** argv) {
     if (do_mpm) ok = kb_mpm_run(quick) && ok;
     if (do_backends) ok = kb_backends_run(KNEAD_BENCH_EXAMPLES, quick) && ok;
     if (do_continuous) ok = kb_continuous_run(quick) && ok;
-    if (do_ipc_paper) ok = kb_ipc_paper_run(KNEAD_BENCH_DIR, KNEAD_BENCH_EXAMPLES, quick) && ok;
+    if (do_ipc_paper) ok = kb_ipc_paper_run(KNEAD_BENCH_DIR, KNEAD_BENCH_EXAMPLES, quick, rods_seconds) && ok;
     return ok ? 0 : 1;
   }
 

@@ -6,40 +6,55 @@
  * stays in its swept box, and two points closer than the margin have boxes closer than the
  * margin on every axis).
  *
- * Sort and sweep along the axis where the primitives' union box is longest: both sets' boxes
- * sorted by their low end (ties by set, then index, so the order is total), each box tested
- * against the other set's boxes still open. The pairs are then sorted by (first, second) index,
- * so the answer does not depend on the axis or on the sort. Memory: the scratch grows to the
- * largest call and is reused; a call allocates only when it needs more. */
+ * A tree of the second set's boxes (contact/aabb_tree.c, penalty digest §5.4) is built, and each
+ * box of the first set is looked up in it; one set against itself (self edge-edge) is the tree
+ * traversed against itself, each pair once. The pairs are then sorted by (first, second) index
+ * (counted by first, O(pairs)), as the one-axis sweep this replaced sorted them (which was
+ * quadratic on a closed surface: the faces of a side across the sweep axis all overlap on it), so
+ * the answer, the same pair set in the same order, depends neither on the tree nor on the method.
+ * Memory: the scratch grows to the largest call and is reused; a call allocates only when it needs
+ * more. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/aabb_tree.h"
 #include "contact/contact.h"
 
+/* The trees are kept between calls and refitted (aabb_tree.c: O(n), the same pairs whatever the
+ * tree's shape) while the same primitive set comes back, as the ipc backend's evaluations of one
+ * step ask for the same surfaces at nearby positions; rebuilt after REFITS refits (the shape drifts
+ * with the motion) or for another set, in place of the least recently used. A set is known by its
+ * index array, count and arity: an array freed and another allocated at its address with the same
+ * count only gets a tree of the wrong shape, which finds the same pairs, more slowly. */
+#define NTREE 6
+#define REFITS 32
 typedef struct {
-  double lo;    /* low end along the sweep axis */
-  int set, idx; /* set 0 or 1, primitive index in it */
-} sweep_key;
+  kn_aabb_tree t;
+  const int* idx; /* the set it was built for (NULL: none) */
+  int n, arity, refits;
+  long used;
+} kept_tree;
 
 struct kn_swept_scratch {
   double* box[2];     /* 6 per primitive: lo[3], hi[3] */
   int box_cap[2];
-  sweep_key* key;
-  int key_cap;
-  int* open[2];       /* indices into key of the boxes still open, per set */
-  int open_cap[2];
+  kept_tree tree[NTREE]; /* over set 1's boxes (set 0's for one set against itself), kept */
+  long clock;            /* calls of tree_for, for the least recently used */
   int* out[3];        /* vt_ab, vt_ba, ee: 2 ints per pair */
   int out_n[3], out_cap[3];
+  int *start, *tmp;   /* the pairs' sort: runs per first index, the sorted copy */
+  int start_cap, tmp_cap;
 };
 
 kn_swept_scratch* kn_swept_scratch_create(void) { return kn_calloc(1, sizeof(kn_swept_scratch)); }
 
 void kn_swept_scratch_free(kn_swept_scratch* s) {
   if (!s) return;
-  for (int k = 0; k < 2; k++) free(s->box[k]), free(s->open[k]);
+  for (int k = 0; k < 2; k++) free(s->box[k]);
   for (int k = 0; k < 3; k++) free(s->out[k]);
-  free(s->key);
+  for (int k = 0; k < NTREE; k++) kn_aabb_tree_release(&s->tree[k].t);
+  free(s->start), free(s->tmp);
   free(s);
 }
 
@@ -73,40 +88,38 @@ static void boxes(const kn_swept_surface* m, const prim_set* ps, double half, do
       for (int t = 0; t < 2; t++) {
         const double* x = t == 0 ? m->x0 : m->x1;
         if (!x) continue;
-        for (int k = 0; k < 3; k++) b[k] = fmin(b[k], x[3 * v + k]), b[3 + k] = fmax(b[3 + k], x[3 * v + k]);
+        /* min / max keeping the bound when x is NaN, as fmin / fmax would (inlined: no libm call) */
+        for (int k = 0; k < 3; k++) {
+          double c = x[3 * v + k];
+          b[k] = c < b[k] ? c : b[k], b[3 + k] = c > b[3 + k] ? c : b[3 + k];
+        }
       }
     }
     for (int k = 0; k < 3; k++) b[k] -= half, b[3 + k] += half;
   }
 }
 
-static int cmp_key(const void* pa, const void* pb) {
-  const sweep_key *a = pa, *b = pb;
-  if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
-  if (a->set != b->set) return a->set - b->set;
-  return (a->idx > b->idx) - (a->idx < b->idx);
-}
 static int cmp_pair(const void* pa, const void* pb) {
   const int *a = pa, *b = pb;
   if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
   return (a[1] > b[1]) - (a[1] < b[1]);
 }
 
-//---- one sweep ----
+//---- the pairs of two sets ----
 
 /* Which pairs are kept besides box overlap: vertex-triangle pairs whose vertex is a corner of the
  * triangle and edge-edge pairs sharing a vertex are dropped on one surface (self-contact); on one
  * surface an edge-edge pair is reported once, (smaller, larger). */
 typedef struct {
-  const prim_set* set[2];
   const int* idx[2]; /* vertex indices per primitive (NULL: a vertex set), arity per set */
   int arity[2];
   const int* vlist;  /* vertex set 0's list (NULL: identity) */
   int self;          /* both sets on one surface */
-  int same_set;      /* set 1 is set 0 (self edge-edge): one sweep over one list */
-} sweep_rule;
+  int same_set;      /* set 1 is set 0 (self edge-edge): one tree over one list */
+  int nfirst;        /* the first indices reported are below this (set 0's count or its surface's vertices) */
+} pair_rule;
 
-static int shares_vertex(const sweep_rule* r, int i, int j) {
+static int shares_vertex(const pair_rule* r, int i, int j) {
   int va[3], vb[3];
   for (int a = 0; a < r->arity[0]; a++)
     va[a] = r->idx[0] ? r->idx[0][r->arity[0] * i + a] : r->vlist ? r->vlist[i] : i;
@@ -117,46 +130,100 @@ static int shares_vertex(const sweep_rule* r, int i, int j) {
   return 0;
 }
 
-static int overlap(const double* a, const double* b) {
-  return a[0] <= b[3] && b[0] <= a[3] && a[1] <= b[4] && b[1] <= a[4] && a[2] <= b[5] && b[2] <= a[5];
+// (pair (i, j) of primitives of set 0 and 1 whose boxes overlap) => appended to out[slot] unless the rule drops it
+static int keep_pair(kn_swept_scratch* s, const pair_rule* r, int slot, int i, int j) {
+  if (r->self && shares_vertex(r, i, j)) return 1;
+  int n = s->out_n[slot];
+  if (!grow((void**)&s->out[slot], &s->out_cap[slot], 2 * (n + 1), sizeof(int))) return 0;
+  /* a vertex is reported by its index in the surface */
+  s->out[slot][2 * n] = !r->idx[0] && r->vlist ? r->vlist[i] : i, s->out[slot][2 * n + 1] = j;
+  s->out_n[slot] = n + 1;
+  return 1;
 }
 
-// (boxes of both sets, rule, axis) => the overlapping pairs into s->out[slot], sorted
-static int sweep(kn_swept_scratch* s, const sweep_rule* r, int axis, int slot) {
-  int n0 = r->set[0]->n, n1 = r->same_set ? 0 : r->set[1]->n, nk = n0 + n1;
-  s->out_n[slot] = 0;
-  if (!grow((void**)&s->key, &s->key_cap, nk, sizeof *s->key)) return 0;
-  for (int i = 0; i < n0; i++) s->key[i] = (sweep_key){s->box[0][6 * i + axis], 0, i};
-  for (int j = 0; j < n1; j++) s->key[n0 + j] = (sweep_key){s->box[1][6 * j + axis], 1, j};
-  qsort(s->key, (size_t)nk, sizeof *s->key, cmp_key);
-  int nopen[2] = {0, 0};
-  for (int t = 0; t < 2; t++)
-    if (!grow((void**)&s->open[t], &s->open_cap[t], nk, sizeof(int))) return 0;
-  for (int k = 0; k < nk; k++) {
-    sweep_key key = s->key[k];
-    const double* bk = s->box[key.set] + 6 * key.idx;
-    /* the other set's open boxes: drop those that ended before this one starts, test the rest */
-    int other = r->same_set ? 0 : 1 - key.set, m = 0;
-    for (int o = 0; o < nopen[other]; o++) {
-      sweep_key ko = s->key[s->open[other][o]];
-      const double* bo = s->box[ko.set] + 6 * ko.idx;
-      if (bo[3 + axis] < key.lo) continue;
-      s->open[other][m++] = s->open[other][o];
-      if (!overlap(bk, bo)) continue;
-      int i = key.set == 0 ? key.idx : ko.idx, j = key.set == 0 ? ko.idx : key.idx;
-      if (r->same_set && i > j) { int t = i; i = j, j = t; }
-      if (r->self && shares_vertex(r, i, j)) continue;
-      if (!r->idx[0] && r->vlist) i = r->vlist[i]; /* a vertex is reported by its index in the surface */
-      int n = s->out_n[slot];
-      if (!grow((void**)&s->out[slot], &s->out_cap[slot], 2 * (n + 1), sizeof(int))) return 0;
-      s->out[slot][2 * n] = i, s->out[slot][2 * n + 1] = j;
-      s->out_n[slot] = n + 1;
-    }
-    nopen[other] = m;
-    s->open[key.set][nopen[key.set]++] = k;
+/* the tree's callbacks: a lookup of primitive i of set 0, or a pair within one set */
+typedef struct {
+  kn_swept_scratch* s;
+  const pair_rule* r;
+  int i, slot;
+} lookup;
+static int add_hit(void* ctx, int j) {
+  lookup* l = ctx;
+  return keep_pair(l->s, l->r, l->slot, l->i, j);
+}
+static int add_self(void* ctx, int i, int j) {
+  lookup* l = ctx;
+  return keep_pair(l->s, l->r, l->slot, i < j ? i : j, i < j ? j : i);
+}
+
+// (out[slot]: pairs with first in [0, nfirst)) => sorted by (first, second): counted by first, then
+// each first's seconds sorted (a few each: insertion; many: qsort)
+static int sort_pairs(kn_swept_scratch* s, int slot, int nfirst) {
+  int n = s->out_n[slot], *p = s->out[slot];
+  if (n < 2) return 1;
+  if (!grow((void**)&s->start, &s->start_cap, nfirst + 1, sizeof(int)) || !grow((void**)&s->tmp, &s->tmp_cap, 2 * n, sizeof(int)))
+    return 0;
+  memset(s->start, 0, (size_t)(nfirst + 1) * sizeof(int));
+  for (int k = 0; k < n; k++) s->start[p[2 * k] + 1]++;
+  for (int f = 0; f < nfirst; f++) s->start[f + 1] += s->start[f];
+  for (int k = 0; k < n; k++) {
+    int at = s->start[p[2 * k]]++;
+    s->tmp[2 * at] = p[2 * k], s->tmp[2 * at + 1] = p[2 * k + 1];
   }
-  if (s->out_n[slot] > 1) qsort(s->out[slot], (size_t)s->out_n[slot], 2 * sizeof(int), cmp_pair);
+  /* start[f] is now the end of first f's run */
+  for (int f = 0, b = 0; f < nfirst; b = s->start[f++]) {
+    int *q = s->tmp + 2 * b, m = s->start[f] - b;
+    if (m > 32) {
+      qsort(q, (size_t)m, 2 * sizeof(int), cmp_pair);
+      continue;
+    }
+    for (int a = 1; a < m; a++) {
+      int j = q[2 * a + 1], c = a;
+      for (; c > 0 && q[2 * (c - 1) + 1] > j; c--) q[2 * c + 1] = q[2 * (c - 1) + 1];
+      q[2 * c + 1] = j;
+    }
+  }
+  /* the sorted copy becomes the output, the old array the next call's copy */
+  int *t = s->out[slot], cap = s->out_cap[slot];
+  s->out[slot] = s->tmp, s->out_cap[slot] = s->tmp_cap;
+  s->tmp = t, s->tmp_cap = cap;
   return 1;
+}
+
+// (primitive set, its boxes) => a tree over them: a kept one refitted, or one built; NULL out of memory
+static kn_aabb_tree* tree_for(kn_swept_scratch* s, const prim_set* set, const double* box) {
+  kept_tree *k = NULL, *lru = &s->tree[0];
+  for (int i = 0; i < NTREE; i++) {
+    kept_tree* c = &s->tree[i];
+    if (set->idx && c->idx == set->idx && c->n == set->n && c->arity == set->arity) k = c;
+    if (c->used < lru->used) lru = c;
+  }
+  k = k ? k : lru;
+  k->used = ++s->clock;
+  if (k->idx && k->idx == set->idx && k->refits < REFITS) {
+    k->refits++;
+    kn_aabb_tree_refit(&k->t, box);
+    return &k->t;
+  }
+  k->idx = NULL;
+  if (!kn_aabb_tree_build(&k->t, box, set->n)) return NULL;
+  k->idx = set->idx, k->n = set->n, k->arity = set->arity, k->refits = 0;
+  return &k->t;
+}
+
+// (boxes of both sets p and q, rule) => the overlapping pairs into s->out[slot], sorted
+static int pairs_of(kn_swept_scratch* s, const pair_rule* r, const prim_set* p, const prim_set* q, int slot) {
+  s->out_n[slot] = 0;
+  lookup l = {s, r, 0, slot};
+  kn_aabb_tree* t = tree_for(s, r->same_set ? p : q, s->box[r->same_set ? 0 : 1]);
+  if (!t) return 0;
+  if (r->same_set) { /* one set against itself: the tree against itself, each pair once */
+    if (!kn_aabb_tree_self_pairs(t, add_self, &l)) return 0;
+  } else {
+    for (l.i = 0; l.i < p->n; l.i++)
+      if (!kn_aabb_tree_query(t, s->box[0] + 6 * l.i, add_hit, &l)) return 0;
+  }
+  return sort_pairs(s, slot, r->nfirst);
 }
 
 //---- the query ----
@@ -174,21 +241,9 @@ static int surface_ok(const kn_swept_surface* m) {
   return 1;
 }
 
-// (the two sets' boxes) => the axis along which their union is longest
-static int sweep_axis(const kn_swept_scratch* s, int n0, int n1) {
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int t = 0; t < 2; t++)
-    for (int i = 0; i < (t ? n1 : n0); i++)
-      for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], s->box[t][6 * i + k]), hi[k] = fmax(hi[k], s->box[t][6 * i + 3 + k]);
-  int axis = 0;
-  for (int k = 1; k < 3; k++)
-    if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
-  return axis;
-}
-
 // (scratch, surfaces p (its primitives ps) and q (qs), half margin, rule, slot) => one kind of pair
 static int find_kind(kn_swept_scratch* s, const kn_swept_surface* p, const prim_set* ps, const kn_swept_surface* q,
-                     const prim_set* qs, double half, sweep_rule* r, int slot) {
+                     const prim_set* qs, double half, pair_rule* r, int slot) {
   s->out_n[slot] = 0;
   if (ps->n == 0 || qs->n == 0) return 1;
   if (!grow((void**)&s->box[0], &s->box_cap[0], 6 * ps->n, sizeof(double))) return 0;
@@ -197,10 +252,10 @@ static int find_kind(kn_swept_scratch* s, const kn_swept_surface* p, const prim_
     if (!grow((void**)&s->box[1], &s->box_cap[1], 6 * qs->n, sizeof(double))) return 0;
     boxes(q, qs, half, s->box[1]);
   }
-  r->set[0] = ps, r->set[1] = qs;
   r->idx[0] = ps->idx, r->idx[1] = qs->idx, r->arity[0] = ps->arity, r->arity[1] = qs->arity;
   r->vlist = ps->vert_list;
-  return sweep(s, r, sweep_axis(s, ps->n, r->same_set ? 0 : qs->n), slot);
+  r->nfirst = ps->idx ? ps->n : p->nvert;
+  return pairs_of(s, r, ps, qs, slot);
 }
 
 kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
@@ -219,7 +274,7 @@ kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, co
   prim_set vb = {B->vert ? B->nvert_used : B->nvert, 1, NULL, B->vert};
   prim_set ta = {a->ntri, 3, a->tri, NULL}, tb = {B->ntri, 3, B->tri, NULL};
   prim_set ea = {a->nedge, 2, a->edge, NULL}, eb = {B->nedge, 2, B->edge, NULL};
-  sweep_rule r = {.self = self};
+  pair_rule r = {.self = self};
   s->out_n[0] = s->out_n[1] = s->out_n[2] = 0;
   int ok = find_kind(s, a, &va, B, &tb, half, &r, 0);
   if (ok && !self) ok = find_kind(s, B, &vb, a, &ta, half, &r, 1);

@@ -4,8 +4,9 @@
  * of every pair's swept, margin-inflated boxes with the same rules (no shared vertex on one
  * surface, each self edge-edge pair once). Conservativeness: every vertex-triangle and edge-edge
  * pair whose true distance (contact/pair_distance.c) is below the margin at any of 9 times of the
- * linear motion is in the list. The scratch is reused across calls of different sizes, and bad
- * input is refused. */
+ * linear motion is in the list. The same on closed surfaces (flattened jittered spheres, against
+ * each other and against themselves), where every face overlaps many others along any one axis.
+ * The scratch is reused across calls of different sizes, and bad input is refused. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,6 +51,40 @@ static sheet make_sheet(int n, unsigned seed, const double off[3], const double 
       s.tri[3 * t] = a, s.tri[3 * t + 1] = c, s.tri[3 * t + 2] = d, t++;
     }
   cr_assert_eq(kn_surface_edges(s.nt, s.tri, &s.ne, &s.edge, NULL), KN_OK);
+  return s;
+}
+/* a closed surface: a UV sphere of nlat bands and nlon sectors, radius 0.5, jittered, flattened to
+ * height flat, moved by off and over the step by move (plus jitter) */
+static sheet make_sphere(int nlat, int nlon, unsigned seed, double flat, const double off[3], const double move[3]) {
+  sheet s = {2 + (nlat - 1) * nlon, 2 * nlon * (nlat - 1), 0, NULL, NULL, NULL, NULL};
+  s.x0 = malloc(3 * (size_t)s.nv * sizeof(double)), s.x1 = malloc(3 * (size_t)s.nv * sizeof(double));
+  s.tri = malloc(3 * (size_t)s.nt * sizeof(int));
+  for (int v = 0; v < s.nv; v++) {
+    double pi = acos(-1.0), th = v == 0 ? 0 : v == 1 ? pi : pi * (1 + (v - 2) / nlon) / nlat;
+    double ph = 2 * pi * ((v - 2) % nlon) / nlon;
+    if (v < 2) ph = 0;
+    double r = 0.5 * (1 + 0.05 * (urand(&seed) - 0.5)), *x = s.x0 + 3 * v;
+    x[0] = r * sin(th) * cos(ph), x[1] = r * sin(th) * sin(ph), x[2] = flat * r * cos(th);
+    for (int k = 0; k < 3; k++) {
+      x[k] += off[k];
+      s.x1[3 * v + k] = x[k] + move[k] + 0.01 * (urand(&seed) - 0.5);
+    }
+  }
+  int t = 0;
+  for (int j = 0; j < nlon; j++) { /* the pole fans */
+    int a = 2 + j, b = 2 + (j + 1) % nlon, c = 2 + (nlat - 2) * nlon + j, d = 2 + (nlat - 2) * nlon + (j + 1) % nlon;
+    s.tri[3 * t] = 0, s.tri[3 * t + 1] = a, s.tri[3 * t + 2] = b, t++;
+    s.tri[3 * t] = 1, s.tri[3 * t + 1] = d, s.tri[3 * t + 2] = c, t++;
+  }
+  for (int i = 0; i + 2 < nlat; i++)
+    for (int j = 0; j < nlon; j++) {
+      int a = 2 + i * nlon + j, b = 2 + i * nlon + (j + 1) % nlon, c = b + nlon, d = a + nlon;
+      s.tri[3 * t] = a, s.tri[3 * t + 1] = d, s.tri[3 * t + 2] = c, t++;
+      s.tri[3 * t] = a, s.tri[3 * t + 1] = c, s.tri[3 * t + 2] = b, t++;
+    }
+  cr_assert_eq(t, s.nt);
+  cr_assert_eq(kn_surface_edges(s.nt, s.tri, &s.ne, &s.edge, NULL), KN_OK);
+  cr_assert_eq(s.ne, 3 * s.nt / 2, "a closed surface: each edge in two triangles");
   return s;
 }
 static void free_sheet(sheet* s) { free(s->x0), free(s->x1), free(s->tri), free(s->edge); }
@@ -223,6 +258,33 @@ Test(swept_pairs, self_contact_against_brute_force) {
     free(want);
   }
   free(used), free_sheet(&f);
+  kn_swept_scratch_free(s);
+}
+
+Test(swept_pairs, closed_surfaces_against_brute_force) {
+  kn_swept_scratch* s = kn_swept_scratch_create();
+  /* two flattened spheres, the second 0.02 above the first's top and sinking 0.04 into it */
+  sheet a = make_sphere(8, 12, 11u, 0.05, (double[3]){0, 0, 0}, (double[3]){0, 0, 0});
+  sheet b = make_sphere(7, 10, 12u, 0.05, (double[3]){0.2, 0.1, 0.07}, (double[3]){0, 0, -0.04});
+  kn_swept_surface A = view(&a, 1), B = view(&b, 1);
+  check_two(s, &A, &B, 0.01);
+  /* each against itself: its top and bottom (0.05 apart at the centre) within the margin */
+  for (int k = 0; k < 2; k++) {
+    kn_swept_surface F = view(k ? &b : &a, 1);
+    double margin = 0.06;
+    kn_swept_pairs out;
+    kn_error err = {0};
+    cr_assert_eq(kn_swept_pairs_find(s, &F, NULL, margin, &out, &err), KN_OK, "%s", err.msg);
+    int* want = malloc(2 * (size_t)(F.nvert * F.ntri + F.nedge * F.nedge + 1) * sizeof(int));
+    int n = brute(&F, NULL, F.nvert, 1, &F, F.tri, F.ntri, 3, margin, 1, 0, want);
+    assert_same("closed: self vertex - triangle", out.vt_ab, out.nvt_ab, want, n);
+    cr_assert_gt(n, F.nvert, "top and bottom should meet (%d pairs)", n);
+    n = brute(&F, F.edge, F.nedge, 2, &F, F.edge, F.nedge, 2, margin, 1, 1, want);
+    assert_same("closed: self edge - edge", out.ee, out.nee, want, n);
+    cr_assert_gt(n, F.nedge);
+    free(want);
+  }
+  free_sheet(&a), free_sheet(&b);
   kn_swept_scratch_free(s);
 }
 
