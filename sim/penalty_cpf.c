@@ -420,14 +420,10 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
   return KN_OK;
 }
 
+static void positions_at(kn_penalty_cpf* c, const double* v);
+
 int kn_penalty_cpf_recheck(kn_penalty_cpf* c, const double* v, kn_error* err) {
-  const kn_nl_points* P = c->term.points;
-  for (int g = 0; g < c->ms.nvert; g++) {
-    double u[3];
-    if (c->ms.pt[g] < 0) continue;
-    kn_nl_point_velocity(P, c->ms.pt[g], v, u);
-    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
-  }
+  positions_at(c, v);
   int before = c->npairs;
   if (find_new(c, err)) return -1;
   lambda_init(c, before, v);

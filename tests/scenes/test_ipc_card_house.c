@@ -130,30 +130,37 @@ static frame_run run_frame(double mu, int box_surfaces) {
  * dhat of the edges: 0.3 mm of lever on 0.2 m, 0.15 %), the top force's vertical part and the
  * horizontal imbalance within 1e-3 W; collapsed = both centres below 1 cm (a card flat on the
  * floor: 2 mm + its gap). ~0.8 s of CPU in Release for the four runs. */
-Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0_25_and_0_2) {
+/* the frame at each of mus[0..n) (box_surfaces 1 or 0), judged against statics as described above */
+static void frame_cases(const double* mus, int n, int box_surfaces, const char* label) {
   const double th = M_PI / 6, L = 0.2, t = 0.004, W = 1000 * L * 0.1 * t * 9.80665;
-  const double threshold = tan(th) / 2 - t / (2 * L), mus[] = {0.5, 0.3, 0.25, 0.2};
-  for (int i = 0; i < 4; i++) {
-    frame_run r = run_frame(mus[i], 1);
-    cr_log_info("card frame mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: top force "
+  const double threshold = tan(th) / 2 - t / (2 * L);
+  for (int i = 0; i < n; i++) {
+    frame_run r = run_frame(mus[i], box_surfaces);
+    cr_log_info("%s mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: top force "
                 "(%.5f, %.2e, %.5f) N, floor force (%.5f, %.2e, %.5f) N",
-                mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
+                label, mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
                 r.f_floor[1], r.f_floor[2]);
-    ipc_audit_log("card frame", &r.audit);
+    ipc_audit_log(label, &r.audit);
     if (mus[i] > threshold) {
-      cr_expect(fabs(r.top_drop) <= 1e-3, "mu %g: the top edge moved down %.3g m", mus[i], r.top_drop);
+      cr_expect(fabs(r.top_drop) <= 1e-3, "%s mu %g: the top edge moved down %.3g m", label, mus[i], r.top_drop);
       double ratio = -r.f_top[0] / r.f_floor[2];
-      cr_expect(fabs(ratio - threshold) <= 0.01 * threshold, "mu %g: H / N = %.5f, statics %.5f", mus[i], ratio,
-                threshold);
-      cr_expect(fabs(r.f_top[2]) <= 1e-3 * W, "mu %g: the top force has a vertical part %.3g N", mus[i], r.f_top[2]);
-      cr_expect(fabs(r.f_top[0] + r.f_floor[0]) <= 1e-3 * W, "mu %g: horizontal forces %.5f + %.5f N", mus[i],
-                r.f_top[0], r.f_floor[0]);
+      cr_expect(fabs(ratio - threshold) <= 0.01 * threshold, "%s mu %g: H / N = %.5f, statics %.5f", label, mus[i],
+                ratio, threshold);
+      cr_expect(fabs(r.f_top[2]) <= 1e-3 * W, "%s mu %g: the top force has a vertical part %.3g N", label, mus[i],
+                r.f_top[2]);
+      cr_expect(fabs(r.f_top[0] + r.f_floor[0]) <= 1e-3 * W, "%s mu %g: horizontal forces %.5f + %.5f N", label,
+                mus[i], r.f_top[0], r.f_floor[0]);
     } else {
       for (int c = 0; c < 2; c++)
-        cr_expect(r.z_end[c] <= 0.01, "mu %g: card %d's centre is at %.4f m, expected flat on the floor", mus[i], c,
-                  r.z_end[c]);
+        cr_expect(r.z_end[c] <= 0.01, "%s mu %g: card %d's centre is at %.4f m, expected flat on the floor", label,
+                  mus[i], c, r.z_end[c]);
     }
   }
+}
+
+Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0_25_and_0_2) {
+  const double mus[] = {0.5, 0.3, 0.25, 0.2};
+  frame_cases(mus, 4, 1, "card frame");
 }
 
 /* The same frame without contact.ipc.box_surfaces (ipc's default): the cards are boxes, and the top
@@ -162,27 +169,6 @@ Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0
  * mu 0.5). Statics as above: stands at the paper's mu 0.5, collapses at its 0.2 (0.2787 between).
  * Same bounds as above. */
 Test(ipc_card_house, free_standing_frame_of_boxes_stands_at_mu_0_5_collapses_at_0_2) {
-  const double th = M_PI / 6, L = 0.2, t = 0.004, W = 1000 * L * 0.1 * t * 9.80665;
-  const double threshold = tan(th) / 2 - t / (2 * L), mus[] = {0.5, 0.2};
-  for (int i = 0; i < 2; i++) {
-    frame_run r = run_frame(mus[i], 0);
-    cr_log_info("card frame of boxes mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: "
-                "top force (%.5f, %.2e, %.5f) N, floor force (%.5f, %.2e, %.5f) N",
-                mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
-                r.f_floor[1], r.f_floor[2]);
-    ipc_audit_log("card frame of boxes", &r.audit);
-    if (mus[i] > threshold) {
-      cr_expect(fabs(r.top_drop) <= 1e-3, "mu %g: the top edge moved down %.3g m", mus[i], r.top_drop);
-      double ratio = -r.f_top[0] / r.f_floor[2];
-      cr_expect(fabs(ratio - threshold) <= 0.01 * threshold, "mu %g: H / N = %.5f, statics %.5f", mus[i], ratio,
-                threshold);
-      cr_expect(fabs(r.f_top[2]) <= 1e-3 * W, "mu %g: the top force has a vertical part %.3g N", mus[i], r.f_top[2]);
-      cr_expect(fabs(r.f_top[0] + r.f_floor[0]) <= 1e-3 * W, "mu %g: horizontal forces %.5f + %.5f N", mus[i],
-                r.f_top[0], r.f_floor[0]);
-    } else {
-      for (int c = 0; c < 2; c++)
-        cr_expect(r.z_end[c] <= 0.01, "mu %g: card %d's centre is at %.4f m, expected flat on the floor", mus[i], c,
-                  r.z_end[c]);
-    }
-  }
+  const double mus[] = {0.5, 0.2};
+  frame_cases(mus, 2, 0, "card frame of boxes");
 }
