@@ -7,24 +7,29 @@
 
 #include "sim/sim.h"
 
-/* The arch stands: run 0.5 s (50 steps; the scene's 1 s halved for the sanitizer build, ~10x
- * slower; Release takes ~2 s of CPU). The universal criteria at every step (ipc_util.h: no
- * contact detected at phi < 0, the end-of-step audit, no inverted tet, Newton's residual and step
- * within eps_d). Measured in Release (2026-11-26): every stone's centroid moves by at most 8.3 um in
+/* The arch stands: run the scene's 1 s (100 steps; Release ~2.5 s of CPU, ~10x that under the
+ * sanitizers; step 83 is where Newton stalled, History below). The universal criteria at every
+ * step (ipc_util.h: no contact detected at phi < 0, the end-of-step audit, no inverted tet, Newton's residual and step
+ * within eps_d). Measured in Release (2026-11-27): every stone's centroid moves by at most 8.5 um in
  * the first 0.25 s (the barrier opens each joint from its 0.5 um start toward its resting gap
- * below dhat, the FEM stones take the load), then creeps at 3.9e-5 m/s over 0.25-0.5 s (1.35 eps_v:
+ * below dhat, the FEM stones take the load), then creeps at 3.9e-5 m/s over 0.25-1 s (1.35 eps_v:
  * IPC's smoothed static friction lets a joint at its friction limit creep at up to eps_v, digest
- * §9.3 F1, and a stone's centroid adds the creep of the joints below it); 3.72 Newton iterations a
+ * §9.3 F1, and a stone's centroid adds the creep of the joints below it); 2.21 Newton iterations a
  * step; 104 contacts at every step (24 joints x 4 corners of the smaller stone + 8 at the floor).
  * A collapse is decimetres: at mu 0.1 (the paper's arch collapses there too) and the paper's eps_d
  * 1e-4 l a stone moved 2.3 mm by 0.05 s, 7.0 cm by 0.2 s, 15.5 cm by 0.29 s, then Newton failed at
  * step 30 (at the default eps_d Newton fails at step 2: 100 iterations, 4.9e-4 m/s). Bounds: the settling within 24 dhat (every joint
  * opening by at most dhat) plus 0.25 s at 2 eps_v; 2 eps_v for the fastest stone's mean speed over
- * 0.25-0.5 s.
+ * 0.25-1 s.
  * History: disabled from the mesh pairs' merge until the fix of issue 20's Newton failure (step 5,
  * velocity residual 0.021 m/s): kappa's bounds took the mean of A's diagonal (M + h^2 K, 7e4 times
  * the stones' nodal mass at E 2e10) and the Newton test max |D r| passed steps at v_n that the
- * Newton step would have changed by 0.1 m/s (ARCHITECTURE "ipc"). */
+ * Newton step would have changed by 0.1 m/s (ARCHITECTURE "ipc"). Until 2026-11-27 it ran 50
+ * steps, and the scene failed at step 83: Newton stalled 100 iterations at a velocity residual of
+ * 1.28e-5 m/s (eps_d 2.96e-6) with a Newton step of 2.4e-10 m/s, whose full step cut the residual
+ * 10x, but its energy change (7.8e-14 J) was below E's round-off (+-7e-13 J), so Armijo took
+ * steps of alpha 1e-5..7e-12; the line search now lets the residual decide when the Newton step
+ * is within eps_d (nonlinear/newton.c). */
 Test(ipc_arch, stands) {
   const char* path = KNEAD_SOURCE_DIR "/bench/ipc_paper/arch.yaml";
   test_world t = {0};
@@ -36,7 +41,7 @@ Test(ipc_arch, stands) {
   double c0[25][3], cmid[25][3];
   for (int i = 0; i < w->nfem; i++) kn_sim_deformable_centroid(&w->fems[i], c0[i]);
   const double epsv = 2.9e-5; /* the scene's */
-  const int steps = 50, mid = 25;
+  const int steps = 100, mid = 25;
   double settle = 0, creep = 0;
   long its = 0;
   int cmin = 1 << 30, cmax = 0;
@@ -60,8 +65,8 @@ Test(ipc_arch, stands) {
   cr_log_info("arch on ipc: settled %.3g m, then %.3g m/s (eps_v %.3g), %.2f Newton iterations a step, %d-%d contacts",
               settle, creep, epsv, (double)its / steps, cmin, cmax);
   const double dhat = 1e-6;
-  cr_expect(settle <= 24 * dhat + 0.25 * 2 * epsv, "a stone moved %.3g m in 0.25 s (measured 8.3e-6)", settle);
+  cr_expect(settle <= 24 * dhat + 0.25 * 2 * epsv, "a stone moved %.3g m in 0.25 s (measured 8.5e-6)", settle);
   cr_expect(cmin == 104 && cmax == 104, "%d-%d contacts a step, not 104", cmin, cmax);
-  cr_expect(creep <= 2 * epsv, "a stone moved %.3g m/s over 0.25-0.5 s, above 2 eps_v (eps_v %.3g)", creep, epsv);
+  cr_expect(creep <= 2 * epsv, "a stone moved %.3g m/s over 0.25-1 s, above 2 eps_v (eps_v %.3g)", creep, epsv);
   tw_free(&t);
 }
