@@ -8,8 +8,9 @@
  * Jacobian is not at fault: at the failing iterates it matches central differences of the whole
  * residual to 4e-4 relative.
  *   sweep  epsilon_v 1e-3, 3e-3, 5e-3, 1e-2 with lag_lambda: through the lift (160 steps, t = 1.6 s)
- *          every step converges; without it 5e-3 fails at step 141 (t = 1.41 s), the test that the
- *          case still exercises the failure.
+ *          every step converges. Without it 5e-3 fails at step 141 (t = 1.41 s) in Release, but
+ *          the same run in the Debug (sanitizer) build gets through the lift: at that kink round-off
+ *          decides, so the failure is not asserted (a test of it failed by build type, 2026-11-27).
  *   full   epsilon_v 1e-3 with lag_lambda over the whole scene: every check but SAP's golden passes
  *          (held_during_shake: drift < 5 mm in the palm).
  * Scaled for CI: the sweep stops after the lift (the failures were at steps 141-142 and 281); ~5 s in
@@ -40,15 +41,6 @@ Test(penalty_cpf_lag, epsilon_v_sweep_converges_through_the_lift) {
       cr_assert_eq(kn_world_step(t.world, &err), KN_OK, "epsilon_v %s, step %d: %s", eps[i], k + 1, err.msg);
     tw_free(&t);
   }
-}
-
-Test(penalty_cpf_lag, without_it_5e_3_fails_at_the_lift) {
-  test_world t = lag_run("5e-3", 0);
-  kn_error err = {0};
-  int k = 0;
-  while (k < 160 && kn_world_step(t.world, &err) == KN_OK) k++;
-  cr_expect_eq(k, 140, "the first failed step: %d (expected 141), %s", k + 1, err.msg);
-  tw_free(&t);
 }
 
 Test(penalty_cpf_lag, full_grasp_at_1e_3_passes_its_checks) {
