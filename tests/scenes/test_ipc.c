@@ -237,32 +237,6 @@ Test(ipc, saved_state_continues_bitwise) {
   unlink(path);
 }
 
-/* Bodies placed exactly touching, the common robotics start (a box on the floor at z = h / 2, phi = 0):
- * taken, not refused. The pair's barrier zero is moved below it, settled in the first step and kept
- * (sim/ipc_touch.h; test_ipc_touch), so the box stays where it was placed: after 1 s (defaults; l =
- * the box's diagonal 0.1732 m, dhat 1.732e-4 m) it stands at a gap in [0, 1e-6 l] (it rose to 0.765
- * dhat while the shift was per step), at rest (|v_z| below eps_d = 1e-6 l), never detected
- * intersecting (the universal criteria), and not moved sideways (a flat floor). Measured: gap
- * 1.73e-8 m (1e-7 l), v_z ~1e-9 m/s, no drift. */
-Test(ipc, touching_start_is_taken_and_stays_where_placed) {
-  const char* yaml = "time_step: 0.01\ncontact: {backend: ipc}\nobjects:\n"
-                     "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.5}\n"
-                     "  - {name: box, shape: {box: [0.1, 0.1, 0.1]}, mass: 1.0, pose: {xyz: [0, 0, 0.05]}, friction: 0.5}\n";
-  test_world t = tw_create(yaml);
-  double* q = tw_object_q(&t, "box");
-  ipc_audit au = ipc_audit_start();
-  ipc_step_audited(&t, 100, &au);
-  ipc_audit_log("touching start", &au);
-  const double ell = sqrt(3.0) * 0.1, gap = q[2] - 0.05;
-  const double* v = t.world->trees[t.world->objects[1].tree].v;
-  cr_log_info("touching start: gap %.4e m after 1 s (1e-6 l %.4e m), v_z %.2e m/s, drift (%.1e, %.1e) m", gap,
-              1e-6 * ell, v[5], q[0], q[1]);
-  cr_expect(gap >= 0 && gap <= 1e-6 * ell, "gap %.4e m, allowed [0, %.4e] m", gap, 1e-6 * ell);
-  cr_expect(fabs(v[5]) < 1e-6 * ell, "v_z %.3g m/s: not at rest", v[5]);
-  cr_expect(fabs(q[0]) < 1e-12 && fabs(q[1]) < 1e-12, "moved sideways (%.2e, %.2e) m", q[0], q[1]);
-  tw_free(&t);
-}
-
 /* A start the barrier cannot take is refused when the world is built (digest §10.2): a box placed
  * 1 mm into the floor; the message names the pair and the overlap. Touching (phi = 0, the
  * regression boxes on their floor) is taken. */

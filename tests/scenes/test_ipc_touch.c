@@ -79,8 +79,9 @@ Test(ipc_touch, box_touching_slope_at_defaults_only_creeps_at_eps_v) {
 /* A 1 kg, 0.1 m box placed touching a flat floor stays where it was placed: its first step settles
  * the pairs' shifts so that it ends 1e-7 l above the floor (nl_ipc.c, settle), and from then on its
  * height stays within [0, 2e-7 l] (2 x the settled gap; the solve's tolerance eps_d dt = 1e-8 l a
- * step) and it is at rest; with the shift removed it rose to its resting gap 0.765 dhat = 1.3e-4 m,
- * 7600 times that. */
+ * step), at rest and not moved sideways (a flat floor), never detected intersecting (the universal
+ * criteria); with the shift removed it rose to its resting gap 0.765 dhat = 1.3e-4 m, 7600 times that.
+ * (The common robotics start: taken, not refused.) */
 Test(ipc_touch, box_touching_floor_stays_where_placed) {
   const char* yaml = "time_step: 0.01\ncontact: {backend: ipc}\nobjects:\n"
                      "  - {name: floor, shape: {halfspace: {normal: [0, 0, 1]}}, fixed: true, friction: 0.5}\n"
@@ -101,6 +102,7 @@ Test(ipc_touch, box_touching_floor_stays_where_placed) {
   cr_expect(low >= 0 && top <= 2e-7 * ell, "the box's height went over [%.4e, %.4e] m, allowed [0, %.4e] m", low, top,
             2e-7 * ell);
   cr_expect(fabs(v[5]) < 1e-6 * ell, "v_z %.3g m/s: not at rest", v[5]);
+  cr_expect(fabs(q[0]) < 1e-12 && fabs(q[1]) < 1e-12, "moved sideways (%.2e, %.2e) m on a flat floor", q[0], q[1]);
   tw_free(&t);
 }
 
