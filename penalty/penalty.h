@@ -90,6 +90,8 @@ typedef struct {
   int anchored;          /* 1: the friction is each pair's anchored spring (kn_cpf_anchor_friction, stiffness
                             k), 0: the smoothed Coulomb of kn_cpf_friction (eps_v) */
   const kn_nl_points* points;
+  const double* x1_off;  /* per material point, 3: added to its end x1 (its path's curvature over the step,
+                            constant in v: sim/mesh_arcs.c); NULL: none */
   const kn_cpf_term_pair* pairs;
   int n;
 } kn_cpf_term;

@@ -37,6 +37,10 @@ struct kn_penalty_cpf {
   kn_mesh_surfaces ms;   /* the surfaces (colliders without one: the discrete springs), their points */
   cpf_surface* s;
   double *x0, *x1;       /* per global vertex: the predictor path */
+  kn_mesh_arcs* arcs;    /* the vertices' paths' curvature (mesh_arcs.c) */
+  double* off;           /* per global vertex: its x1's offset from the straight line (kn_mesh_arcs_offsets) */
+  double* ptoff;         /* the same per material point of the step (kn_cpf_term.x1_off) */
+  int capptoff;
   double* vstart;
   int vcap;
   cpf_carried *carried, *next;
@@ -57,6 +61,7 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   for (int i = 0; c->s && i < c->ms.n; i++) free(c->s[i].edge), kn_penalty_mesh_topology_free(&c->s[i].top);
   kn_mesh_surfaces_free(&c->ms);
   free(c->s), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  kn_mesh_arcs_free(c->arcs), free(c->off), free(c->ptoff);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
   kn_swept_scratch_free(c->swept);
   free(c);
@@ -112,7 +117,9 @@ kn_status kn_penalty_cpf_create(kn_world* w, const kn_penalty_stiffness* ps, dou
   c->swept = kn_swept_scratch_create();
   c->x0 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x0);
   c->x1 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x1);
-  if (!c->swept || !c->x0 || !c->x1) {
+  c->off = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->off);
+  c->arcs = kn_mesh_arcs_create(w);
+  if (!c->swept || !c->x0 || !c->x1 || !c->off || !c->arcs) {
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   }
@@ -409,6 +416,16 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
     const double* x0 = st->points->p[c->ms.pt[g]].x0;
     for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
   }
+  /* the rigid vertices' paths bent as their bodies move (mesh_arcs.c): x1 where the integrator puts
+   * them at v_n, and the same offset on every iterate's x1 (the pairs' forces and anchors) */
+  if ((e = kn_mesh_arcs_offsets(c->arcs, &c->ms, w, st->dt, c->x1, c->off, err))) return e;
+  if (!grow((void**)&c->ptoff, &c->capptoff, 3 * st->points->n + 1, sizeof *c->ptoff))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d points", st->points->n);
+  memset(c->ptoff, 0, 3 * (size_t)st->points->n * sizeof *c->ptoff);
+  for (int g = 0; g < c->ms.nvert; g++)
+    for (int k = 0; k < 3 && c->ms.pt[g] >= 0; k++)
+      c->x1[3 * g + k] += c->off[3 * g + k], c->ptoff[3 * c->ms.pt[g] + k] = c->off[3 * g + k];
+  c->term.x1_off = c->ptoff;
   c->npairs = 0;
   for (int i = 0; i < c->ncarried; i++)
     if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, c->carried[i].anchor, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
@@ -439,7 +456,8 @@ static void anchor_relax(const kn_penalty_cpf* c, int i, const double* v, double
     double u[3];
     const kn_nl_point* P = &c->term.points->p[p->pt[j]];
     kn_nl_point_velocity(c->term.points, p->pt[j], v, u);
-    for (int a = 0; a < 3; a++) x0[3 * j + a] = P->x0[a], x1[3 * j + a] = P->x0[a] + c->term.dt * u[a];
+    for (int a = 0; a < 3; a++)
+      x0[3 * j + a] = P->x0[a], x1[3 * j + a] = P->x0[a] + c->term.dt * u[a] + c->ptoff[3 * p->pt[j] + a];
   }
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
   double lam = c->term.lag_lambda ? p->lam : kn_cpf_term_pair_lambda(&c->term, i, v);
@@ -453,7 +471,7 @@ static void positions_at(kn_penalty_cpf* c, const double* v) {
     double u[3];
     if (c->ms.pt[g] < 0) continue;
     kn_nl_point_velocity(P, c->ms.pt[g], v, u);
-    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
+    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k] + c->off[3 * g + k];
   }
 }
 
@@ -597,7 +615,7 @@ kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const doub
       double u[3];
       kn_nl_point_velocity(P, p->pt[j], v, u);
       for (int a = 0; a < 3; a++) {
-        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a];
+        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a] + c->ptoff[3 * p->pt[j] + a];
         fb[a] += side[j] ? F[3 * j + a] : 0;
       }
     }
