@@ -62,11 +62,14 @@ static int advanced(kn_mesh_arcs* a, const kn_world* w, int t, double dt) {
 kn_status kn_mesh_arcs_offsets(kn_mesh_arcs* a, const kn_mesh_surfaces* m, const kn_world* w, double dt,
                                const double* x1, double* off, kn_error* err) {
   memset(off, 0, 3 * (size_t)m->nvert * sizeof *off);
+  int last = -1; /* a tree's colliders come one after another: its kinematics once for them */
   for (int i = 0; i < m->n; i++) {
     const kn_mesh_surface* s = &m->s[i];
     if (s->collider < 0 || s->clique < 0) continue; /* an FEM vertex moves on its line; a fixed one stays */
     const kn_world_collider* c = &w->colliders[s->collider];
-    if (!advanced(a, w, c->tree, dt)) return kn_fail(err, KN_ERR_NOMEM, "out of memory for the surfaces' arcs");
+    if (c->tree != last && !advanced(a, w, c->tree, dt))
+      return kn_fail(err, KN_ERR_NOMEM, "out of memory for the surfaces' arcs");
+    last = c->tree;
     kn_pose X;
     kn_pose_mul(&a->data[c->tree]->X_wb[c->body], &c->c.X_bg, &X);
     for (int j = 0; j < s->nv; j++) {
