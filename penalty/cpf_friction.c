@@ -82,8 +82,17 @@ void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double m
 /* The anchored (stiction) friction of a pair (penalty-coulomb-friction.md's springs on a pair): a
  * zero-rest-length tangential spring of stiffness k between the pair's two anchor points (weights
  * beta, like w: the vertex and a point of the face, or a point of each edge), r = sum_j sign_j
- * beta_j x1_j, r_t = P r (P = I - n0 n0^T), f = -k r_t while k |r_t| <= mu lambda (stuck: no creep),
- * else -mu lambda r_t / |r_t| (on the cone), distributed by sign_j beta_j. */
+ * beta_j x1_j, r_t = P r (P = I - n0 n0^T), f = -k r_t while rho = k |r_t| / (mu lambda) <= 1 - BAND
+ * (stuck: no creep), else -mu lambda g(rho) r_t / |r_t|, distributed by sign_j beta_j. g(rho) = rho
+ * up to 1 - BAND, 1 (on the cone) from 1 + BAND, and the quadratic rho - (rho - 1 + BAND)^2 / (4 BAND)
+ * between: C1, so that Newton's residual has no kink where a spring leaves the cone. With the hard
+ * switch (g = min(rho, 1)) the root finding stalled where the block of penalty-coulomb-friction.md
+ * §6.1 stops at dt 1e-2 (step 227): a corner's spring exactly at rho = 1 (its anchor relaxed onto the
+ * cone at the last step's end), the stuck side's Jacobian, and the Newton step leading onto the cone
+ * side, where the scaled residual grew as 33 alpha: no decrease for any alpha down to 1e-12.
+ * |f| <= mu lambda still, and below 1 - BAND (a resting block's tan(theta) / mu, a held box's 0.5)
+ * nothing changes. The relax puts a sliding spring's anchor at rho = 1 + BAND, where |f| = mu lambda. */
+#define BAND KN_CPF_CONE_BAND
 static void anchor_gap(const kn_cpf_stencil* st, const double beta[4], const double n[3], double rt[3]) {
   const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
   double r[3] = {0, 0, 0};
@@ -105,15 +114,20 @@ void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], doub
   if (!(lam > 0)) return;
   double rt[3], rh[3] = {0, 0, 0};
   anchor_gap(st, beta, n, rt);
-  double s = kn_vec3_norm(rt), stuck = k * s <= mu * lam;
+  double s = kn_vec3_norm(rt), rho = k * s / (mu * lam), stuck = rho <= 1 - BAND;
   if (s > 0)
     for (int c = 0; c < 3; c++) rh[c] = rt[c] / s;
-  /* f = -c rt with c = k (stuck) or mu lam / s; d(c rt)/dr = c P (stuck) or mu lam (P - rh rh^T) / s */
-  double cf = stuck ? k : mu * lam / s, D[9], fr[3];
+  /* g and g' (above); f = -c rt with c = k (stuck) or mu lam g / s; d(c rt)/dr = c P (stuck) or
+   * c (P - rh rh^T) + k g' rh rh^T; df/dlam = -mu rh (g - rho g') */
+  double g = rho >= 1 + BAND ? 1 : rho - (rho - 1 + BAND) * (rho - 1 + BAND) / (4 * BAND),
+         g1 = rho >= 1 + BAND ? 0 : 1 - (rho - 1 + BAND) / (2 * BAND);
+  if (stuck) g = rho, g1 = 1;
+  double cf = stuck ? k : mu * lam * g / s, D[9], fr[3];
   for (int x = 0; x < 3; x++)
-    for (int y = 0; y < 3; y++) D[3 * x + y] = cf * ((x == y) - n[x] * n[y] - (stuck ? 0 : rh[x] * rh[y]));
+    for (int y = 0; y < 3; y++)
+      D[3 * x + y] = cf * ((x == y) - n[x] * n[y]) + (stuck ? 0 : (k * g1 - cf) * rh[x] * rh[y]);
   for (int c = 0; c < 3; c++) fr[c] = -cf * rt[c];
-  if (dF) { /* dfr/dx1_b = -D sign_b beta_b, and on the cone -mu rh dlam/dx1 (exact lambda) */
+  if (dF) { /* dfr/dx1_b = -D sign_b beta_b, and off the stuck zone -mu (g - rho g') rh dlam/dx1 (exact lambda) */
     double dlam[12] = {0}, dfr[36];
     for (int a = 0; a < 4 && lam_lag < 0 && !stuck; a++)
       if (sg[a] > 0)
@@ -122,7 +136,8 @@ void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], doub
     for (int x = 0; x < 3; x++)
       for (int b = 0; b < 4; b++)
         for (int y = 0; y < 3; y++)
-          dfr[12 * x + 3 * b + y] = -D[3 * x + y] * sg[b] * beta[b] - (stuck ? 0 : mu * rh[x] * dlam[3 * b + y]);
+          dfr[12 * x + 3 * b + y] =
+              -D[3 * x + y] * sg[b] * beta[b] - (stuck ? 0 : mu * (g - rho * g1) * rh[x] * dlam[3 * b + y]);
     for (int a = 0; a < 4; a++)
       for (int x = 0; x < 3; x++)
         for (int col = 0; col < 12; col++) dF[12 * (3 * a + x) + col] += sg[a] * beta[a] * dfr[12 * x + col];
@@ -141,7 +156,7 @@ int kn_cpf_anchor_relax(const kn_cpf_stencil* st, double beta[4], double mu, dou
   if (!(len > 0) || !(k > 0)) return 0;
   for (int c = 0; c < 3; c++) n[c] = m[c] / len;
   anchor_gap(st, beta, n, rt);
-  double s = kn_vec3_norm(rt), lim = mu > 0 && lam > 0 ? mu * lam / k : 0;
+  double s = kn_vec3_norm(rt), lim = mu > 0 && lam > 0 ? (1 + BAND) * mu * lam / k : 0;
   if (s <= lim) return 0;
   /* the anchors slide so that r_t shrinks by d = rt (1 - lim / s): dr = c1 t1 + c2 t2 = -d, t the
    * derivatives of r in the two anchor parameters (vertex-face: beta_b, beta_c with beta_a = 1 - the

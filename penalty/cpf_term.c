@@ -11,14 +11,15 @@ static const double sgn_vf[4] = {1, -1, -1, -1}, sgn_ee[4] = {1, 1, -1, -1};
 // pair p's stiffness: its own, else the term's
 static double pair_k(const kn_cpf_term* t, const kn_cpf_term_pair* p) { return p->k > 0 ? p->k : t->k; }
 
-// pair i's stencil at v: x0 and x1 = x0 + dt J v of its four points
+// pair i's stencil at v: x0 and x1 = x0 + dt J v (+ x1_off) of its four points
 static void stencil_at(const kn_cpf_term* t, int i, const double* v, double x0[12], double x1[12]) {
   const kn_cpf_term_pair* p = &t->pairs[i];
   for (int j = 0; j < 4; j++) {
     double u[3];
     kn_nl_point_velocity(t->points, p->pt[j], v, u);
     const double* x = t->points->p[p->pt[j]].x0;
-    for (int c = 0; c < 3; c++) x0[3 * j + c] = x[c], x1[3 * j + c] = x[c] + t->dt * u[c];
+    const double* o = t->x1_off ? t->x1_off + 3 * p->pt[j] : NULL;
+    for (int c = 0; c < 3; c++) x0[3 * j + c] = x[c], x1[3 * j + c] = x[c] + t->dt * u[c] + (o ? o[c] : 0);
   }
 }
 

@@ -90,6 +90,8 @@ typedef struct {
   int anchored;          /* 1: the friction is each pair's anchored spring (kn_cpf_anchor_friction, stiffness
                             k), 0: the smoothed Coulomb of kn_cpf_friction (eps_v) */
   const kn_nl_points* points;
+  const double* x1_off;  /* per material point, 3: added to its end x1 (its path's curvature over the step,
+                            constant in v: sim/mesh_arcs.c); NULL: none */
   const kn_cpf_term_pair* pairs;
   int n;
 } kn_cpf_term;
@@ -111,14 +113,17 @@ void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double m
 /* Anchored (stiction) friction on a pair (cpf_friction.c; the springs of penalty-coulomb-friction.md
  * on the pair's features): a zero-rest-length tangential spring of stiffness k from the anchor beta
  * (weights like the pair's w: vertex-face (1, barycentric), edge-edge (1 - alpha, alpha, 1 - beta,
- * beta)), r = sum_j sign_j beta_j x1_j, r_t its part normal to n0 (m(0)); f = -k r_t while
- * k |r_t| <= mu lambda (stuck), else -mu lambda r_t / |r_t|; lambda as in kn_cpf_friction. F += f
- * distributed by sign_j beta_j, dF += its derivative; Sfr the PSD block per sign_a beta_a sign_b
- * beta_b dt^2 (k P stuck, mu lambda (P - rh rh^T) / |r_t| on the cone); ft, fn as kn_cpf_friction. */
+ * beta)), r = sum_j sign_j beta_j x1_j, r_t its part normal to n0 (m(0)); with rho = k |r_t| / (mu
+ * lambda), f = -k r_t while rho <= 1 - KN_CPF_CONE_BAND (stuck), -mu lambda r_t / |r_t| from
+ * rho >= 1 + KN_CPF_CONE_BAND (on the cone), a C1 quadratic blend of the two between (cpf_friction.c);
+ * lambda as in kn_cpf_friction. F += f distributed by sign_j beta_j, dF += its derivative; Sfr the
+ * PSD block per sign_a beta_a sign_b beta_b dt^2 (d(-f)/dr_t); ft, fn as kn_cpf_friction. */
+#define KN_CPF_CONE_BAND 0.1
 void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], double mu, double k, double lam_lag,
                             double F[12], double dF[144], double Sfr[9], double ft[3], double* fn);
 /* after a step (the stencil x0 -> x1 it took, the pair's lambda there): the anchor slid onto the cone,
- * as the discrete springs' relax (|k r_t| = mu lambda after it); 1 when it moved */
+ * as the discrete springs' relax (k |r_t| = (1 + KN_CPF_CONE_BAND) mu lambda after it: where the
+ * blend reaches the cone, so that |f| = mu lambda there); 1 when it moved */
 int kn_cpf_anchor_relax(const kn_cpf_stencil* st, double beta[4], double mu, double k, double lam);
 /* A pair outliving its features (cpf_walk.c; §8 item 14). (triangle a, b, c, point p) => w, the
  * barycentric coordinates of p's projection on the triangle's plane; 0 for a degenerate triangle */

@@ -49,6 +49,15 @@ int kn_mesh_surfaces_of_vertex(const kn_mesh_surfaces* m, int g);
 kn_status kn_mesh_surfaces_record_pair(const kn_mesh_surfaces* m, kn_world* w, int sa, int sb, const int side[4],
                                        int edge_edge, const double x[12], const double wt[4], const double F[12],
                                        const double n[3], double phi, kn_error* err);
+/* The curvature of the rigid collider vertices' paths over a step (mesh_arcs.c): per global vertex
+ * with a point, off = where its tree's integrator puts it at v_n (q_n (+) dt v_n, kn_mb_advance)
+ * minus x1, its point map's straight-line end at v_n (an FEM or fixed vertex: 0). The scratch keeps
+ * one kn_mb_data per tree. create: NULL out of memory; offsets: KN_ERR_NOMEM */
+typedef struct kn_mesh_arcs kn_mesh_arcs;
+kn_mesh_arcs* kn_mesh_arcs_create(const kn_world* w);
+void kn_mesh_arcs_free(kn_mesh_arcs* a);
+kn_status kn_mesh_arcs_offsets(kn_mesh_arcs* a, const kn_mesh_surfaces* m, const kn_world* w, double dt,
+                               const double* x1, double* off, kn_error* err);
 /* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
 void kn_mesh_surfaces_name(const kn_mesh_surfaces* m, const kn_world* w, int i, char* buf, size_t cap);
 

@@ -37,6 +37,10 @@ struct kn_penalty_cpf {
   kn_mesh_surfaces ms;   /* the surfaces (colliders without one: the discrete springs), their points */
   cpf_surface* s;
   double *x0, *x1;       /* per global vertex: the predictor path */
+  kn_mesh_arcs* arcs;    /* the vertices' paths' curvature (mesh_arcs.c) */
+  double* off;           /* per global vertex: its x1's offset from the straight line (kn_mesh_arcs_offsets) */
+  double* ptoff;         /* the same per material point of the step (kn_cpf_term.x1_off) */
+  int capptoff;
   double* vstart;
   int vcap;
   cpf_carried *carried, *next;
@@ -57,6 +61,7 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
   for (int i = 0; c->s && i < c->ms.n; i++) free(c->s[i].edge), kn_penalty_mesh_topology_free(&c->s[i].top);
   kn_mesh_surfaces_free(&c->ms);
   free(c->s), free(c->x0), free(c->x1), free(c->vstart), free(c->carried), free(c->next);
+  kn_mesh_arcs_free(c->arcs), free(c->off), free(c->ptoff);
   free(c->pairs), free(c->pkeys), free(c->keys), free(c->sorted);
   kn_swept_scratch_free(c->swept);
   free(c);
@@ -112,7 +117,9 @@ kn_status kn_penalty_cpf_create(kn_world* w, const kn_penalty_stiffness* ps, dou
   c->swept = kn_swept_scratch_create();
   c->x0 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x0);
   c->x1 = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->x1);
-  if (!c->swept || !c->x0 || !c->x1) {
+  c->off = malloc((3 * (size_t)c->ms.nvert + 1) * sizeof *c->off);
+  c->arcs = kn_mesh_arcs_create(w);
+  if (!c->swept || !c->x0 || !c->x1 || !c->off || !c->arcs) {
     kn_penalty_cpf_free(c);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", w->scene->path);
   }
@@ -289,32 +296,57 @@ static int add_pair(kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, c
   return 1;
 }
 
-// the outward direction of the edge (g0, g1) of surface si at positions x1: its triangles' normals summed
-static void edge_outward(const kn_penalty_cpf* c, int g0, int g1, double o[3]) {
+/* the edge (g0, g1) of its surface at positions x1 => o its outward direction (its triangles' normals
+ * summed), n its first two triangles' normals; 1 when it is concave (the second triangle's far
+ * vertex in front of the first one's plane) */
+static int edge_outward(const kn_penalty_cpf* c, int g0, int g1, double o[3], double n[2][3]) {
   int si = kn_mesh_surfaces_of_vertex(&c->ms, g0);
   const kn_mesh_surface* m = &c->ms.s[si];
   const kn_penalty_mesh_topology* top = &c->s[si].top;
-  int a = g0 - m->first;
+  const double* X = c->x1 + 3 * (size_t)m->first;
+  int a = g0 - m->first, b = g1 - m->first, nt = 0, far = -1;
   o[0] = o[1] = o[2] = 0;
   for (int k = top->vt_start[a]; k < top->vt_start[a + 1]; k++) {
     const int* t = m->tri + 3 * top->vt[k];
-    if (t[0] != g1 - m->first && t[1] != g1 - m->first && t[2] != g1 - m->first) continue;
-    double n[3];
-    unit_normal(c->x1 + 3 * (size_t)m->first, t, n);
-    for (int d = 0; d < 3; d++) o[d] += n[d];
+    if (t[0] != b && t[1] != b && t[2] != b) continue;
+    double nk[3];
+    unit_normal(X, t, nk);
+    for (int d = 0; d < 3; d++) o[d] += nk[d];
+    if (nt < 2) memcpy(n[nt], nk, sizeof nk);
+    if (nt++ == 1) far = t[0] != a && t[0] != b ? t[0] : t[1] != a && t[1] != b ? t[1] : t[2];
   }
+  if (nt < 2) return 0;
+  double d[3];
+  for (int k = 0; k < 3; k++) d[k] = X[3 * far + k] - X[3 * a + k];
+  return kn_vec3_dot(d, n[0]) > 0;
+}
+
+// v within the wedge of the normals n[0], n[1] (their positive combinations; the angle between them < pi)
+static int in_normal_cone(const double v[3], const double n[2][3]) {
+  double cn[3], a[3], b[3];
+  kn_vec3_cross(n[0], n[1], cn), kn_vec3_cross(n[0], v, a), kn_vec3_cross(v, n[1], b);
+  double tol = -1e-9 * kn_vec3_norm(cn) * kn_vec3_norm(v);
+  return kn_vec3_dot(a, cn) >= tol && kn_vec3_dot(b, cn) >= tol;
 }
 
 /* a new edge-edge pair (its cubic's m, first contact s*) => 1 when its edges enter each other's
  * bodies: f = m . (a - c) has the sign sigma after the crossing, so edge (a, b) lies along sigma m
  * from edge (c, d): inside (c, d)'s body when sigma m . o_cd < 0 and, likewise, (c, d) inside
  * (a, b)'s when sigma m . o_ab > 0 (o an edge's outward direction). Else the edges are leaving
- * each other (a pad's bottom edge sliding out past a box's top edge: as a pair it would hook them) */
+ * each other (a pad's bottom edge sliding out past a box's top edge: as a pair it would hook them).
+ * And a concave edge (a valley) takes a contact only along a positive combination of its two faces'
+ * normals (-sigma m for (c, d), sigma m for (a, b): the other edge's side before the crossing): the
+ * faces' pairs hold everything else there. Measured: a cube sliding into a 20 degree ramp's valley
+ * got a pair of its vertical front edge with the valley's edge, normal along the slide (outside
+ * the valley's normals), pushing its bottom back by 10 N: the cube tipped forward, lost its pairs
+ * and fell through the ground (tests/scenes/test_penalty_cpf_crease.c) */
 static int entering_edges(const kn_penalty_cpf* c, const cpf_key* k, const kn_cpf_pair* p, double s, const double* m) {
-  double ms[3], oab[3], ocd[3];
+  double ms[3], oab[3], ocd[3], nab[2][3], ncd[2][3], out_ab[3], out_cd[3];
   for (int d = 0; d < 3; d++) ms[d] = m[d] + s * m[3 + d] + s * s * m[6 + d];
-  edge_outward(c, k->v[0], k->v[1], oab), edge_outward(c, k->v[2], k->v[3], ocd);
-  return p->sigma * kn_vec3_dot(ms, ocd) < 0 && p->sigma * kn_vec3_dot(ms, oab) > 0;
+  int cab = edge_outward(c, k->v[0], k->v[1], oab, nab), ccd = edge_outward(c, k->v[2], k->v[3], ocd, ncd);
+  if (!(p->sigma * kn_vec3_dot(ms, ocd) < 0 && p->sigma * kn_vec3_dot(ms, oab) > 0)) return 0;
+  for (int d = 0; d < 3; d++) out_ab[d] = p->sigma * ms[d], out_cd[d] = -p->sigma * ms[d];
+  return (!cab || in_normal_cone(out_ab, nab)) && (!ccd || in_normal_cone(out_cd, ncd));
 }
 
 /* (a new vertex-face pair) => 1 when the step already has a pair of its vertex with a face of the same
@@ -357,10 +389,12 @@ static kn_status find_new(kn_penalty_cpf* c, kn_error* err) {
      * corner sliding out past a box's top face) is no contact: as a pair it would pull the vertex
      * back in (measured: the weak grip of examples/regression/box_weak_grip_fails then lifts its box) */
     if (!k->edge_edge && p.sigma > 0) continue;
+    /* the cubic's m before the edges' test reads it (it read the last candidate's, or nothing: an
+     * edge of a cube sliding into a concave crease then made a pair along the crease's edge) */
+    kn_cpf_cubic(&sten, f, m);
     if (k->edge_edge && !entering_edges(c, k, &p, s_star, m)) continue;
     /* nearly parallel edges (or a collapsing triangle): no normal; the vertex-face pairs at their
      * ends take the contact (§8 items 9, 10) */
-    kn_cpf_cubic(&sten, f, m);
     const double *m0 = m, *m1 = m + 3, *m2 = m + 6;
     double L2 = kn_vec3_dot(m0, m0) + kn_vec3_dot(m0, m1) + (kn_vec3_dot(m1, m1) + 2 * kn_vec3_dot(m0, m2)) / 3 +
                 kn_vec3_dot(m1, m2) / 2 + kn_vec3_dot(m2, m2) / 5;
@@ -409,6 +443,16 @@ kn_status kn_penalty_cpf_begin(kn_penalty_cpf* c, const kn_nl_step* st, kn_nl_te
     const double* x0 = st->points->p[c->ms.pt[g]].x0;
     for (int k = 0; k < 3; k++) c->x0[3 * g + k] = x0[k], c->x1[3 * g + k] = x0[k] + st->dt * u[k];
   }
+  /* the rigid vertices' paths bent as their bodies move (mesh_arcs.c): x1 where the integrator puts
+   * them at v_n, and the same offset on every iterate's x1 (the pairs' forces and anchors) */
+  if ((e = kn_mesh_arcs_offsets(c->arcs, &c->ms, w, st->dt, c->x1, c->off, err))) return e;
+  if (!grow((void**)&c->ptoff, &c->capptoff, 3 * st->points->n + 1, sizeof *c->ptoff))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d points", st->points->n);
+  memset(c->ptoff, 0, 3 * (size_t)st->points->n * sizeof *c->ptoff);
+  for (int g = 0; g < c->ms.nvert; g++)
+    for (int k = 0; k < 3 && c->ms.pt[g] >= 0; k++)
+      c->x1[3 * g + k] += c->off[3 * g + k], c->ptoff[3 * c->ms.pt[g] + k] = c->off[3 * g + k];
+  c->term.x1_off = c->ptoff;
   c->npairs = 0;
   for (int i = 0; i < c->ncarried; i++)
     if (!add_pair(c, &c->carried[i].key, &c->carried[i].pair, c->carried[i].anchor, 0)) return kn_fail(err, KN_ERR_NOMEM, "out of memory");
@@ -439,7 +483,8 @@ static void anchor_relax(const kn_penalty_cpf* c, int i, const double* v, double
     double u[3];
     const kn_nl_point* P = &c->term.points->p[p->pt[j]];
     kn_nl_point_velocity(c->term.points, p->pt[j], v, u);
-    for (int a = 0; a < 3; a++) x0[3 * j + a] = P->x0[a], x1[3 * j + a] = P->x0[a] + c->term.dt * u[a];
+    for (int a = 0; a < 3; a++)
+      x0[3 * j + a] = P->x0[a], x1[3 * j + a] = P->x0[a] + c->term.dt * u[a] + c->ptoff[3 * p->pt[j] + a];
   }
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
   double lam = c->term.lag_lambda ? p->lam : kn_cpf_term_pair_lambda(&c->term, i, v);
@@ -453,7 +498,7 @@ static void positions_at(kn_penalty_cpf* c, const double* v) {
     double u[3];
     if (c->ms.pt[g] < 0) continue;
     kn_nl_point_velocity(P, c->ms.pt[g], v, u);
-    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k];
+    for (int k = 0; k < 3; k++) c->x1[3 * g + k] = c->x0[3 * g + k] + c->term.dt * u[k] + c->off[3 * g + k];
   }
 }
 
@@ -597,7 +642,7 @@ kn_status kn_penalty_cpf_record(const kn_penalty_cpf* c, kn_world* w, const doub
       double u[3];
       kn_nl_point_velocity(P, p->pt[j], v, u);
       for (int a = 0; a < 3; a++) {
-        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a];
+        x[3 * j + a] = P->p[p->pt[j]].x0[a] + c->term.dt * u[a] + c->ptoff[3 * p->pt[j] + a];
         fb[a] += side[j] ? F[3 * j + a] : 0;
       }
     }

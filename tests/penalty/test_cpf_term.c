@@ -195,8 +195,9 @@ Test(cpf_term, friction_opposes_the_slide_within_the_cone) {
  * contact's point: r_t = 1.5 mm along x at the end (k 1e3: the spring's pull 1.5 N along -x). mu 10:
  * stuck, f = -k r_t = (-1.5, 0, 0) N (no creep: the
  * force does not depend on the speed); mu 0.3: on the cone, |f| = mu lambda along -x. The relax then
- * moves the anchor so that k |r_t| = mu lambda: the spring at the cone's edge, stuck at the next
- * evaluation of the same positions (|f| still mu lambda), and a stuck spring's anchor stays. */
+ * moves the anchor so that k |r_t| = (1 + KN_CPF_CONE_BAND) mu lambda: the spring where the C1 blend
+ * from stuck reaches the cone, so |f| is still mu lambda at the next evaluation of the same positions,
+ * and a stuck spring's anchor stays. */
 Test(cpf_term, anchored_friction_sticks_then_slides_onto_the_cone) {
   const double k = 1e3, mus[2] = {10, 0.3};
   double x0[12] = {0.2, 0.3, 1e-3, -1, -1, 0, 2, -1, 0, -1, 2, 0}, x1[12];
@@ -230,11 +231,88 @@ Test(cpf_term, anchored_friction_sticks_then_slides_onto_the_cone) {
     }
     double r = 0; /* r_t along x after the relax: the vertex minus the anchor's point, at x1 */
     r = x1[0] - (beta[1] * x1[3] + beta[2] * x1[6] + beta[3] * x1[9]);
-    cr_expect(fabs(k * fabs(r) - mus[m] * fn) <= 1e-9 * mus[m] * fn, "relaxed: k |r_t| %.15g, mu lambda %.15g",
-              k * fabs(r), mus[m] * fn);
+    cr_expect(fabs(k * fabs(r) - (1 + KN_CPF_CONE_BAND) * mus[m] * fn) <= 1e-9 * mus[m] * fn,
+              "relaxed: k |r_t| %.15g, (1 + band) mu lambda %.15g", k * fabs(r), (1 + KN_CPF_CONE_BAND) * mus[m] * fn);
     cr_expect(fabs(beta[1] + beta[2] + beta[3] - 1) <= 1e-15, "the weights still sum to 1");
     memcpy(F, Fn, sizeof F);
     kn_cpf_anchor_friction(&st, beta, mus[m], k, -1, F, NULL, NULL, ft, &fn);
     cr_expect(fabs(ft[0] + mus[m] * fn) <= 1e-9 * mus[m] * fn, "after the relax |f| = mu lambda: %.15g", ft[0]);
   }
+}
+
+/* the anchored spring's C1 switch to the cone (kn_cpf_anchor_friction, KN_CPF_CONE_BAND b): with rho =
+ * k |r_t| / (mu lambda), |f| / (mu lambda) = rho up to 1 - b, the quadratic rho - (rho - 1 + b)^2 / 4b
+ * between, 1 from 1 + b; its slope continuous at both ends (1 and 0); and the force's Jacobian in
+ * the end positions (normal force and exact lambda included) against central differences inside the
+ * band, where the hard switch had a kink (the §6.1 block's stall at dt 1e-2). The stencil of the test
+ * above (a vertex through a face, k 1e3, mu 0.3), the anchor moved along x to set rho. */
+Test(cpf_term, anchored_friction_leaves_the_stuck_zone_c1) {
+  const double k = 1e3, mu = 0.3, b = KN_CPF_CONE_BAND;
+  double x0[12] = {0.2, 0.3, 1e-3, -1, -1, 0, 2, -1, 0, -1, 2, 0}, x1[12];
+  memcpy(x1, x0, sizeof x1);
+  x1[0] += 3e-3, x1[2] -= 2e-3;
+  kn_cpf_stencil st = {x0, x1, 0};
+  kn_cpf_pair pair;
+  double s_star, Fn[12], lam, F[12], ft[3];
+  cr_assert_eq(kn_cpf_first_contact(&st, 1e-6, &pair, &s_star), 1);
+  kn_cpf_force_jacobian(&st, &pair, s_star, k, KN_CPF_LK, Fn, NULL, NULL);
+  memcpy(F, Fn, sizeof F);
+  double beta0[4];
+  memcpy(beta0, pair.w, sizeof beta0);
+  kn_cpf_anchor_friction(&st, beta0, mu, k, -1, F, NULL, NULL, ft, &lam);
+  cr_assert_gt(lam, 0);
+  /* the anchor whose r_t is rho mu lambda / k along x (the face's vertex b is 3 m along x from a) */
+  double r0 = x1[0] - (beta0[1] * x1[3] + beta0[2] * x1[6] + beta0[3] * x1[9]);
+#define ANCHOR_AT(rho, beta)                                                        \
+  do {                                                                              \
+    double dx_ = r0 - (rho) * mu * lam / k;                                         \
+    memcpy(beta, beta0, sizeof beta0), beta[2] += dx_ / 3, beta[1] -= dx_ / 3;      \
+  } while (0)
+  const double rhos[7] = {0.5, 1 - b, 0.95, 1.0, 1.05, 1 + b, 1.5};
+  for (int i = 0; i < 7; i++) {
+    double rho = rhos[i], beta[4], want = rho <= 1 - b ? rho : rho >= 1 + b ? 1 : rho - (rho - 1 + b) * (rho - 1 + b) / (4 * b);
+    ANCHOR_AT(rho, beta);
+    memcpy(F, Fn, sizeof F);
+    double fn;
+    kn_cpf_anchor_friction(&st, beta, mu, k, -1, F, NULL, NULL, ft, &fn);
+    cr_expect(fabs(kn_vec3_norm(ft) / (mu * fn) - want) <= 1e-9, "rho %g: |f| / mu lambda %.12f, want %.12f", rho,
+              kn_vec3_norm(ft) / (mu * fn), want);
+  }
+  /* the slope d|f|/d rho on both sides of each end of the band: 1 and 1 at 1 - b, 0 and 0 at 1 + b */
+  const double ends[2] = {1 - b, 1 + b}, h = 1e-6;
+  for (int e = 0; e < 2; e++) {
+    double side[2];
+    for (int sd = 0; sd < 2; sd++) {
+      double beta[4], fa[3], fb[3], fn;
+      ANCHOR_AT(ends[e] + (sd ? h : -2 * h), beta);
+      memcpy(F, Fn, sizeof F), kn_cpf_anchor_friction(&st, beta, mu, k, -1, F, NULL, NULL, fa, &fn);
+      ANCHOR_AT(ends[e] + (sd ? 2 * h : -h), beta);
+      memcpy(F, Fn, sizeof F), kn_cpf_anchor_friction(&st, beta, mu, k, -1, F, NULL, NULL, fb, &fn);
+      side[sd] = (kn_vec3_norm(fb) - kn_vec3_norm(fa)) / (mu * fn * h);
+    }
+    cr_expect(fabs(side[0] - side[1]) <= 1e-4 && fabs(side[0] - (e ? 0 : 1)) <= 1e-4,
+              "rho %g: slope %.6f below, %.6f above", ends[e], side[0], side[1]);
+  }
+  /* dF/dx1 against central differences inside the band (lambda exact: its derivative enters) */
+  for (int i = 2; i < 5; i++) {
+    double beta[4], dF[144], d[12], worst = 0, scale = 0;
+    ANCHOR_AT(rhos[i], beta);
+    kn_cpf_force_jacobian(&st, &pair, s_star, k, KN_CPF_LK, F, dF, NULL);
+    kn_cpf_anchor_friction(&st, beta, mu, k, -1, F, dF, NULL, NULL, NULL);
+    for (int a = 0; a < 12; a++) d[a] = sin(1.7 * a + 0.3);
+    double xp[12], xm[12], Fp[12], Fm[12];
+    for (int a = 0; a < 12; a++) xp[a] = x1[a] + 1e-9 * d[a], xm[a] = x1[a] - 1e-9 * d[a];
+    kn_cpf_stencil sp = {x0, xp, 0}, sm = {x0, xm, 0};
+    kn_cpf_force_jacobian(&sp, &pair, s_star, k, KN_CPF_LK, Fp, NULL, NULL);
+    kn_cpf_anchor_friction(&sp, beta, mu, k, -1, Fp, NULL, NULL, NULL, NULL);
+    kn_cpf_force_jacobian(&sm, &pair, s_star, k, KN_CPF_LK, Fm, NULL, NULL);
+    kn_cpf_anchor_friction(&sm, beta, mu, k, -1, Fm, NULL, NULL, NULL, NULL);
+    for (int a = 0; a < 12; a++) {
+      double jd = 0;
+      for (int c = 0; c < 12; c++) jd += dF[12 * a + c] * d[c];
+      worst = fmax(worst, fabs((Fp[a] - Fm[a]) / 2e-9 - jd)), scale = fmax(scale, fabs(jd));
+    }
+    cr_expect(worst <= 1e-6 * scale, "rho %g: dF d off central differences by %.3g of %.3g", rhos[i], worst, scale);
+  }
+#undef ANCHOR_AT
 }
