@@ -1,9 +1,10 @@
 /* The penalty backend, penalty-coulomb-friction.md §6.3 (the paper's stack): a mixed stack of
  * blocks on the ground with the backend's defaults (k = 1e4 N/m per contact, tolerance 1e-8 m/s;
- * five_blocks_216: the paper's k, below) and the default gravity. Sticking anchors never move (§3.6), so once settled the stack cannot
- * creep. Pass (digest [D]): after settling, the drift of every FEM vertex and every rigid block's
- * corners between frame N1 and N2 >> N1 stays below 1e-6 m and does not grow with N2 (the drift
- * from N1 to N2 = 2 N1 against N1 to N2 = 5 N1).
+ * five_blocks_216: the paper's k, below) and the default gravity. Sticking anchors never move
+ * (§3.6), so once settled the stack cannot creep. Pass (digest [D]): after settling, the drift of
+ * every FEM vertex and every rigid block's corners between frame N1 and N2 >> N1 stays below 1e-6 m
+ * and does not grow with N2 (the drift from N1 to N2 = 2 N1 against N1 to N2 = 5 N1;
+ * five_blocks_216: 3 N1).
  *
  * Scaled from the paper's 2 m boxes at k = 1e6 to the digest's 0.2 m cubes of density 1 (8 g, the
  * §6.1 block; FEM: 8 vertices, E = 1e6 Pa, nu = 0.45, the paper's), so that the default k holds
@@ -50,9 +51,11 @@
  * (alpha 1e-3 .. 1e-6), the LU's exact direction stalls too (step 4, 9e-7 m/s), 100 lagged passes
  * do not get past it; the same scaled scene runs at dt 3.16e-3 s (300 steps) and 5e-3 s (50). The
  * paper's scene: settled 5.05 cm (the five 1 cm gaps), drift 1.52e-7 m from step 200 to 400 and
- * the same to 600 (a rocking mode of period ~0.2 s still decays after step 150: with the bottom
- * block starting on the ground, from 3e-7 m a step at step 155 to 2e-11 at 400); 52 FEM-FEM contacts carry the 235.44 N above to 1e-8 N. Steps 200
- * to 600 here (~9 s in Release, ~13 ms a step); the longer run is `knead-bench --only penalty_stack`. */
+ * the same to 600 and to 3000 (knead-bench --only penalty_stack); a rocking mode of period ~0.2 s
+ * still decays after step 150 (with the bottom block starting on the ground: 3e-7 m a step at
+ * step 155, 2e-11 m at 400), hence N1 = 200 (from step 100 the drift is 2.1e-5 m). 52 FEM-FEM
+ * contacts carry the 235.44 N above to 1e-8 N. Steps 200 to 600 here (~9 s in Release, ~13 ms of
+ * CPU a step; the same scene to 3000 steps is the benchmark). */
 #include "scene_util.h"
 
 #define NSTEP 1000
