@@ -186,4 +186,9 @@ int kb_continuous_run(int quick);
  * against the paper's figures and SAP in the same run; 0 when a reference run fails */
 int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick, double rods_seconds);
 
+/* --only penalty_stack (penalty_stack.c): the paper's five-block stack at 216 nodes per FEM block
+ * (bench_dir/penalty_stack) against its 8-vertex version in the same run, and the scaled stack;
+ * 0 when a run that should pass fails or the drift bound does not hold */
+int kb_penalty_stack_run(const char* bench_dir, int quick);
+
 #endif
