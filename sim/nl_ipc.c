@@ -216,6 +216,11 @@ static kn_status ipc_create(kn_world* w, void** out, kn_nl_options* opt, double*
    * Newton step's max |dv| <= eps_d (IPC's |p|_inf / h, §4.2 step 5): a stiff FEM body's A = M + h^2 K
    * hides its rigid motion from D r (the arch's stones kept v_n, g h = 0.1 m/s off: issue 20) */
   opt->abs_tol = eps_d, opt->rel_tol = 0, opt->step_test = 1;
+  /* the pairs' PSD projection drops their negative curvature (corners pressed together roll over
+   * each other like balls of radius d): where the secant shows it, a full step is extended (newton.c;
+   * the paper-size card frame at mu 0.2 crawled to its symmetric saddle at 0.93 a Newton iteration
+   * and failed at step 16) */
+  opt->extend_steps = 1;
   *extra_margin = s->term.dhat; /* every pair within dhat at the step start is a candidate */
   *out = s;
   return KN_OK;
