@@ -11,7 +11,7 @@
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
   kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
-  double *r, *p, *vt, *rt, *dinv, *v, *vpass;
+  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *vx, *rx;
   int cap;
   int* offset;
   int capq;
@@ -38,7 +38,8 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_linsolve_free(s->ls);
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
-  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->offset);
+  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->vx), free(s->rx);
+  free(s->offset);
   free(s);
 }
 
@@ -60,7 +61,7 @@ static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_erro
   s->offset[0] = 0;
   for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
   if (n + 1 <= s->cap) return KN_OK;
-  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass};
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->vx, &s->rx};
   s->cap = 0;
   for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
     free(*a[k]);
@@ -191,6 +192,47 @@ static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_n
   return KN_OK;
 }
 
+/* A full Newton step was accepted (s->vt = v + alpha p, s->rt its residual, *Et its energy). The
+ * energy's true curvature along p, from the two gradients' secant, over the model's (the projected
+ * Hessian's, p^T H p = -r^T p): rho. Where rho < 1/2 the projected Hessian overstates the curvature
+ * along p (a pair's dropped negative curvature: two corners pressed together roll over each other
+ * like balls of radius d) and the step is short by 1 / rho; rho <= 0, the energy still falls along p
+ * (a saddle's unstable direction). Then the step is extended to alpha / rho (x4 when rho <= 0), at
+ * most 64 alpha, capped by max_step, and again while the energy keeps falling (at most 8 times);
+ * the trial with the lowest energy is taken (kn_nl_options.extend_steps); *count += the evaluations. */
+static kn_status extend_step(kn_nl_solver* s, const kn_nl_problem* p, int n, double* alpha, double* Et, int* count,
+                             kn_error* err) {
+  double rp = 0, dp = 0;
+  for (int i = 0; i < n; i++) rp += s->r[i] * s->p[i], dp += (s->rt[i] - s->r[i]) * s->p[i];
+  if (!(rp < 0)) return KN_OK;
+  double rho = dp / (*alpha * -rp);
+  if (!(rho < 0.5)) return KN_OK;
+  double a = *alpha;
+  for (int k = 0; k < 8; k++) {
+    double f = rho > 0 ? fmin(1.0 / rho, 64.0) : 4.0, an = a * f;
+    if (p->contact.max_step) {
+      for (int i = 0; i < n; i++) s->rx[i] = an * s->p[i];
+      an *= fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->rx));
+    }
+    if (!(an > a * 1.01)) break;
+    for (int i = 0; i < n; i++) s->vx[i] = s->v[i] + an * s->p[i];
+    double Ex;
+    kn_status st = eval(s, p, s->vx, &Ex, s->rx, NULL, NULL, err);
+    if (st) return st;
+    (*count)++;
+    if (!isfinite(Ex) || !(Ex < *Et)) break;
+    double dx = 0;
+    for (int i = 0; i < n; i++) dx += (s->rx[i] - s->rt[i]) * s->p[i];
+    rho = dx / ((an - a) * -rp);
+    double* t = s->vt;
+    s->vt = s->vx, s->vx = t, t = s->rt, s->rt = s->rx, s->rx = t;
+    *Et = Ex, a = an;
+    if (!(rho < 0.5)) break;
+  }
+  *alpha = a;
+  return KN_OK;
+}
+
 /* the Newton direction of the (PSD-projected) Hessian in s->p */
 static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
                                   kn_nl_stats* st0, kn_error* err) {
@@ -246,6 +288,9 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
       int blind = max_abs(s->p, n) <= tol;
       if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
                             &st0->line_search_iterations, &accepted, &alpha_taken, err)))
+        return kn_error_prefix(err, "Newton iteration %d: ", k);
+      if (accepted && alpha_taken == alpha && !blind && o.extend_steps &&
+          (st = extend_step(s, p, n, &alpha_taken, &Et, &st0->line_search_iterations, err)))
         return kn_error_prefix(err, "Newton iteration %d: ", k);
     } else {
       /* root finding: the Newton direction of the whole Jacobian (BiCGSTAB's inexact one, or the

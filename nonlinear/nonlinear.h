@@ -132,6 +132,9 @@ typedef struct {
   int max_passes;        /* lagged passes when Newton stalls [10] */
   int step_test;         /* potential problems: converged only when the Newton step max |dv| is within
                             the tolerance too (IPC's |p|/h, digest §4.2 step 5) [0] */
+  int extend_steps;      /* potential problems: a full step whose secant curvature along p is below half
+                            the model's is extended (newton.c extend_step: a per-term PSD projection
+                            that drops negative curvature, ipc's pairs) [0] */
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 

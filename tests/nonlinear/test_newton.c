@@ -172,3 +172,46 @@ Test(nonlinear, robot_terms_match_sap) {
   kn_nl_solver_free(s);
   kn_sap_problem_free(p);
 }
+
+/* A contact term whose reported Hessian drops its negative curvature (as ipc's per-pair PSD
+ * projection does): energy -k v_z^2 / 2, Hessian 0. With the point mass's m |v - v*|^2 / 2 the
+ * minimizer is v_z = m v*_z / (m - k); the model's curvature along z is m, the true one m - k. */
+typedef struct {
+  double k;
+} dropped_term;
+static kn_status dropped_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T,
+                              kn_nl_triplets* S, kn_error* err) {
+  (void)T, (void)S, (void)err;
+  const dropped_term* t = self;
+  if (E) *E += -0.5 * t->k * v[2] * v[2];
+  r[2] += -t->k * v[2];
+  return KN_OK;
+}
+
+/* Newton's full steps along p are short by m / (m - k) = 10: without kn_nl_options.extend_steps it
+ * converges linearly at k / m = 0.9 an iteration (from |v*_z| = 0.1 to 1e-8 m/s: ~150 iterations, the
+ * options' 100 are not enough); with it the secant's rho = (m - k) / m = 0.1 < 1/2 extends the first
+ * step to 1 / rho = 10 times, the quadratic's exact minimizer, within round-off */
+Test(nonlinear, extend_steps_recovers_curvature_the_hessian_dropped) {
+  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
+  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
+  kn_clique q = {&point_mass_ops, &pm};
+  dropped_term dt = {.k = 1.8};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1,
+                        .contact = {.eval = dropped_eval, .self = &dt}};
+  const double vz = pm.m * pm.vstar[2] / (pm.m - dt.k); /* -0.981 m/s */
+  kn_nl_solver* s = kn_nl_solver_create();
+  double v[3];
+  kn_nl_stats st;
+  kn_error err = {0};
+  kn_nl_options o = kn_nl_options_default();
+  cr_expect_neq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "converged without the extension");
+  o.extend_steps = 1;
+  cr_assert_eq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "%s", err.msg);
+  cr_log_info("extend_steps: %d iterations, %d line-search evaluations, v_z %.17g (exact %.17g)", st.iterations,
+              st.line_search_iterations, v[2], vz);
+  cr_expect_leq(st.iterations, 2, "%d iterations", st.iterations);
+  cr_expect(fabs(v[2] - vz) <= 1e-8 * (1 + fabs(vz)), "v_z %.17g, exact %.17g", v[2], vz);
+  for (int k = 0; k < 2; k++) cr_expect(fabs(v[k]) < 1e-14, "v%d = %.3g", k, v[k]);
+  kn_nl_solver_free(s);
+}

@@ -78,11 +78,12 @@ typedef struct {
   ipc_audit audit;
 } frame_run;
 
-// (mu, box_surfaces) => the frame after 1 s (100 steps of 0.01 s), every step meeting ipc's
+// (scene file, card length L, mu, box_surfaces) => the frame after 1 s (100 steps of 0.01 s), every step meeting ipc's
 // universal criteria; box_surfaces 0: the cards are boxes (box_box's pairs, contact/narrow.c)
-static frame_run run_frame(double mu, int box_surfaces) {
-  const char* path = KNEAD_SOURCE_DIR "/bench/ipc_paper/card_frame.yaml";
-  const double L = 0.2, t = 0.004; /* the card's length and thickness */
+static frame_run run_frame(const char* file, double L, double mu, int box_surfaces) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/bench/ipc_paper/%s", KNEAD_SOURCE_DIR, file);
+  const double t = 0.004; /* the card's thickness; L its length */
   char set[3][64];
   const char* sets[4];
   for (int i = 0; i < 3; i++) snprintf(set[i], sizeof set[i], "objects[%d].friction=%g", i, mu), sets[i] = set[i];
@@ -131,11 +132,12 @@ static frame_run run_frame(double mu, int box_surfaces) {
  * horizontal imbalance within 1e-3 W; collapsed = both centres below 1 cm (a card flat on the
  * floor: 2 mm + its gap). ~0.8 s of CPU in Release for the four runs. */
 /* the frame at each of mus[0..n) (box_surfaces 1 or 0), judged against statics as described above */
-static void frame_cases(const double* mus, int n, int box_surfaces, const char* label) {
-  const double th = M_PI / 6, L = 0.2, t = 0.004, W = 1000 * L * 0.1 * t * 9.80665;
+static void frame_cases(const char* file, double L, double width, const double* mus, int n, int box_surfaces,
+                        const char* label) {
+  const double th = M_PI / 6, t = 0.004, W = 1000 * L * width * t * 9.80665;
   const double threshold = tan(th) / 2 - t / (2 * L);
   for (int i = 0; i < n; i++) {
-    frame_run r = run_frame(mus[i], box_surfaces);
+    frame_run r = run_frame(file, L, mus[i], box_surfaces);
     cr_log_info("%s mu %.2f: top edge dropped %.3e m, centres at %.5f %.5f m; on the left card: top force "
                 "(%.5f, %.2e, %.5f) N, floor force (%.5f, %.2e, %.5f) N",
                 label, mus[i], r.top_drop, r.z_end[0], r.z_end[1], r.f_top[0], r.f_top[1], r.f_top[2], r.f_floor[0],
@@ -160,7 +162,7 @@ static void frame_cases(const double* mus, int n, int box_surfaces, const char* 
 
 Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0_25_and_0_2) {
   const double mus[] = {0.5, 0.3, 0.25, 0.2};
-  frame_cases(mus, 4, 1, "card frame");
+  frame_cases("card_frame.yaml", 0.2, 0.1, mus, 4, 1, "card frame");
 }
 
 /* The same frame without contact.ipc.box_surfaces (ipc's default): the cards are boxes, and the top
@@ -170,5 +172,21 @@ Test(ipc_card_house, free_standing_frame_stands_at_mu_0_5_and_0_3_collapses_at_0
  * Same bounds as above. */
 Test(ipc_card_house, free_standing_frame_of_boxes_stands_at_mu_0_5_collapses_at_0_2) {
   const double mus[] = {0.5, 0.2};
-  frame_cases(mus, 2, 0, "card frame of boxes");
+  frame_cases("card_frame.yaml", 0.2, 0.1, mus, 2, 0, "card frame of boxes");
+}
+
+/* The frame at the paper's card size, 0.5 m x 0.5 m (bench/ipc_paper/card_frame_paper.yaml, with
+ * contact.ipc.box_surfaces; statics 0.2847). At mu 0.2 each step's incremental potential has a
+ * saddle at the symmetric collapse: the top edges' corner pairs (edge-edge pairs in their
+ * point-point case) carry the top force at d ~ 0.98 dhat and their barrier's curvature across the
+ * pair is -f / d, ~3.3e3 N/m over the pairs against the top edge's rotational inertia I / (r^2 h^2)
+ * = 3.3e3 N/m. The pairs' PSD projection drops it: Newton crawled toward the saddle at 0.93 a full
+ * step, left it at 1.55, and failed at step 16 (100 iterations, 3.8e-5 m/s against eps_d
+ * 8.3e-7 m/s). With the secant step extension (nonlinear/newton.c extend_step; rho -0.17 there) it
+ * breaks the symmetry in one step and collapses: measured (Release, 2026-11-27) 3.57 Newton
+ * iterations a step, at most 25 (step 17); the centres end at 5.5 and 2.7 mm (one card's edge on the
+ * other). At mu 0.5 it stands, H / N as statics. Same bounds as above; ~1 s of CPU for the two. */
+Test(ipc_card_house, paper_size_frame_stands_at_mu_0_5_collapses_at_0_2_with_default_epsilon_d) {
+  const double mus[] = {0.5, 0.2};
+  frame_cases("card_frame_paper.yaml", 0.5, 0.5, mus, 2, 1, "paper-size card frame");
 }
