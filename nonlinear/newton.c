@@ -38,7 +38,8 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_linsolve_free(s->ls);
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
-  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->vk), free(s->offset);
+  free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->vk);
+  free(s->offset);
   free(s);
 }
 

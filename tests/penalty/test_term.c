@@ -242,7 +242,8 @@ Test(penalty_term, pieces_hold_the_recorded_states) {
     kn_penalty_term_eval(&f.t, v2, NULL, r, &Tt, &St, NULL);
     dense(&Tt, T), dense(&St, S);
     kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St);
-    for (int j = 0; j < NV; j++) cr_assert(fabs(r[j] - want[j]) <= 1e-12 * (1 + fabs(want[j])), "r%d %g, want %g", j, r[j], want[j]);
+    for (int j = 0; j < NV; j++)
+      cr_assert(fabs(r[j] - want[j]) <= 1e-12 * (1 + fabs(want[j])), "r%d %g, want %g", j, r[j], want[j]);
     for (int j = 0; j < NV * NV; j++) cr_assert(S[j] == T[j], "S = T on the sticking piece");
     for (int cidx = 0; cidx < NV; cidx++) {
       const double h = 1e-4; /* linear: any h */
