@@ -5,8 +5,9 @@
  * every contact sliding: W passes its anchor X at more than the cone's radius mu |phi|, 1e-9 m at k
  * 1e5), the direction of the sliding piece never reaches the sticking one and the steps shrink
  * without end (the MPM incline's stop, ARCHITECTURE "penalty"). The solver (nonlinear.h,
- * kn_nl_term.pieces) then takes Newton's step of the pieces its full step landed on, continued to
- * the iterate: a primal-dual active-set step, as for a complementarity problem. */
+ * kn_nl_term.pieces) then takes Newton's step of chosen pieces continued to the iterate (a
+ * primal-dual active-set step, as for a complementarity problem): first those of its full step
+ * with every sliding contact sticking (on = 2), then those its last try landed on (on = 1). */
 #include <string.h>
 
 #include "penalty/penalty.h"
