@@ -11,7 +11,7 @@
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
   kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
-  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *vx, *rx;
+  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *vx, *rx, *vk;
   int cap;
   int* offset;
   int capq;
@@ -39,6 +39,7 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
   free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->vx), free(s->rx);
+  free(s->vk);
   free(s->offset);
   free(s);
 }
@@ -61,7 +62,7 @@ static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_erro
   s->offset[0] = 0;
   for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
   if (n + 1 <= s->cap) return KN_OK;
-  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->vx, &s->rx};
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->vx, &s->rx, &s->vk};
   s->cap = 0;
   for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
     free(*a[k]);
@@ -233,6 +234,58 @@ static kn_status extend_step(kn_nl_solver* s, const kn_nl_problem* p, int n, dou
   return KN_OK;
 }
 
+/* Root finding on a piecewise-smooth residual where backtracking cut Newton's step short (below
+ * 1/32, or no decrease): the Jacobian is the iterate's piece's, and when the root lies on another
+ * piece that the line to it does not cross, the next direction is as short again. A block coming
+ * to rest with every contact still sliding: the sliding Jacobian has no stiffness along the slide,
+ * its step overshoots, and the line passes each anchor outside its cone (radius mu |phi|, 1e-9 m at
+ * k 1e5), so that no trial sticks; the MPM incline's stop at k 1e5 backtracked to 1e-4 for 100
+ * iterations. An active-set step instead (primal-dual, as for a complementarity problem): pieces
+ * recorded by the term (kn_nl_term.pieces) and continued to v give the Newton step p' of that smooth
+ * residual. First the full step's pieces with its sliding contacts sticking (from the sticking side
+ * Newton sees the slide: a step past the cone comes back sliding), then the pieces v + p' landed on,
+ * at most four rounds; v + p' is taken when it lowers the true ||D r|| below the backtracking's
+ * point and by the sufficient decrease of a full step. T and S are overwritten; s->vt holds the
+ * step taken. */
+static kn_status piece_step(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* o, int n, double res2,
+                            int* accepted, double* alpha, int* count, kn_nl_stats* st0, kn_error* err) {
+  if (!p->contact.pieces || (*accepted && *alpha >= 1.0 / 32)) return KN_OK;
+  double best = res2, E = 0, rk = 0;
+  int w = 0;
+  if (*accepted) { /* the backtracking's point, kept unless beaten */
+    memcpy(s->vk, s->vt, (size_t)n * sizeof(double));
+    kn_status st = eval(s, p, s->vt, &E, s->rt, NULL, NULL, err);
+    if (st) return st;
+    scaled(s, n, s->rt, &w, &best);
+  }
+  for (int i = 0; i < n; i++) s->vt[i] = s->v[i] + s->p[i]; /* the full step's pieces first */
+  kn_status st = KN_OK;
+  int took = 0;
+  for (int round = 0; round < 4 && !took; round++) {
+    p->contact.pieces(p->contact.self, s->vt, round == 0 ? 2 : 1);
+    kn_nl_triplets_reset(&s->T, n);
+    kn_nl_triplets_reset(&s->S, n);
+    if ((st = eval(s, p, s->v, &E, s->rt, &s->T, NULL, err))) break;
+    for (int i = 0; i < n; i++) s->rt[i] = -s->rt[i];
+    if ((st = kn_nl_linsolve_solve(s->ls, &s->T, 0, s->rt, s->vt, err))) break; /* p' into vt */
+    st0->factorizations++;
+    p->contact.pieces(p->contact.self, NULL, 0);
+    for (int i = 0; i < n; i++) s->vt[i] += s->v[i];
+    if ((st = eval(s, p, s->vt, &E, s->rt, NULL, NULL, err))) break;
+    (*count)++;
+    if (isfinite(scaled(s, n, s->rt, &w, &rk)) && rk < best && rk <= (1 - o->c1) * res2) took = 1;
+  }
+  p->contact.pieces(p->contact.self, NULL, 0);
+  if (st == KN_ERR_NOMEM) return st;
+  if (took) {
+    *accepted = 1, *alpha = 1;
+    st0->active_set_steps++;
+  } else if (*accepted) {
+    memcpy(s->vt, s->vk, (size_t)n * sizeof(double));
+  }
+  return KN_OK;
+}
+
 /* the Newton direction of the (PSD-projected) Hessian in s->p */
 static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
                                   kn_nl_stats* st0, kn_error* err) {
@@ -319,6 +372,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
           return kn_error_prefix(err, "Newton iteration %d: ", k);
         if (!accepted && !exact) st0->lu_fallbacks++;
       }
+      if ((st = piece_step(s, p, &o, n, res2, &accepted, &alpha_taken, &st0->line_search_iterations, st0, err)))
+        return kn_error_prefix(err, "Newton iteration %d: ", k);
     }
     /* no decrease left: converged to round-off when the residual is within 100 times the tolerance
      * (a stiff penalty's r = 1e4 N/m x 1e-16 m) */

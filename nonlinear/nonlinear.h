@@ -104,6 +104,11 @@ typedef struct {
    * where Newton on the whole residual stalls. NULL: no passes */
   void (*lag)(void* self, const double* v, int on);
   int lag_roots;  /* 1: the lagged term is still no potential (a part has no energy): its passes root-find */
+  /* optional, root-finding terms whose residual is piecewise smooth (contacts activating, sticking,
+   * slipping): on = 1 records the pieces the term is on at v, on = 2 the same with every sliding
+   * contact sticking, and evaluates every v on those until pieces(.., 0). The solver's active-set
+   * steps where backtracking cuts Newton's step short (piece_step in newton.c). NULL: none */
+  void (*pieces)(void* self, const double* v, int on);
   void* self;
 } kn_nl_term;
 
@@ -143,6 +148,7 @@ typedef struct {
   int krylov_iterations; /* BiCGSTAB iterations (iterative) */
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   int passes;            /* lagged passes (kn_nl_term.lag) */
+  int active_set_steps;  /* steps of piece_step taken (kn_nl_term.pieces) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

@@ -295,6 +295,8 @@ typedef struct {
                                        Y_ref; -1: inactive there) */
   kn_penalty_fem_mesh* fems;        /* the FEM boundaries contacts walk (kn_penalty_term_move) */
   int nfems;
+  unsigned char* piece;             /* n, or NULL: the pieces of kn_penalty_term_pieces */
+  int use_piece;                    /* set by kn_penalty_term_pieces */
 } kn_penalty_term;
 
 /* contact c's spring stiffness: its own k, else the term's */
@@ -337,6 +339,16 @@ void kn_penalty_add_block(const kn_nl_points* P, int a, double sa, int b, double
  * inactive) and df/dZ (9, row-major; may be NULL) */
 kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
                                        double f[3], double dfdZ[9]);
+/* kn_nl_term's pieces (pieces.c): on (1), each plane contact's state at v (inactive, sticking,
+ * sliding) is recorded, with on = 2 a sliding one as sticking, and until off (0) evaluations take a
+ * contact recorded as sticking as sticking (f = k (X - Z), df/dZ = -k I: the static piece continued
+ * past its cone and above the plane) and one recorded as inactive as inactive; the others (sliding,
+ * mesh and FEM contacts) relax as usual */
+void kn_penalty_term_pieces(void* self, const double* v, int on);
+/* contact i's state as the recorded pieces have it (natural: its relaxation's state at Z), with Y, f
+ * and df/dZ (may be NULL) made the piece's */
+kn_relax_state kn_penalty_term_piece(const kn_penalty_term* t, int i, kn_relax_state natural, const double Z[3],
+                                     double Y[3], double f[3], double dfdZ[9]);
 /* kn_nl_term's eval (self: a kn_penalty_term), a root-finding term (E untouched): r += J_rel^T (-dt
  * f) per active contact, T += dt^2 J_rel^T (-df/dZ) J_rel (not symmetric while sliding: the
  * friction's dependence on the normal load, mu u n^T), S += its PSD part dt^2 k (n n^T + s w w^T)

@@ -62,6 +62,16 @@ static kn_relax_state fem_contact(const kn_penalty_term* t, const kn_penalty_con
   return st;
 }
 
+kn_relax_state kn_penalty_term_contact_at(const kn_penalty_term* t, int i, const double Z[3], double Y[3], double f[3],
+                                          double dfdZ[9]) {
+  const kn_penalty_contact* c = &t->c[i];
+  if (!c->mesh) {
+    kn_levelset ls = {plane_phi, (void*)c->n};
+    return kn_penalty_relax(&ls, c->X, Z, c->mu, kn_penalty_contact_k(t, c), Y, f, dfdZ);
+  }
+  return mesh_contact(t, c, Z, Y, f, dfdZ);
+}
+
 kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const double* v, double Z[3], double Y[3],
                                        double f[3], double dfdZ[9]) {
   const kn_penalty_contact* c = &t->c[i];
@@ -69,11 +79,7 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
   double w[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
   for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k];
-  if (!c->mesh) {
-    kn_levelset ls = {plane_phi, (void*)c->n};
-    return kn_penalty_relax(&ls, c->X, Z, c->mu, kn_penalty_contact_k(t, c), Y, f, dfdZ);
-  }
-  return mesh_contact(t, c, Z, Y, f, dfdZ);
+  return kn_penalty_term_contact_at(t, i, Z, Y, f, dfdZ);
 }
 
 /* D (n x n, row-major) += (s_a J_a)^T K (s_b J_b), as kn_nl_points_add_block */
@@ -183,6 +189,7 @@ kn_status kn_penalty_term_eval(void* self, const double* v, double* E, double* r
       continue;
     }
     kn_relax_state st = kn_penalty_term_contact(t, i, v, Z, Y, f, T ? J : NULL);
+    if (t->use_piece) st = kn_penalty_term_piece(t, i, st, Z, Y, f, T ? J : NULL);
     if (st == KN_RELAX_INACTIVE) continue;
     for (int k = 0; k < 3; k++) g[k] = -h * f[k];
     kn_nl_pair_add_force(t->points, c->a, c->b, 1.0, g, r);

@@ -67,7 +67,7 @@ static void penalty_destroy(void* p) {
   penalty_state* s = p;
   if (!s) return;
   free(s->pc), free(s->gamma), free(s->X_WG), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
-  free(s->same), free(s->bp);
+  free(s->same), free(s->bp), free(s->term.piece);
   kn_penalty_term_free(&s->term);
   kn_penalty_meshes_free(&s->meshes);
   kn_penalty_fem_meshes_free(&s->fems);
@@ -257,6 +257,12 @@ static void mixed_lag(void* self, const double* v, int on) {
   kn_nl_term* p = self;
   p[0].lag(p[0].self, v, on);
 }
+/* the solver's active-set steps: the springs' pieces (the pairs keep theirs), so that a mixed run
+ * whose contacts are all springs is the discrete run bit for bit */
+static void mixed_pieces(void* self, const double* v, int on) {
+  kn_nl_term* p = self;
+  p[0].pieces(p[0].self, v, on);
+}
 
 static uint64_t side_key(const kn_contact_side* sd) { return (uint64_t)sd->kind << 32 | (uint32_t)sd->body; }
 static int body_pair_cmp(const void* pa, const void* pb) {
@@ -285,7 +291,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   *potential = 0;
   if (c->n > s->pccap) {
     free(s->pc), free(s->gamma), free(s->term.Y_ref), free(s->term.active_ref), free(s->term.tri_ref), free(s->side);
-    free(s->same), free(s->bp);
+    free(s->same), free(s->bp), free(s->term.piece);
     s->pc = malloc((size_t)c->n * sizeof *s->pc);
     s->side = malloc((size_t)c->n);
     s->same = malloc((size_t)c->n * sizeof *s->same);
@@ -294,7 +300,11 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
     s->term.Y_ref = malloc(3 * (size_t)c->n * sizeof *s->term.Y_ref);
     s->term.active_ref = malloc((size_t)c->n);
     s->term.tri_ref = malloc((size_t)c->n * sizeof *s->term.tri_ref);
-    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side && s->same && s->bp ? c->n : 0;
+    s->term.piece = malloc((size_t)c->n);
+    s->pccap = s->pc && s->gamma && s->term.Y_ref && s->term.active_ref && s->term.tri_ref && s->side && s->same &&
+                       s->bp && s->term.piece
+                   ? c->n
+                   : 0;
     if (!s->pccap) return kn_fail(err, KN_ERR_NOMEM, "out of memory for %d contacts", c->n);
   }
   kn_status e = kn_stiction_reserve(&s->rigid, c->first_fem, err);
@@ -320,10 +330,11 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
   s->term.points = st->points;
   s->term.c = s->pc;
   s->term.n = c->n;
-  s->term.use_ref = 0;
+  s->term.use_ref = 0, s->term.use_piece = 0;
   s->term.fems = s->fems.fem, s->term.nfems = s->fems.n;
   if ((e = kn_penalty_fem_meshes_points(&s->fems, st, err))) return e;
-  *term = (kn_nl_term){.eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .self = &s->term};
+  *term = (kn_nl_term){
+      .eval = kn_penalty_term_eval, .lag = kn_penalty_term_lag, .pieces = kn_penalty_term_pieces, .self = &s->term};
   *potential = 0;
   if (!s->cpf) return KN_OK;
   /* the continuous mode: the pairs, and the springs of what they do not cover in the same solve */
@@ -340,7 +351,8 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
    * minimizing the springs' energy ignores it and stalls; measured on box_40mm_200g's lift) */
   const kn_cpf_term* ct = s->parts[1].self;
   int pairs = (s->lag_lambda || ct->anchored) && ct->n > 0;
-  *term = (kn_nl_term){.eval = mixed_eval, .lag = mixed_lag, .lag_roots = pairs, .self = s->parts};
+  *term = (kn_nl_term){
+      .eval = mixed_eval, .lag = mixed_lag, .pieces = mixed_pieces, .lag_roots = pairs, .self = s->parts};
   return KN_OK;
 }
 

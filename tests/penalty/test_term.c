@@ -207,6 +207,87 @@ Test(penalty_term, lagged_potential) {
   kn_nl_points_free(&f.P);
 }
 
+/* The solver's active-set steps (kn_penalty_term_pieces, pieces.c): recorded with on = 2 at v1, every
+ * contact active there is held sticking at any v2, its residual -dt J_rel^T k (X - Z(v2)) (the static
+ * piece continued past the cone and above the plane), the Jacobian that linear residual's
+ * derivative (central differences, exact but for round-off: 1e-9 relative) and S = T; recorded
+ * with on = 1 a contact inactive at v1 stays inactive; off, the natural term again, bit for bit */
+Test(penalty_term, pieces_hold_the_recorded_states) {
+  fixture f;
+  setup(&f);
+  unsigned char piece[4];
+  f.t.piece = piece;
+  int held = 0, dropped = 0;
+  for (int trial = 0; trial < 20; trial++) {
+    double v1[NV], v2[NV], r[NV] = {0}, want[NV] = {0}, r0[NV] = {0}, rn[NV] = {0}, T[NV * NV], S[NV * NV];
+    for (int j = 0; j < NV; j++)
+      v1[j] = 0.05 * sin(1.3 * j + 0.7 * trial), v2[j] = 0.2 * cos(0.9 * j + 1.1 * trial) - 0.02;
+    kn_penalty_term_eval(&f.t, v2, NULL, r0, NULL, NULL, NULL);
+    kn_penalty_term_pieces(&f.t, v1, 2);
+    cr_assert(f.t.use_piece);
+    for (int i = 0; i < 4; i++) {
+      double Z[3], Y[3], fz[3], w[3], g[3];
+      f.t.use_piece = 0;
+      kn_relax_state at1 = kn_penalty_term_contact(&f.t, i, v1, Z, Y, fz, NULL);
+      f.t.use_piece = 1;
+      cr_assert_eq(piece[i], at1 == KN_RELAX_INACTIVE ? KN_RELAX_INACTIVE : KN_RELAX_STATIC, "contact %d", i);
+      if (at1 == KN_RELAX_INACTIVE) continue;
+      held++;
+      kn_nl_pair_velocity(&f.P, f.c[i].a, f.c[i].b, v2, w);
+      for (int k = 0; k < 3; k++) g[k] = -f.t.dt * f.t.k * (f.c[i].X[k] - (f.c[i].phi0 * f.c[i].n[k] + f.t.dt * w[k]));
+      kn_nl_pair_add_force(&f.P, f.c[i].a, f.c[i].b, 1.0, g, want);
+    }
+    kn_nl_triplets Tt = {0}, St = {0};
+    kn_nl_triplets_reset(&Tt, NV), kn_nl_triplets_reset(&St, NV);
+    kn_penalty_term_eval(&f.t, v2, NULL, r, &Tt, &St, NULL);
+    dense(&Tt, T), dense(&St, S);
+    kn_nl_triplets_free(&Tt), kn_nl_triplets_free(&St);
+    for (int j = 0; j < NV; j++)
+      cr_assert(fabs(r[j] - want[j]) <= 1e-12 * (1 + fabs(want[j])), "r%d %g, want %g", j, r[j], want[j]);
+    for (int j = 0; j < NV * NV; j++) cr_assert(S[j] == T[j], "S = T on the sticking piece");
+    for (int cidx = 0; cidx < NV; cidx++) {
+      const double h = 1e-4; /* linear: any h */
+      double vp[NV], vm[NV], rp[NV] = {0}, rm[NV] = {0};
+      memcpy(vp, v2, sizeof vp), memcpy(vm, v2, sizeof vm);
+      vp[cidx] += h, vm[cidx] -= h;
+      kn_penalty_term_eval(&f.t, vp, NULL, rp, NULL, NULL, NULL);
+      kn_penalty_term_eval(&f.t, vm, NULL, rm, NULL, NULL, NULL);
+      for (int rr = 0; rr < NV; rr++)
+        cr_assert(fabs((rp[rr] - rm[rr]) / (2 * h) - T[NV * rr + cidx]) <= 1e-9 * (1 + fabs(T[NV * rr + cidx])),
+                  "dr%d/dv%d", rr, cidx);
+    }
+    /* on = 1: a contact inactive at v2 recorded there adds nothing at v1 */
+    kn_penalty_term_pieces(&f.t, v2, 1);
+    double r1[NV] = {0}, want1[NV] = {0};
+    kn_penalty_term_eval(&f.t, v1, NULL, r1, NULL, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+      double Z[3], Y[3], fz[3], g[3];
+      f.t.use_piece = 0;
+      kn_relax_state at2 = kn_penalty_term_contact(&f.t, i, v2, Z, Y, fz, NULL);
+      kn_relax_state at1 = kn_penalty_term_contact(&f.t, i, v1, Z, Y, fz, NULL);
+      f.t.use_piece = 1;
+      cr_assert_eq(piece[i], at2, "contact %d recorded as it is at v2", i);
+      if (at2 == KN_RELAX_INACTIVE && at1 != KN_RELAX_INACTIVE) dropped++;
+      if (at2 == KN_RELAX_INACTIVE) continue;
+      if (at2 == KN_RELAX_STATIC)
+        for (int k = 0; k < 3; k++) fz[k] = f.t.k * (f.c[i].X[k] - Z[k]);
+      for (int k = 0; k < 3; k++) g[k] = -f.t.dt * fz[k];
+      kn_nl_pair_add_force(&f.P, f.c[i].a, f.c[i].b, 1.0, g, want1);
+    }
+    for (int j = 0; j < NV; j++) cr_assert(fabs(r1[j] - want1[j]) <= 1e-12 * (1 + fabs(want1[j])), "on = 1: r%d", j);
+    kn_penalty_term_pieces(&f.t, NULL, 0);
+    cr_assert(!f.t.use_piece);
+    kn_penalty_term_eval(&f.t, v2, NULL, rn, NULL, NULL, NULL);
+    for (int j = 0; j < NV; j++) cr_assert(rn[j] == r0[j], "off: the natural term");
+  }
+  cr_log_info("pieces: %d contacts held sticking, %d recorded inactive where active", held, dropped);
+  cr_assert(held > 20, "%d contacts held", held);
+  cr_assert(dropped > 0, "no contact recorded inactive where it is active: the case is not exercised");
+  f.t.piece = NULL;
+  kn_penalty_term_free(&f.t);
+  kn_nl_points_free(&f.P);
+}
+
 /* A contact whose anchor side is a triangle mesh (term.c's mesh path: Z taken into the mesh's frame by
  * R^T (Z - o), the walk of mesh_relax.c, dY/dZ = R D R^T back): a bumpy 4 x 4-cell patch (5 mm
  * cells, 0.4 mm bumps) turned by a general rotation, the points moving up to ~1 mm in a step so the

@@ -80,6 +80,9 @@ static const char* incline_mesh(const char* dir) {
   return path;
 }
 
+/* contact.penalty.stiffness for incline() [N/m]; 0: the key unset (the default) */
+static double incline_k = 0;
+
 // (mode, mu, dt, duration) => the run's measurements
 static incline_run incline(mode md, double mu, double dt, double duration) {
   const double s = sin(theta), c = cos(theta), half = 0.1, psi = 0.2;
@@ -120,13 +123,15 @@ static incline_run incline(mode md, double mu, double dt, double duration) {
   } else {
     snprintf(slope, sizeof slope, "{halfspace: {normal: [%.17g, 0, %.17g]}}", -s, c);
   }
+  char keys[64] = "";
+  if (incline_k > 0) snprintf(keys, sizeof keys, ", penalty: {stiffness: %g}", incline_k);
   snprintf(yaml, sizeof yaml,
            "time_step: %g\nduration: %g\ngravity: [0, 0, %g]\n"
-           "contact: {backend: penalty}\n"
+           "contact: {backend: penalty%s}\n"
            "objects:\n"
            "  - {name: slope, shape: %s, fixed: true, friction: %g}\n"
            "%s",
-           dt, duration, -g, slope, mu, md == RIGID || md == MESH ? block + strlen("objects:\n") : block);
+           dt, duration, -g, keys, slope, mu, md == RIGID || md == MESH ? block + strlen("objects:\n") : block);
   test_world t = tw_create(yaml);
   if (obj) { /* read when the world was built */
     unlink(obj);
@@ -221,6 +226,24 @@ Test(penalty, incline_fem_block) { other_mode(FEM, 1e-3, 1e-4, 0.005, 1e-6); }
  * centroid moves back uphill by 1.1 um as the block's elastic strain relaxes (not creep, which
  * would go downhill), hence 1e-5 m there */
 Test(penalty, incline_mpm_block) { other_mode(MPM, 1e-2, 1e-4, 0.01, 1e-5); }
+
+/* The MPM block's stop at k = 1e5 N/m (the key set: the case is the stiffness at which it stalled):
+ * at step 227 (t = 2.26 s) every one of its 16 contacts still slid at the iterate while 15 stick
+ * at the root; the sliding Jacobian has no stiffness along the slide, so Newton's steps overshot,
+ * backtracked to 1/4, 1/8, ..., 6e-5 and the lagged passes did not settle it (velocity residual
+ * 1.1e-3 m/s). The solver's active-set step (newton.c piece_step, penalty/pieces.c) takes it in 7
+ * iterations. Pass: the digest's stop within 1 % (dt 1e-2), no creep after it (1e-5 m, as above),
+ * the cone to 1e-9. 400 MPM steps, ~3 s in Release. */
+Test(penalty, incline_mpm_block_stops_at_k_1e5) {
+  incline_k = 1e5;
+  incline_run b = incline(MPM, 0.125, 1e-2, 4.0);
+  incline_k = 0;
+  cr_log_info("MPM, k 1e5, dt 1e-2: stops at %.6f m at %.3f s, %.6f m at 4 s (digest 0.113184 m); cone excess %.1e",
+              b.x_stop, b.t_stop, b.x, b.cone);
+  cr_expect(fabs(b.x - 0.113184) <= 0.01 * 0.113184, "rests at %.6f m, digest 0.113184 +- 1 %%", b.x);
+  cr_expect(fabs(b.x - b.x_stop) <= 1e-5, "moved %.2e m after stopping", b.x - b.x_stop);
+  cr_expect(b.cone <= 1e-9, "a contact off the cone by %.2e", b.cone);
+}
 
 /* contact.penalty's keys: what the backend cannot run, or a bad number, is refused when the world is
  * built, with the key named */
