@@ -1,7 +1,8 @@
 /* The Newton systems of the nonlinear step: CHOLMOD (symmetric positive definite, the potential
  * problems) or UMFPACK (general, the root-finding ones: the implicit friction Jacobian is not
  * symmetric). Both from SuiteSparse. Each call assembles the entries (duplicates summed) and
- * factors afresh: the pattern changes with the contact set between steps. */
+ * factors afresh; the symbolic analyses are kept while the pattern is the same (it changes with
+ * the contact set, mostly between steps). */
 #include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +24,12 @@ struct kn_nl_linsolve {
   size_t sym_cap;
   double* work;             /* BiCGSTAB's seven vectors */
   size_t work_cap;
+  /* CHOLMOD's analysis (fill-reducing order, elimination tree, column counts), kept while the
+   * pattern (chol_n, chol_p, chol_i: a copy of the lower triangle's) is the same, as within a
+   * step's Newton iterations it mostly is: the factorization is then redone on it alone */
+  cholmod_factor* chol;
+  int chol_n, *chol_p, *chol_i;
+  size_t chol_cap;
 };
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
@@ -37,11 +44,44 @@ kn_nl_linsolve* kn_nl_linsolve_create(void) {
 
 void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (!ls) return;
+  if (ls->chol) cholmod_free_factor(&ls->chol, &ls->cc);
+  free(ls->chol_p), free(ls->chol_i);
   if (ls->started) cholmod_finish(&ls->cc);
   if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
   free(ls->sym_p), free(ls->sym_i), free(ls->work);
   free(ls->Ap), free(ls->Ai), free(ls->Ax), free(ls->map);
   free(ls);
+}
+
+/* (A, lower triangle, packed and sorted) => the kept factor when A's pattern is the one it was
+ * analysed for (refactorizing it gives the same numbers as a fresh analysis: the same order and
+ * structure), else a fresh analysis, its pattern copied; NULL out of memory. ls->chol is then NULL
+ * until the caller hands the factor back. */
+static cholmod_factor* kept_analysis(kn_nl_linsolve* ls, const cholmod_sparse* A) {
+  int n = (int)A->nrow;
+  const int *p = A->p, *i = A->i;
+  int nnz = p[n];
+  cholmod_factor* L = ls->chol;
+  ls->chol = NULL;
+  if (L && ls->chol_n == n && !memcmp(ls->chol_p, p, ((size_t)n + 1) * sizeof(int)) &&
+      !memcmp(ls->chol_i, i, (size_t)nnz * sizeof(int)))
+    return L;
+  if (L) cholmod_free_factor(&L, &ls->cc);
+  ls->chol_n = -1;
+  L = cholmod_analyze((cholmod_sparse*)A, &ls->cc);
+  if (!L) return NULL;
+  if ((size_t)(n + 1 + nnz) > ls->chol_cap) {
+    free(ls->chol_p), free(ls->chol_i);
+    ls->chol_p = malloc(((size_t)n + 1) * sizeof(int));
+    ls->chol_i = malloc(((size_t)nnz + 1) * sizeof(int));
+    ls->chol_cap = ls->chol_p && ls->chol_i ? (size_t)(n + 1 + nnz) : 0;
+  }
+  if (ls->chol_cap) {
+    memcpy(ls->chol_p, p, ((size_t)n + 1) * sizeof(int));
+    memcpy(ls->chol_i, i, (size_t)nnz * sizeof(int));
+    ls->chol_n = n;
+  }
+  return L;
 }
 
 static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
@@ -60,7 +100,7 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
   cholmod_sparse* A = cholmod_triplet_to_sparse(tr, m, cc);
   cholmod_free_triplet(&tr, cc);
   if (!A) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
-  cholmod_factor* L = cholmod_analyze(A, cc);
+  cholmod_factor* L = kept_analysis(ls, A);
   kn_status st = KN_OK;
   if (!L) {
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD analysis)");
@@ -81,7 +121,8 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
       cholmod_free_dense(&B, cc);
     }
   }
-  cholmod_free_factor(&L, cc);
+  if (st && L) cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
+  ls->chol = L;
   cholmod_free_sparse(&A, cc);
   return st;
 }
