@@ -242,7 +242,7 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   if (T->nomem || P->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
   cholmod_sparse* A = to_sparse(T, 0, cc);
   cholmod_sparse* S = to_sparse(P, -1, cc);
-  cholmod_factor* L = S ? cholmod_analyze(S, cc) : NULL;
+  cholmod_factor* L = S ? kept_analysis(ls, S) : NULL;
   cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
   if (7 * ((size_t)n + 1) > ls->work_cap) {
     free(ls->work);
@@ -257,6 +257,7 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   }
   if (!cholmod_factorize(S, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
     st = kn_fail(err, KN_ERR_NUMERIC, "the preconditioner is not positive definite (column %d of %d)", (int)L->minor, n);
+    cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
     goto done;
   }
   double *r = w, *r0 = w + n + 1, *p = w + 2 * (n + 1), *v = w + 3 * (n + 1), *ph = w + 4 * (n + 1),
@@ -296,7 +297,8 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   st = kn_fail(err, KN_ERR_NUMERIC, "BiCGSTAB did not reach %.1e in %d iterations (n = %d)", tol, *iters, n);
 done:
   if (B) cholmod_free_dense(&B, cc);
-  if (L) cholmod_free_factor(&L, cc);
+  if (ls->chol) cholmod_free_factor(&ls->chol, cc);
+  ls->chol = L; /* its analysis kept for the next preconditioner or solve of this pattern */
   if (S) cholmod_free_sparse(&S, cc);
   if (A) cholmod_free_sparse(&A, cc);
   return st;
