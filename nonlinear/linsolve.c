@@ -21,7 +21,7 @@ struct kn_nl_linsolve {
    * step's Newton iterations it is */
   void* sym;
   int sym_n, *sym_p, *sym_i;
-  size_t sym_cap;
+  size_t sym_capp, sym_capi;
   double* work;             /* BiCGSTAB's seven vectors */
   size_t work_cap;
   /* CHOLMOD's analysis (fill-reducing order, elimination tree, column counts), kept while the
@@ -29,7 +29,7 @@ struct kn_nl_linsolve {
    * step's Newton iterations it mostly is: the factorization is then redone on it alone */
   cholmod_factor* chol;
   int chol_n, *chol_p, *chol_i;
-  size_t chol_cap;
+  size_t chol_capp, chol_capi;
 };
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
@@ -70,13 +70,17 @@ static cholmod_factor* kept_analysis(kn_nl_linsolve* ls, const cholmod_sparse* A
   ls->chol_n = -1;
   L = cholmod_analyze((cholmod_sparse*)A, &ls->cc);
   if (!L) return NULL;
-  if ((size_t)(n + 1 + nnz) > ls->chol_cap) {
-    free(ls->chol_p), free(ls->chol_i);
+  if ((size_t)n + 1 > ls->chol_capp) {
+    free(ls->chol_p);
     ls->chol_p = malloc(((size_t)n + 1) * sizeof(int));
-    ls->chol_i = malloc(((size_t)nnz + 1) * sizeof(int));
-    ls->chol_cap = ls->chol_p && ls->chol_i ? (size_t)(n + 1 + nnz) : 0;
+    ls->chol_capp = ls->chol_p ? (size_t)n + 1 : 0;
   }
-  if (ls->chol_cap) {
+  if ((size_t)nnz + 1 > ls->chol_capi) {
+    free(ls->chol_i);
+    ls->chol_i = malloc(((size_t)nnz + 1) * sizeof(int));
+    ls->chol_capi = ls->chol_i ? (size_t)nnz + 1 : 0;
+  }
+  if (ls->chol_capp && ls->chol_capi) {
     memcpy(ls->chol_p, p, ((size_t)n + 1) * sizeof(int));
     memcpy(ls->chol_i, i, (size_t)nnz * sizeof(int));
     ls->chol_n = n;
@@ -155,13 +159,19 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
     if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
     ls->sym = NULL;
     s = umfpack_di_symbolic(n, n, ls->Ap, ls->Ai, ls->Ax, &ls->sym, control, info);
-    if (s == UMFPACK_OK && (size_t)(n + 1 + nnz) > ls->sym_cap) {
-      free(ls->sym_p), free(ls->sym_i);
+    /* p and i each to its own size (one capacity for both let a later pattern with more columns
+     * and fewer entries overrun p) */
+    if (s == UMFPACK_OK && (size_t)n + 1 > ls->sym_capp) {
+      free(ls->sym_p);
       ls->sym_p = malloc(((size_t)n + 1) * sizeof(int));
-      ls->sym_i = malloc(((size_t)nnz + 1) * sizeof(int));
-      ls->sym_cap = ls->sym_p && ls->sym_i ? (size_t)(n + 1 + nnz) : 0;
+      ls->sym_capp = ls->sym_p ? (size_t)n + 1 : 0;
     }
-    if (s == UMFPACK_OK && ls->sym_cap && ls->sym_p && ls->sym_i) {
+    if (s == UMFPACK_OK && (size_t)nnz + 1 > ls->sym_capi) {
+      free(ls->sym_i);
+      ls->sym_i = malloc(((size_t)nnz + 1) * sizeof(int));
+      ls->sym_capi = ls->sym_i ? (size_t)nnz + 1 : 0;
+    }
+    if (s == UMFPACK_OK && ls->sym_capp && ls->sym_capi) {
       memcpy(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int));
       memcpy(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
       ls->sym_n = n;

@@ -92,3 +92,32 @@ static void check(int n, int band, int fill, int refused) {
 
 Test(linsolve, kept_analysis_banded) { check(300, 3, 0, 0); }
 Test(linsolve, kept_analysis_dense_ish) { check(240, 40, 3, 1); }
+
+/* Patterns of changing size on one solver (an MPM grid's active nodes change the DoF count every
+ * step): a small dense-ish matrix (few columns, many entries), then a large banded one (more
+ * columns, fewer entries), then the first again; symmetric (CHOLMOD) and not (UMFPACK, the same
+ * matrices): each solution bitwise a fresh solver's, residual < 1e-12. (The kept patterns' copies
+ * must grow by columns and by entries separately; under AddressSanitizer an overrun fails here.) */
+Test(linsolve, kept_patterns_of_changing_size) {
+  kn_nl_linsolve* kept = kn_nl_linsolve_create();
+  kn_nl_triplets T = {0};
+  int ns[] = {60, 400, 60}, bands[] = {59, 1, 59};
+  for (int sym = 1; sym >= 0; sym--)
+    for (int k = 0; k < 3; k++) {
+      int n = ns[k];
+      double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+      unsigned seed = 3u + (unsigned)k;
+      for (int i = 0; i < n; i++) b[i] = urand(&seed) - 0.5;
+      make(&T, n, bands[k], 0, 200u + (unsigned)k, 0);
+      kn_error err = {0};
+      cr_assert_eq(kn_nl_linsolve_solve(kept, &T, sym, b, x, &err), KN_OK, "%s", err.msg);
+      kn_nl_linsolve* f1 = kn_nl_linsolve_create();
+      cr_assert_eq(kn_nl_linsolve_solve(f1, &T, sym, b, y, &err), KN_OK, "%s", err.msg);
+      kn_nl_linsolve_free(f1);
+      cr_assert(!memcmp(x, y, (size_t)n * sizeof *x), "sym %d, n %d: differs from a fresh solver", sym, n);
+      cr_assert_lt(rel_residual(&T, x, b), 1e-12);
+      free(b), free(x), free(y);
+    }
+  kn_nl_triplets_free(&T);
+  kn_nl_linsolve_free(kept);
+}
