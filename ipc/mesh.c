@@ -7,7 +7,8 @@
  *
  * The constraint set is found again at every evaluation (§4.3: "rebuilt for every trial point"):
  * the pairs of each surface pair whose boxes at x(v) are within dhat, of which those with s < dhat^2
- * have a barrier. A pair's derivatives over its 12 stencil coordinates are projected to PSD as a
+ * have a barrier; the boxes' overlaps are taken from the last CCD sweep's kept candidates while
+ * they cover x(v) (mesh_cache.c: the same pairs, without the trees). A pair's derivatives over its 12 stencil coordinates are projected to PSD as a
  * whole and mapped to v through the vertices' point maps, x_k(v) = x0_k + dt J_k v. */
 #include <math.h>
 #include <stdlib.h>
@@ -81,7 +82,7 @@ static double rest_len2(const kn_ipc_surface* S, int a, int b) {
 
 /* (surface pair q's surfaces va, vb (NULL: self), margin, swept; keep > 0: the sweep is a line
  * search's, its candidates at margin keep are kept for the evaluations on it) => its pairs: from the
- * kept candidates when they cover m->x (cached), else from the trees; NULL out of memory */
+ * kept candidates when they cover m->x (cached), else from the trees; 0 out of memory */
 static int pairs_of(kn_ipc_mesh* m, int q, const kn_swept_surface* va, const kn_swept_surface* vb, double margin,
                     int cached, double keep, kn_swept_pairs* out) {
   if (cached || keep > 0) {
