@@ -429,6 +429,15 @@ void kn_swept_scratch_free(kn_swept_scratch* s);
  * (a bad count, array or index; a margin not finite and >= 0), KN_ERR_NOMEM */
 kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
                               kn_swept_pairs* out, kn_error* err);
+/* (surfaces a and b, or b NULL, at x0 (and x1 when set), margin, candidates `in` of the same surfaces
+ * that hold every pair kn_swept_pairs_find would report, e.g. its answer, copied, over a longer sweep
+ * or at a larger margin) => in *out the candidates whose boxes overlap at this margin, in their order:
+ * kn_swept_pairs_find's answer entry for entry (the same boxes and test), in O(primitives +
+ * candidates) without the trees; it lives in the scratch until its next call. KN_ERR_INVALID (as
+ * kn_swept_pairs_find; a candidate index out of range; `in` in the scratch's own arrays),
+ * KN_ERR_NOMEM */
+kn_status kn_swept_pairs_filter(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b,
+                                double margin, const kn_swept_pairs* in, kn_swept_pairs* out, kn_error* err);
 /* (ntri triangles) => the undirected edges, (lo, hi) with lo < hi, sorted, each once: *edge holds
  * 2 * *nedge ints, malloc'd (the caller frees). KN_ERR_NOMEM */
 kn_status kn_surface_edges(int ntri, const int* tri, int* nedge, int** edge, kn_error* err);

@@ -287,6 +287,67 @@ kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, co
   return KN_OK;
 }
 
+//---- the pairs of a superset, without the trees ----
+
+/* (slot, candidates in[n] of primitives of set p (boxes bp, np of them) and set q (bq, nq)) =>
+ * out[slot]: those whose boxes overlap, in their order; 0 out of memory, -1 an index out of range */
+static int filter_kind(kn_swept_scratch* s, int slot, const int* in, int n, const double* bp, int np, const double* bq,
+                       int nq) {
+  s->out_n[slot] = 0;
+  if (!grow((void**)&s->out[slot], &s->out_cap[slot], 2 * n + 2, sizeof(int))) return 0;
+  int* o = s->out[slot];
+  int m = 0;
+  for (int k = 0; k < n; k++) {
+    int i = in[2 * k], j = in[2 * k + 1];
+    if (i < 0 || i >= np || j < 0 || j >= nq) return -1;
+    if (kn_aabb_overlap(bp + 6 * i, bq + 6 * j)) o[2 * m] = i, o[2 * m + 1] = j, m++;
+  }
+  s->out_n[slot] = m;
+  return 1;
+}
+
+// (surfaces p and q, half margin, kind: vertex-triangle 0, edge-edge 1, candidates) => filter_kind's answer
+static int filter_of(kn_swept_scratch* s, const kn_swept_surface* p, const kn_swept_surface* q, double half, int ee,
+                     int slot, const int* in, int n) {
+  s->out_n[slot] = 0;
+  if (n == 0) return 1;
+  /* every vertex's box (a vertex pair names the vertex by its index in the surface) */
+  prim_set ps = ee ? (prim_set){p->nedge, 2, p->edge, NULL} : (prim_set){p->nvert, 1, NULL, NULL};
+  prim_set qs = ee ? (prim_set){q->nedge, 2, q->edge, NULL} : (prim_set){q->ntri, 3, q->tri, NULL};
+  if (!grow((void**)&s->box[0], &s->box_cap[0], 6 * ps.n, sizeof(double)) ||
+      !grow((void**)&s->box[1], &s->box_cap[1], 6 * qs.n, sizeof(double)))
+    return 0;
+  boxes(p, &ps, half, s->box[0]);
+  boxes(q, &qs, half, s->box[1]);
+  return filter_kind(s, slot, in, n, s->box[0], ps.n, s->box[1], qs.n);
+}
+
+kn_status kn_swept_pairs_filter(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b,
+                                double margin, const kn_swept_pairs* in, kn_swept_pairs* out, kn_error* err) {
+  memset(out, 0, sizeof *out);
+  if (!s) return kn_fail(err, KN_ERR_INVALID, "swept pairs: no scratch");
+  if (!surface_ok(a) || (b && !surface_ok(b)))
+    return kn_fail(err, KN_ERR_INVALID, "swept pairs: surface %s has a negative count, a missing array or an index "
+                   "out of range", !surface_ok(a) ? "A" : "B");
+  if (!(margin >= 0) || !isfinite(margin))
+    return kn_fail(err, KN_ERR_INVALID, "swept pairs: margin %g (expected finite and >= 0)", margin);
+  for (int k = 0; k < 3; k++)
+    if ((k == 0 && in->vt_ab == s->out[0]) || (k == 1 && in->vt_ba == s->out[1]) || (k == 2 && in->ee == s->out[2]))
+      if (s->out[k]) return kn_fail(err, KN_ERR_INVALID, "swept pairs: the candidates live in the scratch (copy them)");
+  double half = 0.5 * margin;
+  const kn_swept_surface* B = b ? b : a;
+  s->out_n[0] = s->out_n[1] = s->out_n[2] = 0;
+  int ok = filter_of(s, a, B, half, 0, 0, in->vt_ab, in->nvt_ab);
+  if (ok == 1 && b) ok = filter_of(s, B, a, half, 0, 1, in->vt_ba, in->nvt_ba);
+  if (ok == 1) ok = filter_of(s, a, B, half, 1, 2, in->ee, in->nee);
+  if (ok < 0) return kn_fail(err, KN_ERR_INVALID, "swept pairs: a candidate's index is out of range");
+  if (!ok) return kn_fail(err, KN_ERR_NOMEM, "swept pairs: out of memory");
+  out->nvt_ab = s->out_n[0], out->vt_ab = s->out[0];
+  out->nvt_ba = s->out_n[1], out->vt_ba = s->out[1];
+  out->nee = s->out_n[2], out->ee = s->out[2];
+  return KN_OK;
+}
+
 //---- the edges of a triangle surface ----
 
 static int cmp_edge(const void* pa, const void* pb) { return cmp_pair(pa, pb); }

@@ -108,6 +108,7 @@ typedef struct {
   size_t xcap;
   int *off, offcap;
   kn_swept_scratch* sweep;
+  struct kn_ipc_mesh_cache* cache; /* the last CCD sweep's candidates (mesh_cache.c) */
   int exact_hessian;        /* tests: 1 leaves each pair's Hessian unprojected (finite differences) */
 } kn_ipc_mesh;
 

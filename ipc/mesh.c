@@ -7,7 +7,8 @@
  *
  * The constraint set is found again at every evaluation (§4.3: "rebuilt for every trial point"):
  * the pairs of each surface pair whose boxes at x(v) are within dhat, of which those with s < dhat^2
- * have a barrier. A pair's derivatives over its 12 stencil coordinates are projected to PSD as a
+ * have a barrier; the boxes' overlaps are taken from the last CCD sweep's kept candidates while
+ * they cover x(v) (mesh_cache.c: the same pairs, without the trees). A pair's derivatives over its 12 stencil coordinates are projected to PSD as a
  * whole and mapped to v through the vertices' point maps, x_k(v) = x0_k + dt J_k v. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "contact/contact.h"
 #include "deformable/deformable.h"
 #include "ipc/ipc.h"
+#include "ipc/mesh_cache.h"
 
 //---- positions ----
 
@@ -78,9 +80,28 @@ static double rest_len2(const kn_ipc_surface* S, int a, int b) {
   return d;
 }
 
+/* (surface pair q's surfaces va, vb (NULL: self), margin, swept; keep > 0: the sweep is a line
+ * search's, its candidates at margin keep are kept for the evaluations on it) => its pairs: from the
+ * kept candidates when they cover m->x (cached), else from the trees; 0 out of memory */
+static int pairs_of(kn_ipc_mesh* m, int q, const kn_swept_surface* va, const kn_swept_surface* vb, double margin,
+                    int cached, double keep, kn_swept_pairs* out) {
+  if (cached || keep > 0) {
+    if (keep > 0 && kn_swept_pairs_find(m->sweep, va, vb, keep, out, NULL)) return 0;
+    if (!keep || kn_ipc_mesh_cache_store(m, q, out)) {
+      kn_swept_pairs in = kn_ipc_mesh_cache_pairs(m, q);
+      return !kn_swept_pairs_filter(m->sweep, va, vb, margin, &in, out, NULL);
+    }
+  }
+  return !kn_swept_pairs_find(m->sweep, va, vb, margin, out, NULL);
+}
+
 /* (positions in m->x, and m->x1 when swept) => fn on every pair of every surface pair whose boxes
- * (swept when asked) come within margin; 0 out of memory or when fn says stop */
-static int visit(kn_ipc_mesh* m, double margin, int swept, pair_fn fn, void* ctx) {
+ * (swept when asked) come within margin; keep > 0 (a swept visit): its candidates at margin keep
+ * kept for the static visits on the sweep (mesh_cache.c); 0 out of memory or when fn says stop */
+static int visit(kn_ipc_mesh* m, double margin, int swept, double keep, pair_fn fn, void* ctx) {
+  /* a sweep within the kept one's boxes (a later Newton iteration's, shorter) is covered too */
+  int cached = kn_ipc_mesh_cache_covers(m, m->x, margin) && (!swept || (keep > 0 && kn_ipc_mesh_cache_covers(m, m->x1, margin)));
+  if (cached || (keep > 0 && (!swept || !kn_ipc_mesh_cache_begin(m, keep, keep / 8)))) keep = 0;
   for (int q = 0; q < m->npair; q++) {
     int sa = m->pairs[2 * q], sb = m->pairs[2 * q + 1];
     const kn_ipc_surface *A = &m->surf[sa], *B = &m->surf[sb];
@@ -89,7 +110,7 @@ static int visit(kn_ipc_mesh* m, double margin, int swept, pair_fn fn, void* ctx
     kn_swept_surface vb = {B->nvert, m->x + m->off[sb], swept ? m->x1 + m->off[sb] : NULL, B->ntri, B->tri,
                            B->nedge, B->edge, B->nvert_used, B->vert};
     kn_swept_pairs out; /* a surface paired with itself: its self-contact (pairs sharing no vertex) */
-    if (kn_swept_pairs_find(m->sweep, &va, sa == sb ? NULL : &vb, margin, &out, NULL)) return 0;
+    if (!pairs_of(m, q, &va, sa == sb ? NULL : &vb, margin, cached, keep, &out)) return 0;
     pair_view pv = {.mu = m->mu[q], .q = q};
     for (int dir = 0; dir < 2; dir++) { /* vertex of A - triangle of B, then vertex of B - triangle of A */
       int n = dir ? out.nvt_ba : out.nvt_ab, sv = dir ? sb : sa, st = dir ? sa : sb;
@@ -135,8 +156,9 @@ static double pair_distance(const pair_view* pv, kn_dist_case* c, double g[12], 
 static double pair_barrier(const kn_ipc_term* t, const pair_view* pv, double k, double g[12], double H[144]) {
   double gs[12], Hs[144], sh = t->dhat * t->dhat;
   kn_dist_case c;
-  double s = pair_distance(pv, &c, gs, H ? Hs : NULL);
-  if (!(s < sh)) return 0;
+  /* most candidates are beyond dhat: their distance alone (s does not depend on what else is asked) */
+  if (!(pair_distance(pv, &c, NULL, NULL) < sh)) return 0;
+  double s = kn_dist_eval(pv->x, c, gs, H ? Hs : NULL);
   if (!(s > 0)) return INFINITY;
   double db, d2b, b = kn_ipc_barrier(s, sh, &db, &d2b);
   double e = 1, ge[12] = {0}, He[144] = {0};
@@ -222,7 +244,7 @@ kn_status kn_ipc_mesh_eval(const kn_ipc_term* t, const double* v, double* E, dou
   kn_ipc_mesh* m = t->mesh;
   if (!prepare(m, t, v, NULL)) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   eval_ctx c = {t, 0, t->kappa / (t->dt * t->dt), r, T};
-  if (!visit(m, t->dhat, 0, eval_pair, &c) && isfinite(c.E))
+  if (!visit(m, t->dhat, 0, 0, eval_pair, &c) && isfinite(c.E))
     return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   if (!isfinite(c.E)) {
     if (E) *E = INFINITY;
@@ -253,7 +275,8 @@ double kn_ipc_mesh_max_step(const kn_ipc_term* t, const double* v, const double*
   if (!prepare(m, t, v, NULL)) return 0;
   positions(m, t, v, p, alpha, m->x1); /* the step's end at the other filters' bound */
   ccd_ctx c = {1.0, t->ccd};
-  if (!visit(m, 0.0, 1, ccd_pair, &c)) return 0;
+  /* the candidates within 2 dhat of the sweep kept: the line search's evaluations filter them */
+  if (!visit(m, 0.0, 1, 2 * t->dhat, ccd_pair, &c)) return 0;
   return alpha * c.alpha;
 }
 
@@ -283,7 +306,7 @@ int kn_ipc_mesh_audit(const kn_ipc_term* t, const double* v, const double* x_end
   for (int s = 0; s < m->nsurf; s++) n += 3 * (size_t)m->surf[s].nvert;
   memcpy(m->x1, x_end, n * sizeof *x_end);
   audit_ctx c = {0.99, INFINITY, INFINITY, -1};
-  if (!visit(m, 0.0, 1, audit_pair, &c) && c.q < 0) return -1;
+  if (!visit(m, 0.0, 1, 0, audit_pair, &c) && c.q < 0) return -1;
   *which = c.q, *d_lin = c.d_lin, *d_end = c.d_end;
   return c.q < 0;
 }
@@ -327,7 +350,7 @@ kn_status kn_ipc_mesh_lag(const kn_ipc_term* t, const double* v, kn_error* err) 
   m->nfr = 0;
   if (!prepare(m, t, v, NULL)) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   lag_ctx c = {t, m, 0};
-  if (!visit(m, t->dhat, 0, lag_pair, &c) || c.nomem) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
+  if (!visit(m, t->dhat, 0, 0, lag_pair, &c) || c.nomem) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   return KN_OK;
 }
 
@@ -346,7 +369,7 @@ static int min_pair(void* p, const pair_view* pv) {
 double kn_ipc_mesh_min_distance(const kn_ipc_term* t, const double* v, double margin, int* which) {
   kn_ipc_mesh* m = t->mesh;
   min_ctx c = {INFINITY, -1};
-  if (!prepare(m, t, v, NULL) || !visit(m, margin, 0, min_pair, &c)) c.dmin = NAN;
+  if (!prepare(m, t, v, NULL) || !visit(m, margin, 0, 0, min_pair, &c)) c.dmin = NAN;
   if (which) *which = c.q;
   return c.dmin;
 }
@@ -366,12 +389,13 @@ static int grad_pair(void* p, const pair_view* pv) {
 void kn_ipc_mesh_barrier_gradient(const kn_ipc_term* t, const double* v, double* g_b) {
   kn_ipc_mesh* m = t->mesh;
   grad_ctx c = {t, g_b};
-  if (prepare(m, t, v, NULL)) visit(m, t->dhat, 0, grad_pair, &c);
+  if (prepare(m, t, v, NULL)) visit(m, t->dhat, 0, 0, grad_pair, &c);
 }
 
 void kn_ipc_mesh_free(kn_ipc_mesh* m) {
   if (!m) return;
   kn_swept_scratch_free(m->sweep);
+  kn_ipc_mesh_cache_free(m);
   free(m->x), free(m->off), free(m->fr), free(m->frmark);
   m->sweep = NULL, m->x = m->x1 = NULL, m->off = NULL, m->fr = NULL, m->frmark = NULL;
   m->xcap = 0, m->offcap = m->frcap = m->nfr = m->frmarkcap = 0;
@@ -441,7 +465,7 @@ kn_status kn_ipc_mesh_contacts(const kn_ipc_term* t, const double* v, kn_ipc_mes
   if (m->nfr) memset(m->frmark, 0, (size_t)m->nfr);
   if (!prepare(m, t, v, NULL)) return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   contact_ctx c = {t, v, fn, ctx, KN_OK};
-  if (!visit(m, t->dhat, 0, contact_pair, &c) && !c.st)
+  if (!visit(m, t->dhat, 0, 0, contact_pair, &c) && !c.st)
     return kn_fail(err, KN_ERR_NOMEM, "ipc mesh pairs: out of memory");
   for (int i = 0; i < m->nfr && !c.st; i++) { /* lagged friction of pairs no longer within dhat */
     const kn_ipc_mesh_friction* f = &m->fr[i];

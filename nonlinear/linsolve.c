@@ -1,7 +1,8 @@
 /* The Newton systems of the nonlinear step: CHOLMOD (symmetric positive definite, the potential
  * problems) or UMFPACK (general, the root-finding ones: the implicit friction Jacobian is not
  * symmetric). Both from SuiteSparse. Each call assembles the entries (duplicates summed) and
- * factors afresh: the pattern changes with the contact set between steps. */
+ * factors afresh; the symbolic analyses are kept while the pattern is the same (it changes with
+ * the contact set, mostly between steps). */
 #include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,9 +21,15 @@ struct kn_nl_linsolve {
    * step's Newton iterations it is */
   void* sym;
   int sym_n, *sym_p, *sym_i;
-  size_t sym_cap;
+  size_t sym_capp, sym_capi;
   double* work;             /* BiCGSTAB's seven vectors */
   size_t work_cap;
+  /* CHOLMOD's analysis (fill-reducing order, elimination tree, column counts), kept while the
+   * pattern (chol_n, chol_p, chol_i: a copy of the lower triangle's) is the same, as within a
+   * step's Newton iterations it mostly is: the factorization is then redone on it alone */
+  cholmod_factor* chol;
+  int chol_n, *chol_p, *chol_i;
+  size_t chol_capp, chol_capi;
 };
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
@@ -37,11 +44,48 @@ kn_nl_linsolve* kn_nl_linsolve_create(void) {
 
 void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (!ls) return;
+  if (ls->chol) cholmod_free_factor(&ls->chol, &ls->cc);
+  free(ls->chol_p), free(ls->chol_i);
   if (ls->started) cholmod_finish(&ls->cc);
   if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
   free(ls->sym_p), free(ls->sym_i), free(ls->work);
   free(ls->Ap), free(ls->Ai), free(ls->Ax), free(ls->map);
   free(ls);
+}
+
+/* (A, lower triangle, packed and sorted) => the kept factor when A's pattern is the one it was
+ * analysed for (refactorizing it gives the same numbers as a fresh analysis: the same order and
+ * structure), else a fresh analysis, its pattern copied; NULL out of memory. ls->chol is then NULL
+ * until the caller hands the factor back. */
+static cholmod_factor* kept_analysis(kn_nl_linsolve* ls, const cholmod_sparse* A) {
+  int n = (int)A->nrow;
+  const int *p = A->p, *i = A->i;
+  int nnz = p[n];
+  cholmod_factor* L = ls->chol;
+  ls->chol = NULL;
+  if (L && ls->chol_n == n && !memcmp(ls->chol_p, p, ((size_t)n + 1) * sizeof(int)) &&
+      !memcmp(ls->chol_i, i, (size_t)nnz * sizeof(int)))
+    return L;
+  if (L) cholmod_free_factor(&L, &ls->cc);
+  ls->chol_n = -1;
+  L = cholmod_analyze((cholmod_sparse*)A, &ls->cc);
+  if (!L) return NULL;
+  if ((size_t)n + 1 > ls->chol_capp) {
+    free(ls->chol_p);
+    ls->chol_p = malloc(((size_t)n + 1) * sizeof(int));
+    ls->chol_capp = ls->chol_p ? (size_t)n + 1 : 0;
+  }
+  if ((size_t)nnz + 1 > ls->chol_capi) {
+    free(ls->chol_i);
+    ls->chol_i = malloc(((size_t)nnz + 1) * sizeof(int));
+    ls->chol_capi = ls->chol_i ? (size_t)nnz + 1 : 0;
+  }
+  if (ls->chol_capp && ls->chol_capi) {
+    memcpy(ls->chol_p, p, ((size_t)n + 1) * sizeof(int));
+    memcpy(ls->chol_i, i, (size_t)nnz * sizeof(int));
+    ls->chol_n = n;
+  }
+  return L;
 }
 
 static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
@@ -60,7 +104,7 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
   cholmod_sparse* A = cholmod_triplet_to_sparse(tr, m, cc);
   cholmod_free_triplet(&tr, cc);
   if (!A) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
-  cholmod_factor* L = cholmod_analyze(A, cc);
+  cholmod_factor* L = kept_analysis(ls, A);
   kn_status st = KN_OK;
   if (!L) {
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD analysis)");
@@ -81,7 +125,8 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
       cholmod_free_dense(&B, cc);
     }
   }
-  cholmod_free_factor(&L, cc);
+  if (st && L) cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
+  ls->chol = L;
   cholmod_free_sparse(&A, cc);
   return st;
 }
@@ -114,13 +159,19 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
     if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
     ls->sym = NULL;
     s = umfpack_di_symbolic(n, n, ls->Ap, ls->Ai, ls->Ax, &ls->sym, control, info);
-    if (s == UMFPACK_OK && (size_t)(n + 1 + nnz) > ls->sym_cap) {
-      free(ls->sym_p), free(ls->sym_i);
+    /* p and i each to its own size (one capacity for both let a later pattern with more columns
+     * and fewer entries overrun p) */
+    if (s == UMFPACK_OK && (size_t)n + 1 > ls->sym_capp) {
+      free(ls->sym_p);
       ls->sym_p = malloc(((size_t)n + 1) * sizeof(int));
-      ls->sym_i = malloc(((size_t)nnz + 1) * sizeof(int));
-      ls->sym_cap = ls->sym_p && ls->sym_i ? (size_t)(n + 1 + nnz) : 0;
+      ls->sym_capp = ls->sym_p ? (size_t)n + 1 : 0;
     }
-    if (s == UMFPACK_OK && ls->sym_cap && ls->sym_p && ls->sym_i) {
+    if (s == UMFPACK_OK && (size_t)nnz + 1 > ls->sym_capi) {
+      free(ls->sym_i);
+      ls->sym_i = malloc(((size_t)nnz + 1) * sizeof(int));
+      ls->sym_capi = ls->sym_i ? (size_t)nnz + 1 : 0;
+    }
+    if (s == UMFPACK_OK && ls->sym_capp && ls->sym_capi) {
       memcpy(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int));
       memcpy(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
       ls->sym_n = n;
@@ -201,7 +252,7 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   if (T->nomem || P->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
   cholmod_sparse* A = to_sparse(T, 0, cc);
   cholmod_sparse* S = to_sparse(P, -1, cc);
-  cholmod_factor* L = S ? cholmod_analyze(S, cc) : NULL;
+  cholmod_factor* L = S ? kept_analysis(ls, S) : NULL;
   cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
   if (7 * ((size_t)n + 1) > ls->work_cap) {
     free(ls->work);
@@ -216,6 +267,7 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   }
   if (!cholmod_factorize(S, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
     st = kn_fail(err, KN_ERR_NUMERIC, "the preconditioner is not positive definite (column %d of %d)", (int)L->minor, n);
+    cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
     goto done;
   }
   double *r = w, *r0 = w + n + 1, *p = w + 2 * (n + 1), *v = w + 3 * (n + 1), *ph = w + 4 * (n + 1),
@@ -255,7 +307,8 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   st = kn_fail(err, KN_ERR_NUMERIC, "BiCGSTAB did not reach %.1e in %d iterations (n = %d)", tol, *iters, n);
 done:
   if (B) cholmod_free_dense(&B, cc);
-  if (L) cholmod_free_factor(&L, cc);
+  if (ls->chol) cholmod_free_factor(&ls->chol, cc);
+  ls->chol = L; /* its analysis kept for the next preconditioner or solve of this pattern */
   if (S) cholmod_free_sparse(&S, cc);
   if (A) cholmod_free_sparse(&A, cc);
   return st;

@@ -17,21 +17,27 @@ static int grow(void** p, int* cap, int need, size_t elem) {
 
 void kn_nl_triplets_reset(kn_nl_triplets* t, int n) { t->n = n, t->nnz = 0, t->nomem = 0; }
 
-void kn_nl_triplets_add(kn_nl_triplets* t, int i, int j, double x) {
-  if (t->nnz == t->cap) {
-    int c = t->cap ? 2 * t->cap : 1024;
-    int* ni = realloc(t->i, (size_t)c * sizeof *ni);
-    if (ni) t->i = ni;
-    int* nj = realloc(t->j, (size_t)c * sizeof *nj);
-    if (nj) t->j = nj;
-    double* nx = realloc(t->x, (size_t)c * sizeof *nx);
-    if (nx) t->x = nx;
-    if (!ni || !nj || !nx) {
-      t->nomem = 1;
-      return;
-    }
-    t->cap = c;
+// (t, room for extra more entries) => 1, or 0 and t->nomem set (out of memory)
+static int reserve(kn_nl_triplets* t, int extra) {
+  if (t->nnz + extra <= t->cap) return 1;
+  int c = t->cap ? 2 * t->cap : 1024;
+  while (c < t->nnz + extra) c *= 2;
+  int* ni = realloc(t->i, (size_t)c * sizeof *ni);
+  if (ni) t->i = ni;
+  int* nj = realloc(t->j, (size_t)c * sizeof *nj);
+  if (nj) t->j = nj;
+  double* nx = realloc(t->x, (size_t)c * sizeof *nx);
+  if (nx) t->x = nx;
+  if (!ni || !nj || !nx) {
+    t->nomem = 1;
+    return 0;
   }
+  t->cap = c;
+  return 1;
+}
+
+void kn_nl_triplets_add(kn_nl_triplets* t, int i, int j, double x) {
+  if (!reserve(t, 1)) return;
   t->i[t->nnz] = i, t->j[t->nnz] = j, t->x[t->nnz] = x;
   t->nnz++;
 }
@@ -105,6 +111,7 @@ void kn_nl_points_add_block(const kn_nl_points* P, int a, double sa, int b, doub
                             kn_nl_triplets* T) {
   if (a < 0 || b < 0) return;
   const kn_nl_point *pa = &P->p[a], *pb = &P->p[b];
+  if (!reserve(T, pa->m * pb->m)) return; /* room for the block at once (a robot's: m^2 entries) */
   for (int j = pb->start; j < pb->start + pb->m; j++) {
     const double* ub = P->u + 3 * j;
     double Ku[3]; /* s_a s_b K u_b */
@@ -112,7 +119,7 @@ void kn_nl_points_add_block(const kn_nl_points* P, int a, double sa, int b, doub
     for (int i = pa->start; i < pa->start + pa->m; i++) {
       const double* ua = P->u + 3 * i;
       double h = ua[0] * Ku[0] + ua[1] * Ku[1] + ua[2] * Ku[2];
-      if (h != 0.0) kn_nl_triplets_add(T, P->col[i], P->col[j], h);
+      if (h != 0.0) T->i[T->nnz] = P->col[i], T->j[T->nnz] = P->col[j], T->x[T->nnz] = h, T->nnz++;
     }
   }
 }

@@ -201,3 +201,23 @@ Test(pair_distance, additive_ccd) {
   cr_assert_eq(kn_edge_triangle_intersect(f0, f1, T0, T1, T2), 0);
   cr_assert_eq(kn_edge_triangle_intersect(e0, p, T0, T1, T2), 0, "a segment ending above the plane");
 }
+
+/* The distance alone (g and H NULL: the ipc term's test of every candidate against dhat) is
+ * bitwise the distance computed with its derivatives, for every case (PP, PE, PT, EE) of 2000 random
+ * point-triangle and edge-edge stencils. */
+Test(pair_distance, distance_alone_equals_with_derivatives) {
+  unsigned seed = 17u;
+  int seen[4] = {0};
+  for (int k = 0; k < 2000; k++) {
+    double x[12], g[12], H[144];
+    for (int i = 0; i < 12; i++) {
+      seed = seed * 1103515245u + 12345u;
+      x[i] = ((seed >> 8) & 0xffffff) / (double)0x1000000 - 0.5;
+    }
+    kn_dist_case c = k % 2 ? kn_dist_edge_edge_case(x) : kn_dist_point_triangle_case(x);
+    double s0 = kn_dist_eval(x, c, NULL, NULL), s1 = kn_dist_eval(x, c, g, NULL), s2 = kn_dist_eval(x, c, g, H);
+    cr_assert(s0 == s1 && s1 == s2, "case %d: %.17g alone, %.17g with g, %.17g with g and H", (int)c.kind, s0, s1, s2);
+    seen[c.kind]++;
+  }
+  for (int i = 0; i < 4; i++) cr_assert_gt(seen[i], 0, "case %d never drawn", i);
+}

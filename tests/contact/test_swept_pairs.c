@@ -6,7 +6,9 @@
  * pair whose true distance (contact/pair_distance.c) is below the margin at any of 9 times of the
  * linear motion is in the list. The same on closed surfaces (flattened jittered spheres, against
  * each other and against themselves), where every face overlaps many others along any one axis.
- * The scratch is reused across calls of different sizes, and bad input is refused. */
+ * The scratch is reused across calls of different sizes, and bad input is refused.
+ * kn_swept_pairs_filter: a sweep's candidates at twice the margin, filtered at points of the
+ * motion, give kn_swept_pairs_find's pairs there, entry for entry. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -285,6 +287,98 @@ Test(swept_pairs, closed_surfaces_against_brute_force) {
     free(want);
   }
   free_sheet(&a), free_sheet(&b);
+  kn_swept_scratch_free(s);
+}
+
+//---- kn_swept_pairs_filter ----
+
+typedef struct {
+  int n[3], *p[3];
+} copied;
+static copied copy_pairs(const kn_swept_pairs* in) {
+  copied c = {{in->nvt_ab, in->nvt_ba, in->nee}, {NULL, NULL, NULL}};
+  const int* src[3] = {in->vt_ab, in->vt_ba, in->ee};
+  for (int k = 0; k < 3; k++) {
+    c.p[k] = malloc((2 * (size_t)c.n[k] + 1) * sizeof(int));
+    memcpy(c.p[k], src[k], 2 * (size_t)c.n[k] * sizeof(int));
+  }
+  return c;
+}
+static kn_swept_pairs as_pairs(const copied* c) { return (kn_swept_pairs){c->n[0], c->n[1], c->n[2], c->p[0], c->p[1], c->p[2]}; }
+
+/* (A, B or NULL; big: the candidates' margin over the whole sweep; margin) => at 5 times of the
+ * motion, the static pairs at margin filtered from the candidates equal kn_swept_pairs_find's, entry
+ * for entry; the swept ones at margin 0 too; returns the static pairs found at the middle */
+static int check_filter(kn_swept_scratch* s, sheet* a, sheet* b, const int* used, int nused, double big, double margin) {
+  kn_swept_surface A = view(a, 1), B = b ? view(b, 1) : A;
+  if (used) A.nvert_used = nused, A.vert = used;
+  kn_swept_pairs out, got;
+  kn_error err = {0};
+  cr_assert_eq(kn_swept_pairs_find(s, &A, b ? &B : NULL, big, &out, &err), KN_OK, "%s", err.msg);
+  copied c = copy_pairs(&out);
+  kn_swept_pairs in = as_pairs(&c);
+  /* swept at margin 0 (the CCD's): the same as the trees' */
+  cr_assert_eq(kn_swept_pairs_find(s, &A, b ? &B : NULL, 0, &out, &err), KN_OK);
+  copied w = copy_pairs(&out);
+  cr_assert_eq(kn_swept_pairs_filter(s, &A, b ? &B : NULL, 0, &in, &got, &err), KN_OK, "%s", err.msg);
+  assert_same("swept vt_ab", got.vt_ab, got.nvt_ab, w.p[0], w.n[0]);
+  assert_same("swept vt_ba", got.vt_ba, got.nvt_ba, w.p[1], w.n[1]);
+  assert_same("swept ee", got.ee, got.nee, w.p[2], w.n[2]);
+  for (int k = 0; k < 3; k++) free(w.p[k]);
+  int mid = 0;
+  for (int step = 0; step <= 4; step++) {
+    double t = step / 4.0;
+    sheet* sh[2] = {a, b};
+    double* xt[2] = {NULL, NULL};
+    kn_swept_surface S[2] = {A, B};
+    for (int k = 0; k < (b ? 2 : 1); k++) {
+      xt[k] = malloc(3 * (size_t)sh[k]->nv * sizeof(double));
+      for (int i = 0; i < 3 * sh[k]->nv; i++) xt[k][i] = sh[k]->x0[i] + t * (sh[k]->x1[i] - sh[k]->x0[i]);
+      S[k].x0 = xt[k], S[k].x1 = NULL;
+    }
+    cr_assert_eq(kn_swept_pairs_find(s, &S[0], b ? &S[1] : NULL, margin, &out, &err), KN_OK);
+    w = copy_pairs(&out);
+    cr_assert_eq(kn_swept_pairs_filter(s, &S[0], b ? &S[1] : NULL, margin, &in, &got, &err), KN_OK, "%s", err.msg);
+    assert_same("static vt_ab", got.vt_ab, got.nvt_ab, w.p[0], w.n[0]);
+    assert_same("static vt_ba", got.vt_ba, got.nvt_ba, w.p[1], w.n[1]);
+    assert_same("static ee", got.ee, got.nee, w.p[2], w.n[2]);
+    cr_assert_lt(got.nvt_ab + got.nvt_ba + got.nee, c.n[0] + c.n[1] + c.n[2], "the candidates should be a strict superset");
+    if (step == 2) mid = got.nvt_ab + got.nvt_ba + got.nee;
+    for (int k = 0; k < 3; k++) free(w.p[k]);
+    free(xt[0]), free(xt[1]);
+  }
+  for (int k = 0; k < 3; k++) free(c.p[k]);
+  return mid;
+}
+
+/* The pairs of a sweep's candidates (found at twice the margin over the whole motion) at points of
+ * the motion: kn_swept_pairs_find's answer exactly (the ipc line search's use, ipc/mesh_cache.c),
+ * for two sheets, a folded sheet against itself with a vertex subset, and a closed surface against
+ * itself; and bad candidates refused. */
+Test(swept_pairs, filter_equals_find_along_the_sweep) {
+  kn_swept_scratch* s = kn_swept_scratch_create();
+  sheet a = make_sheet(9, 1u, (double[3]){0, 0, 0}, (double[3]){0, 0, 0}, 0);
+  sheet b = make_sheet(7, 2u, (double[3]){0.3, 0.2, 0.05}, (double[3]){0.05, 0, -0.1}, 0);
+  cr_assert_gt(check_filter(s, &a, &b, NULL, 0, 0.02, 0.01), 0);
+  sheet f = make_sheet(10, 5u, (double[3]){0, 0, 0}, (double[3]){0, 0, -0.01}, 1);
+  int* used = malloc((size_t)f.nv * sizeof(int)), nused = 0;
+  for (int v = 0; v < f.nv; v += 2) used[nused++] = v;
+  cr_assert_gt(check_filter(s, &f, NULL, used, nused, 0.06, 0.03), 0);
+  sheet c = make_sphere(8, 12, 11u, 0.05, (double[3]){0, 0, 0}, (double[3]){0, 0, -0.01});
+  cr_assert_gt(check_filter(s, &c, NULL, NULL, 0, 0.12, 0.06), 0);
+  /* refused: candidates in the scratch's own answer, an index out of range */
+  kn_swept_surface A = view(&a, 0), B = view(&b, 0);
+  kn_swept_pairs out, got;
+  kn_error err = {0};
+  cr_assert_eq(kn_swept_pairs_find(s, &A, &B, 0.05, &out, &err), KN_OK);
+  cr_assert_gt(out.nee, 0);
+  cr_assert_eq(kn_swept_pairs_filter(s, &A, &B, 0.05, &out, &got, &err), KN_ERR_INVALID);
+  cr_assert(strstr(err.msg, "scratch"), "%s", err.msg);
+  int bad[2] = {0, b.ne};
+  kn_swept_pairs in = {0, 0, 1, NULL, NULL, bad};
+  cr_assert_eq(kn_swept_pairs_filter(s, &A, &B, 0.05, &in, &got, &err), KN_ERR_INVALID);
+  cr_assert(strstr(err.msg, "out of range"), "%s", err.msg);
+  free(used), free_sheet(&a), free_sheet(&b), free_sheet(&f), free_sheet(&c);
   kn_swept_scratch_free(s);
 }
 

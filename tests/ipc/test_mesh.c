@@ -177,3 +177,36 @@ Test(ipc_mesh, ccd_stops_a_vertex_fired_through_a_triangle) {
   cr_expect(isfinite(eval(&f, vv, r, NULL)));
   teardown(&f);
 }
+
+/* The line search's pairs from the CCD sweep's kept candidates (ipc/mesh_cache.c): a vertex 3 dhat
+ * above the triangle (beyond dhat at v) moved down to 0.5 dhat of it at alpha = 1 by p, so the pair
+ * enters the constraint set during the line search. After max_step (which keeps the candidates),
+ * the energy and gradient at alpha = 1, 0.5, 0.25 and at v itself are bitwise those of a term that
+ * never kept any (a fresh fixture: the trees at every evaluation); at alpha = 1 the pair has its
+ * barrier (E > 0), so it was caught; a point beyond the sweep (alpha = 2, the vertex 1 dhat below
+ * the plane but beside the triangle) falls back on the trees and agrees too. */
+Test(ipc_mesh, kept_candidates_give_the_trees_pairs) {
+  fixture f, g;
+  double p[3] = {0.2, 0.3, 3 * DHAT};
+  setup(&f, 0, p, TRI);
+  setup(&g, 0, p, TRI);
+  double v[9] = {0}, dir[9] = {0};
+  dir[0] = 0.6 / f.t.dt * 0.5; /* sideways: at alpha = 2 the vertex is off the triangle */
+  dir[2] = -2.5 * DHAT / f.t.dt;
+  double alpha = kn_ipc_term_max_step(&f.t, v, dir);
+  cr_assert_eq(alpha, 1.0, "nothing to stop: alpha %g", alpha);
+  cr_assert(f.mesh.cache, "max_step should keep the sweep's candidates");
+  double as[] = {1, 0.5, 0.25, 0, 2};
+  for (int k = 0; k < 5; k++) {
+    double vv[9], rf[9], rg[9];
+    for (int i = 0; i < 9; i++) vv[i] = as[k] * dir[i];
+    double Ef = eval(&f, vv, rf, NULL), Eg = eval(&g, vv, rg, NULL);
+    cr_assert_eq(g.mesh.cache, NULL);
+    cr_assert(Ef == Eg, "alpha %g: E %.17g with the kept candidates, %.17g with the trees", as[k], Ef, Eg);
+    cr_assert(!memcmp(rf, rg, sizeof rf), "alpha %g: the gradients differ", as[k]);
+    if (k == 0) cr_assert_gt(Ef, 0, "the pair entering within dhat at alpha 1 should have its barrier");
+    if (k == 3) cr_assert_eq(Ef, 0, "at v the pair is beyond dhat");
+  }
+  teardown(&f);
+  teardown(&g);
+}
