@@ -185,6 +185,9 @@ int kb_continuous_run(int quick);
 /* --only ipc_paper (ipc_paper.c): the ipc backend on the IPC paper's scenes in bench_dir/ipc_paper
  * against the paper's figures and SAP in the same run; 0 when a reference run fails */
 int kb_ipc_paper_run(const char* bench_dir, const char* examples, int quick, double rods_seconds);
+/* --only pyramid (pyramid.c): the penalty backend on bench_dir/pyramid/prmd_rd.yaml over the digest's
+ * drift window, timed against SAP's box grasp in the same run; 0 when a step failed */
+int kb_pyramid_run(const char* bench_dir, const char* examples, int quick);
 
 /* --only penalty_stack (penalty_stack.c): the paper's five-block stack at 216 nodes per FEM block
  * (bench_dir/penalty_stack) against its 8-vertex version in the same run, and the scaled stack;

@@ -3,7 +3,7 @@
  * both engines compute the same mass matrix, torques and accelerations.
  *
  *   knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]
- *               [--only multibody|contact|fem|mpm|backends|continuous|ipc_paper|penalty_stack] [--contact] [--scene FILE]... [--steps N] [--runs N]
+ *               [--only multibody|contact|fem|mpm|backends|continuous|ipc_paper|penalty_stack|pyramid] [--contact] [--scene FILE]... [--steps N] [--runs N]
  *               [--mjcf DIR] [--fidelity FILE] [robot.urdf]
  *
  * --fidelity FILE: only the physical-fidelity scenes (the .yaml files of examples/fidelity, or the --scene files)
@@ -272,7 +272,7 @@ static int write_json(const char* path, const char* urdf, const char* cpu, const
 static void usage(FILE* f) {
   fprintf(f,
           "usage: knead-bench [--quick] [--json FILE] [--reps N] [--calls N] [--body LINK]\n"
-          "                   [--only multibody|contact|fem|mpm|backends|continuous|ipc_paper|penalty_stack] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
+          "                   [--only multibody|contact|fem|mpm|backends|continuous|ipc_paper|penalty_stack|pyramid] [--contact] [--scene FILE]... [--steps N] [--runs N]\n"
           "                   [--mjcf DIR] [robot.urdf]\n"
           "  times knead's multibody algorithms (and MuJoCo's, when built with it) on a URDF robot,\n"
           "  then whole contact time steps (kn_world_step vs mj_step) on scenes, then the FEM soft-cube\n"
@@ -423,6 +423,7 @@ int main(int argc, char** argv) {
   int do_mpm = 1, do_multibody = 1, do_contact = 1, do_fem = 1, do_backends = 1, do_continuous = 1, quick = 0, runs = 0;
   int do_ipc_paper = 0; /* only with --only ipc_paper: it runs ~1 min */
   int do_penalty_stack = 0; /* only with --only penalty_stack: ~1 min of CPU */
+  int do_pyramid = 0;   /* only with --only pyramid: ~1 min */
   long steps = -1;
   double rods_seconds = 0; /* --only ipc_paper's twisted rods: simulated seconds (0: 1 s, --quick 0.2 s) */
   const char* scenes[8];
@@ -446,10 +447,11 @@ int main(int argc, char** argv) {
       do_continuous = strcmp(what, "continuous") == 0;
       do_ipc_paper = strcmp(what, "ipc_paper") == 0;
       do_penalty_stack = strcmp(what, "penalty_stack") == 0;
+      do_pyramid = strcmp(what, "pyramid") == 0;
       if (!do_multibody && !do_contact && !do_fem && !do_mpm && !do_backends && !do_continuous && !do_ipc_paper &&
-          !do_penalty_stack) {
-        fprintf(stderr, "knead-bench: --only takes multibody, contact, fem, mpm, backends, continuous, ipc_paper or "
-                "penalty_stack, not '%s'\n", what);
+          !do_penalty_stack && !do_pyramid) {
+        fprintf(stderr, "knead-bench: --only takes multibody, contact, fem, mpm, backends, continuous, ipc_paper, "
+                "penalty_stack or pyramid, not '%s'\n", what);
         return 1;
       }
     } else if (strcmp(a, "--scene") == 0 && i + 1 < argc) {
@@ -522,6 +524,7 @@ int main(int argc, char** argv) {
     if (do_continuous) ok = kb_continuous_run(quick) && ok;
     if (do_ipc_paper) ok = kb_ipc_paper_run(KNEAD_BENCH_DIR, KNEAD_BENCH_EXAMPLES, quick, rods_seconds) && ok;
     if (do_penalty_stack) ok = kb_penalty_stack_run(KNEAD_BENCH_DIR, quick) && ok;
+    if (do_pyramid) ok = kb_pyramid_run(KNEAD_BENCH_DIR, KNEAD_BENCH_EXAMPLES, quick) && ok;
     return ok ? 0 : 1;
   }
 

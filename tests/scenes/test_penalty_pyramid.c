@@ -1,51 +1,58 @@
 /* The penalty backend, penalty-coulomb-friction.md §6.4 (the paper's prmd_rd): a rigid ball on three
- * FEM supports. The digest's scene [C]: supports of radius 0.15 m squashed by 0.8 along z (ellipsoids
- * 0.15 x 0.15 x 0.12; written here as a VTK tet mesh from kn_tet_mesh_sphere(0.15, 0.1), the scene
- * has no scale key for deformables), 0.005 m apart on an equilateral triangle (centres 0.305 m
- * apart, 0.17609 m from the axis), on a fixed ground box 1 x 1 x 0.1 (top at z = 0), g = 1.8 m/s^2;
- * the ball, r = 0.15 m, density 15 (the digest's "x15"), placed touching the ellipsoids (0.33906 m;
- * the faceted supports lie inside them, so it settles ~5 mm lower). Keys set beyond the digest's,
- * for the mu 0.05 collapse only: the supports' density 1 (the digest's other scenes; at the default
- * 1500 each support is 100 times the ball, which then cannot push them apart: at mu 0.05 and 0.01 it
- * sank 1-2 cm in 3-4 s) and E = 1e4 Pa (at density 1 the default E = 1e8 makes A = M + dt^2 K so
- * stiff against M that Newton does not converge at step 2). Scaled for CI: resolution 0.1 (a coarse
- * mesh); the collapse at dt = 0.01 s for 1 s (~5 s in Release); mu 1 with the default support
- * material at dt = 3e-3 s for 1 s (~7 s), the CI scaling of the default 1e-3 that stays clear of
- * the fold explained below. Backend defaults otherwise; the friction is the case.
+ * FEM supports, free on a fixed ground box 1 x 1 x 0.1 (top at z = 0), g = 1.8 m/s^2. The digest's
+ * scene [C]: supports of radius 0.15 m squashed by 0.8 along z (ellipsoids 0.15 x 0.15 x 0.12;
+ * written here as a VTK tet mesh from kn_tet_mesh_sphere(0.15, 0.1), 180 vertices against the
+ * paper's 169; the scene has no scale key for deformables), 0.005 m apart on an equilateral triangle
+ * (centres 0.305 m apart, 0.17609 m from the axis); the ball, r = 0.15 m, density 15 (the digest's
+ * "x15"), placed touching the ellipsoids (the faceted supports lie inside them: it falls 0.13 mm).
+ * The paper's setup, set here because the defaults differ (each a measured cause, below): the
+ * supports' material is the digest's FEM (§4: E 1e6 Pa, nu 0.45) at density 1, the density the
+ * ball's "x15" is relative to (ball 0.212 kg, each support 0.0113 kg; Drake's default 1500 makes
+ * each support 17 kg, 80 times the ball); k = 1e3 N/m (prmd_rd, digest Appendix A; default 1e4);
+ * each support turned so that it stands on a surface triangle (write_support). mu on every pair
+ * (ball, supports, ground) alike. dt: 5e-3 at mu 1, the paper's 1e-2 at mu 0.05 (below).
  * Regression [D]: high mu: the ball's height changes by < 1e-4 m between frames 200 and 2000;
- * low mu: the ball drops by more than 0.5 r within the run.
- * Measured: mu 0.05 drops from 0.33906 m to 0.1489 m (the ground) within 0.5 s; mu 1 (dt 3e-3)
- * converges at every step, dips to 0.33171 m and is at 0.33506 m at 1 s (converges_with_mu_1).
- * Why not dt = 0.01 at mu 1 (diagnosed 2026-11-27 from the assembled Jacobian at the stall): Newton
- * stalls there at step 30 (default support material; step 7 with the light supports). All three
- * ball contacts slide (the ball sinks into the pocket at 2.5 cm/s with the supports, 17 kg each on
- * its one ground vertex's spring, sinking at 2.9 cm/s), each sliding contact's block on the ball's
- * 6 DoFs has the symmetric-part eigenvalue -0.211 (digest §8: dt^2 k (sqrt(1 + mu^2) - 1) / 2 =
- * 0.207 on a point; the ball's block with its inertia: -0.274, the ball's mass 0.212 kg, inertia
- * 1.9e-3 kg m^2), so the indefinite-friction hypothesis holds; the Jacobian is right (it matched
- * central differences of r along the Newton step, ball rows 1e-5 at dv 1e-5). In the pocket (faces
- * ~35 deg from horizontal, friction up-slope while the ball sinks) the sliding contacts' load map
- * n_j . (n_i + mu u_i) has the eigenvalue 1 - (0.51 + 0.70 mu) = -0.21 at mu 1 (no P-matrix, a
- * Painleve-type property; by hand for the symmetric pocket, the ball translating), and det of the
- * ball's block is -3.1e-9 sliding against +5.6e-6 with any one contact made sticking: J's
- * determinant changes sign across the stick/slip kink. The stall sits on that kink (one contact at
- * |f_t| / mu f_n = 1.0004 against the detection's normal, on the cone's edge against its face's;
- * velocity residual 4.2e-4 m/s on the ball): the piecewise-smooth residual folds there, a nonzero
- * local minimum of |D r|^2, apparently with no root nearby. Measured without effect at dt 0.01:
- * Levenberg-Marquardt on |D r|^2 (Marquardt-scaled, Nielsen's lambda; branch wt-ppyr2-lm), the
- * Newton direction of the sticking (lagged) Jacobian, 200 lagged passes (step 71), accepting the
- * stalled iterates as the digest's solver does (§3.9: 22 steps with residuals up to 0.18 m/s, the
- * ball then sinks 2.2 mm from 1 s to 2 s). The fold needs dt^2 k comparable to the ball's masses:
- * the ball's block stays positive definite in its symmetric part when 3 lambda (1/m + r^2/I) < 1,
- * lambda = dt^2 k (sqrt(1 + mu^2) - 1) / 2, i.e. dt < 3.1e-3 s (the default 1e-3 is well inside;
- * the paper's pyramids ran at dt 2e-3 with k 1e3, dt^2 k = 4e-3, against 1 here at dt 0.01);
- * measured, dt 5e-3, 6e-3 and 7e-3 converge at every step over 1 s as well.
- * stable_with_mu_1 (the digest's drift bound) stays disabled, for the scene: at dt 5e-3 support s0
- * rolls outward on its faceted bottom (its centroid x 0.1768 -> 0.1920 m from 1 s to 2 s) and the
- * ball sinks 1.9 mm over that second (bound 1e-4 m); at dt 3e-3, the test's setting, every step
- * converges and the ball sinks 2.23 mm from 1 s to 2 s (0.335055 -> 0.332825 m; 14 s of CPU).
- * Still settling, not drifting off: at dt 5e-3 over 4 s it is back up at 0.334971 m at 3 s and
- * moves 0.25 mm from 3 s to 4 s (23 s of CPU, beyond the CI budget). */
+ * low mu: the ball drops by more than 0.5 r within the run. Scaled for CI: mu 1 for 3 s at dt 5e-3,
+ * the drift from 2 s to 3 s (8 s of CPU); mu 0.05 for 1 s (2 s of CPU). The digest's full window at
+ * prmd_rd's mu 0.5 and dt 1e-2 (frames 200 to 2000 = 2 s to 20 s) runs in knead-bench --only pyramid.
+ * Measured (2026-11-27): mu 1 converges at every step, dips from 0.337332 to 0.334162 m and moves
+ * 5.7e-5 m from 2 s to 3 s (0.335122 -> 0.335065 m); mu 0.05 reaches the ground (0.146777 m) by
+ * 0.5 s; prmd_rd (mu 0.5, dt 1e-2, bench/pyramid/prmd_rd.yaml: this scene's mesh) moves 5.8e-5 m
+ * from 2 s to 20 s, at rest from 4 s to 12 s (1e-6 m). Not robust to the facets: the light supports'
+ * ground contacts come and go while the ball loads them, and the same mesh turned about z (a pose
+ * rpy on each support) sways instead of settling: turned 0.5 rad the ball is at 0.335250, 0.335576
+ * and 0.335291 m at 2, 2.5 and 3 s (mu 1; passes by its phase), turned 1 rad at 0.334235 and
+ * 0.334433 m at 2 and 3 s (2.0e-4 m: fails); another turn of the sphere mesh (a different bottom
+ * triangle) creeps 1.1e-5 m/s at mu 0.5 from 4 s to 20 s with every contact sticking and one Newton
+ * iteration a step (2.6e-4 m from 2 s to 20 s): the ball spins ~0.02 rad/s about z, a rigid point
+ * walking an FEM face taking the detection's point as its particle, not its material point (branch
+ * wt-ppyr3-particle fixes that: the creep goes, this test's drift becomes 1e-6 m; not merged).
+ * Why the test was disabled (the drift of 2.2 mm from 1 s to 2 s), measured 2026-11-27 with the
+ * former scene (default support material, k 1e4, dt 3e-3, the mesh as generated): no contact
+ * slid where it should stick; the support stood on its pole vertex alone (the next ring of vertices
+ * 26 mm higher), an inverted pendulum on a point: s0's tilt grew 3e-4, 1.6e-3, 2.5e-3, 6.6e-3,
+ * 1.7e-2, 4.4e-2, 0.11 rad every 0.3 s (e-folding ~0.33 s; sqrt(I_pivot / (m g h)) = 0.32 s for the
+ * ellipsoid on its pole) while that vertex's ground contact stuck (|f_t| / mu f_n 0.04 to 0.18, 0.2 mm
+ * of motion) until the support landed on the next ring (two more ground contacts at 0.2157 m); the
+ * ball followed it (x 4.9 mm at 1.95 s). A point contact resists no torque: the scene's defect, not
+ * the friction's. Turned onto a triangle (edges 41 to 47 mm), the heavy supports no longer tip, but
+ * rock on their three ground springs (17 kg at k 1e4: sqrt((k sum d^2 - m g h) / I) ~ 3.9 rad/s, a
+ * period of ~1.9 s, which backward Euler at dt 3e-3 damps by 5e-5 per step): the ball's height
+ * swings between 0.33489 and 0.33551 m from 0.7 s to 3.3 s (~5e-4 m from 1 s to 2 s; one Newton
+ * iteration a step, every contact sticking). Light supports (density 1, E 1e6) at k 1e4 stall in
+ * Newton at step 40 (dt 3e-3, the mesh as generated; velocity residual 1.7 m/s on a support's
+ * 0.06 g vertices); at the paper's k 1e3 they converge.
+ * Why dt 5e-3 at mu 1 (diagnosed 2026-11-27 at dt 1e-2 and k 1e4 from the assembled Jacobian at the
+ * stall): each sliding contact's block on the ball's 6 DoFs has an indefinite symmetric part (digest
+ * §8: dt^2 k (sqrt(1 + mu^2) - 1) / 2 on a point), the ball sinking into the supports' ~35 deg
+ * pocket with all three contacts sliding makes the sliding load map n_j . (n_i + mu u_i) no P-matrix
+ * at mu 1 (a Painleve-type property), and J's determinant changes sign across one contact's
+ * stick/slip kink, where the residual folds (a nonzero local minimum of |D r|^2). The Jacobian is
+ * right (central differences along the Newton step); Levenberg-Marquardt (branch wt-ppyr2-lm), the
+ * sticking Jacobian's direction, 200 lagged passes and accepting stalled iterates (§3.9) do not get
+ * past it. The ball's block keeps a positive definite symmetric part while 3 lambda (1/m + r^2/I) <
+ * 1, lambda = dt^2 k (sqrt(1 + mu^2) - 1) / 2: dt < 3.1e-3 s at k 1e4, 9.8e-3 s at k 1e3 (dt 1e-2
+ * fails at step 3 here; the paper's prmd_rd ran mu 0.5 at dt 1e-2, inside). */
 #include "deformable/deformable.h"
 #include "scene_util.h"
 
@@ -57,16 +64,44 @@ typedef struct {
   char msg[512];
 } pyramid_run;
 
-/* the support: kn_tet_mesh_sphere(R, 0.1) squashed by 0.8 along z, written as legacy ASCII VTK */
-static void write_support(const char* path) {
+/* the support: kn_tet_mesh_sphere(R, 0.1) turned so that its surface triangle nearest the south pole
+ * faces straight down (a sphere turned is the same sphere), squashed by 0.8 along z, written as
+ * legacy ASCII VTK; => the height of that bottom triangle below the centre (all three of its
+ * vertices, the plane being horizontal). Turned, the support stands on a triangle; as generated it
+ * stands on its pole vertex alone (see the header). */
+static double write_support(const char* path) {
   kn_tet_mesh m;
   kn_error err = {0};
   cr_assert_eq(kn_tet_mesh_sphere(R, 0.1, &m, &err), KN_OK, "%s", err.msg);
+  int best = 0;
+  double best_z = 2, n[3] = {0};
+  for (int s = 0; s < m.nsurf; s++) {
+    const double *a = m.X + 3 * m.surf[3 * s], *b = m.X + 3 * m.surf[3 * s + 1], *c = m.X + 3 * m.surf[3 * s + 2];
+    double cen[3] = {(a[0] + b[0] + c[0]) / 3, (a[1] + b[1] + c[1]) / 3, (a[2] + b[2] + c[2]) / 3};
+    double z = cen[2] / sqrt(cen[0] * cen[0] + cen[1] * cen[1] + cen[2] * cen[2]);
+    if (z < best_z) best_z = z, best = s;
+  }
+  const double *a = m.X + 3 * m.surf[3 * best], *b = m.X + 3 * m.surf[3 * best + 1], *c = m.X + 3 * m.surf[3 * best + 2];
+  double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+  n[0] = e1[1] * e2[2] - e1[2] * e2[1], n[1] = e1[2] * e2[0] - e1[0] * e2[2], n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+  double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  /* the rotation taking the outward normal n to -z: about n x (-z) by acos(-n_z) */
+  double axis[3] = {-n[1] / nn, n[0] / nn, 0}, s_ax = sqrt(axis[0] * axis[0] + axis[1] * axis[1]), Rot[9];
+  axis[0] /= s_ax, axis[1] /= s_ax;
+  kn_mat3_from_axis_angle(axis, acos(-n[2] / nn), Rot);
+  double zbot = 0;
+  for (int i = 0; i < m.nvert; i++) {
+    double y[3];
+    kn_mat3_vec(Rot, m.X + 3 * i, y);
+    m.X[3 * i] = y[0], m.X[3 * i + 1] = y[1], m.X[3 * i + 2] = squash * y[2];
+    zbot = fmin(zbot, m.X[3 * i + 2]);
+  }
+  for (int k = 0; k < 3; k++)
+    cr_assert_float_eq(m.X[3 * m.surf[3 * best + k] + 2], zbot, 1e-12, "the bottom triangle is not horizontal");
   FILE* f = fopen(path, "w");
   cr_assert(f, "cannot write %s", path);
   fprintf(f, "# vtk DataFile Version 2.0\nsupport\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS %d double\n", m.nvert);
-  for (int i = 0; i < m.nvert; i++)
-    fprintf(f, "%.17g %.17g %.17g\n", m.X[3 * i], m.X[3 * i + 1], squash * m.X[3 * i + 2]);
+  for (int i = 0; i < m.nvert; i++) fprintf(f, "%.17g %.17g %.17g\n", m.X[3 * i], m.X[3 * i + 1], m.X[3 * i + 2]);
   fprintf(f, "CELLS %d %d\n", m.ntet, 5 * m.ntet);
   for (int t = 0; t < m.ntet; t++)
     fprintf(f, "4 %d %d %d %d\n", m.tet[4 * t], m.tet[4 * t + 1], m.tet[4 * t + 2], m.tet[4 * t + 3]);
@@ -74,25 +109,26 @@ static void write_support(const char* path) {
   for (int t = 0; t < m.ntet; t++) fprintf(f, "10\n");
   fclose(f);
   kn_tet_mesh_free(&m);
+  return zbot;
 }
 
-/* light: the supports' density 1 and E 1e4 (the collapse case, see above); else the defaults */
-static pyramid_run pyramid(double mu, double dt, int light, double duration, double t_mid) {
+/* (mu, dt, run seconds, the middle sample's time) => the ball's heights and the first failed step;
+ * the paper's setup (see the header) */
+static pyramid_run pyramid(double mu, double dt, double duration, double t_mid) {
   const double d = (2 * R + gap) / sqrt(3.0), c = squash * R;
+  char path[256];
+  snprintf(path, sizeof path, "penalty_pyramid_support_%d.vtk", (int)(mu * 1000));
+  const double zc = -write_support(path); /* the supports' centres: their bottom triangles on the ground */
   /* the ball's centre where it touches the ellipsoids: max over their profile of z + sqrt(R^2 - x^2) */
   double zb = 0;
   for (int i = 0; i <= 100000; i++) {
-    double th = M_PI * i / 100000, x = d - R * cos(th), z = c + c * sin(th);
+    double th = M_PI * i / 100000, x = d - R * cos(th), z = zc + c * sin(th);
     if (fabs(x) < R) zb = fmax(zb, z + sqrt(R * R - x * x));
   }
-  char path[256];
-  snprintf(path, sizeof path, "penalty_pyramid_support_%d_%d_%d.vtk", (int)(mu * 1000), light,
-           (int)(duration * 10));
-  write_support(path);
   char yaml[4096];
   int n = snprintf(yaml, sizeof yaml,
                    "time_step: %g\nduration: %g\ngravity: [0, 0, %g]\n"
-                   "contact: {backend: penalty}\n"
+                   "contact: {backend: penalty, penalty: {stiffness: 1e3}}\n"
                    "objects:\n"
                    "  - {name: ground, shape: {box: [1, 1, 0.1]}, fixed: true, pose: {xyz: [0, 0, -0.05]}, "
                    "friction: %g}\n"
@@ -104,11 +140,10 @@ static pyramid_run pyramid(double mu, double dt, int light, double duration, dou
     n += snprintf(yaml + n, sizeof yaml - (size_t)n,
                   "  - name: s%d\n"
                   "    shape: {mesh: %s}\n"
-                  "%s"
-                  "    pose: {xyz: [%.17g, %.17g, %g]}\n"
+                  "    material: {youngs_modulus: 1e6, poisson_ratio: 0.45, density: 1}\n"
+                  "    pose: {xyz: [%.17g, %.17g, %.17g]}\n"
                   "    friction: %g\n",
-                  i, path, light ? "    material: {youngs_modulus: 1e4, density: 1}\n" : "", d * cos(a), d * sin(a),
-                  c, mu);
+                  i, path, d * cos(a), d * sin(a), zc, mu);
   }
   test_world t = tw_create(yaml);
   remove(path);
@@ -130,28 +165,22 @@ static pyramid_run pyramid(double mu, double dt, int light, double duration, dou
   return r;
 }
 
-/* mu 1 with the default support material at dt 5e-3 (the CI scaling of the default 1e-3 that stays
- * below the fold's threshold, 6.4e-3 s; see the header): every step converges and the ball does not
- * collapse (the digest's low-mu criterion, a drop of 0.5 r, not met). */
-Test(penalty_pyramid, converges_with_mu_1) {
-  pyramid_run r = pyramid(1.0, 3e-3, 0, 1.0, 0.5);
-  cr_log_info("mu 1: z0 %.6f, z(0.5 s) %.6f, z(1 s) %.6f, min %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end,
+/* the digest's high-mu criterion in the paper's setup at mu 1 (issue 19's case; prmd_rd's 0.5 over
+ * the full window is in knead-bench --only pyramid), scaled for CI: dt 5e-3 (at k 1e3 the fold's
+ * threshold is 9.8e-3 s; dt 1e-2 failed at step 3), 3 s, the drift from 2 s to 3 s; every step
+ * converges and the ball does not collapse */
+Test(penalty_pyramid, stable_with_mu_1) {
+  pyramid_run r = pyramid(1.0, 5e-3, 3.0, 2.0);
+  cr_log_info("mu 1: z0 %.6f, z(2 s) %.6f, z(3 s) %.6f, min %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end,
               r.z_min, r.failed_step, r.msg);
   cr_assert_eq(r.failed_step, 0, "step %ld failed: %s", r.failed_step, r.msg);
   cr_expect(r.z0 - r.z_min < 0.5 * R, "ball dropped %.4f m", r.z0 - r.z_min);
+  cr_expect(fabs(r.z_end - r.z_mid) < 1e-4, "ball moved %.3e m from 2 s to 3 s", r.z_end - r.z_mid);
 }
 
-/* the digest's high-mu criterion, not met: the supports roll (see the header) */
-Test(penalty_pyramid, stable_with_mu_1, .disabled = true) {
-  pyramid_run r = pyramid(1.0, 3e-3, 0, 2.0, 1.0);
-  cr_log_info("mu 1: z0 %.6f, z(1 s) %.6f, z(2 s) %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end, r.failed_step,
-              r.msg);
-  cr_assert_eq(r.failed_step, 0, "step %ld failed: %s", r.failed_step, r.msg);
-  cr_expect(fabs(r.z_end - r.z_mid) < 1e-4, "ball moved %.3e m from 1 s to 2 s", r.z_end - r.z_mid);
-}
-
+/* the digest's low-mu criterion, the same scene at mu 0.05 and the paper's dt 1e-2 */
 Test(penalty_pyramid, collapses_with_mu_0_05) {
-  pyramid_run r = pyramid(0.05, 0.01, 1, 1.0, 0.5);
+  pyramid_run r = pyramid(0.05, 0.01, 1.0, 0.5);
   cr_log_info("mu 0.05: z0 %.6f, z(0.5 s) %.6f, z(1 s) %.6f, min %.6f, failed step %ld %s", r.z0, r.z_mid, r.z_end,
               r.z_min, r.failed_step, r.msg);
   cr_assert_eq(r.failed_step, 0, "step %ld failed: %s", r.failed_step, r.msg);
