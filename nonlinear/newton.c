@@ -11,7 +11,7 @@
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
   kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
-  double *r, *p, *vt, *rt, *dinv, *v, *vpass;
+  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *pe, *ve, *re;
   int cap;
   int* offset;
   int capq;
@@ -39,6 +39,7 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
   free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->offset);
+  free(s->pe), free(s->ve), free(s->re);
   free(s);
 }
 
@@ -60,7 +61,7 @@ static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_erro
   s->offset[0] = 0;
   for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
   if (n + 1 <= s->cap) return KN_OK;
-  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass};
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->pe, &s->ve, &s->re};
   s->cap = 0;
   for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
     free(*a[k]);
@@ -191,14 +192,57 @@ static kn_status line_search(kn_nl_solver* s, const kn_nl_problem* p, const kn_n
   return KN_OK;
 }
 
-/* the Newton direction of the (PSD-projected) Hessian in s->p */
-static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
-                                  kn_nl_stats* st0, kn_error* err) {
-  for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-  kn_status st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
-  if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
-  st0->factorizations++;
+/* After a full step along a direction of the projected Hessian where the exact one is indefinite
+ * (near a saddle of the energy: the twisted rods as they start to wrap), the projection hides the
+ * negative curvature and each full step is short: projected Newton creeps away by a few percent an
+ * iteration (63 iterations at 1.03-1.3x in a step of the rods at h 0.025). The step is doubled
+ * while the energy keeps its sufficient decrease and falls, and the admissible step (max_step: ipc's
+ * CCD) allows it, at most 10 times; s->vt, s->rt, *Et then hold the longest such trial. */
+static kn_status expand(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_options* o, int n, double E, double* Et,
+                        int* count, double* alpha_out, kn_error* err) {
+  double slope = 0, alpha = 1;
+  for (int i = 0; i < n; i++) slope += s->r[i] * s->p[i];
+  for (int j = 0; j < 10 && slope < 0; j++) {
+    double a = 2 * alpha, Ee;
+    for (int i = 0; i < n; i++) s->pe[i] = a * s->p[i];
+    if (p->contact.max_step && !(p->contact.max_step(p->contact.self, s->v, s->pe) >= 1)) break;
+    for (int i = 0; i < n; i++) s->ve[i] = s->v[i] + s->pe[i];
+    kn_status st = eval(s, p, s->ve, &Ee, s->re, NULL, NULL, err);
+    if (st) return st;
+    ++*count;
+    if (!isfinite(Ee) || !(Ee <= E + o->c1 * a * slope) || !(Ee < *Et)) break;
+    double* t = s->vt;
+    s->vt = s->ve, s->ve = t, t = s->rt, s->rt = s->re, s->re = t;
+    *Et = Ee, alpha = a;
+  }
+  *alpha_out = alpha;
   return KN_OK;
+}
+
+/* the Newton direction in s->p, of the Hessian s->T holds (the term's exact one where it has a
+ * projection, kn_nl_term.project); where CHOLMOD finds that one not positive definite, of the
+ * Hessian assembled again at s->v with the term's projection on */
+static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
+                                  int redo, kn_nl_stats* st0, kn_error* err) {
+  kn_status st = KN_OK;
+  if (redo) { /* the term's projection was just turned on: its Hessian again at s->v */
+    double E;
+    kn_nl_triplets_reset(&s->T, n);
+    if ((st = eval(s, p, s->v, &E, s->r, &s->T, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
+    st0->projections++;
+  }
+  for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+  st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
+  st0->factorizations++;
+  if (st == KN_ERR_NUMERIC && !redo && p->contact.project && p->contact.project(p->contact.self, 1))
+    return newton_direction(s, p, n, k, res, worst, 1, st0, err);
+  if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+  return KN_OK;
+}
+
+/* the Hessian of the next assembly: the term's exact one (kn_nl_term.project) */
+static void exact_hessian(const kn_nl_problem* p) {
+  if (p->contact.project) p->contact.project(p->contact.self, 0);
 }
 
 /* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
@@ -216,6 +260,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
   kn_nl_triplets* S = potential ? NULL : &s->S;
   kn_nl_triplets_reset(&s->T, n);
   kn_nl_triplets_reset(&s->S, n);
+  exact_hessian(p);
   if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
   double res = scaled(s, n, s->r, &worst, &res2);
   if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
@@ -228,7 +273,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     double tol = o.abs_tol + o.rel_tol * max_abs(s->v, n);
     /* step_test (potential problems): D r within tol is not enough, the Newton step must be too */
     int have_p = res <= tol && potential && o.step_test;
-    if (have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
+    const int proj0 = st0->projections;
+    if (have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
     pstep = have_p ? max_abs(s->p, n) : 0;
     if (res <= tol && pstep <= tol) break;
     if (k >= o.max_iterations)
@@ -240,12 +286,26 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     double alpha_taken = 0;
     st0->iterations++;
     if (potential) {
-      /* minimization: the Newton direction of the (PSD-projected) Hessian, Armijo on the energy */
-      if (!have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
-      double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
-      int blind = max_abs(s->p, n) <= tol;
-      if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
-                            &st0->line_search_iterations, &accepted, &alpha_taken, err)))
+      /* minimization: the Newton direction of the exact Hessian, or of the term's projected one
+       * where that is not positive definite (newton_direction), Armijo on the energy */
+      if (!have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
+      const int indefinite = st0->projections > proj0;
+      for (int redo = 0;; redo = 1) {
+        double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
+        int blind = max_abs(s->p, n) <= tol;
+        if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
+                              &st0->line_search_iterations, &accepted, &alpha_taken, err)))
+          return kn_error_prefix(err, "Newton iteration %d: ", k);
+        /* a positive definite exact Hessian whose direction the line search cuts below 1/32 of the
+         * admissible step (a barrier pair switching distance case: an FEM cube dropped edge on edge
+         * crept at 1.9e-6 of it): the iteration again with the projected Hessian */
+        if (redo || indefinite || (accepted && alpha_taken >= alpha / 32) || !p->contact.project ||
+            !p->contact.project(p->contact.self, 1))
+          break;
+        if ((st = newton_direction(s, p, n, k, res, worst, 1, st0, err))) return st;
+      }
+      if (accepted && indefinite && alpha_taken == 1.0 &&
+          (st = expand(s, p, &o, n, E, &Et, &st0->line_search_iterations, &alpha_taken, err)))
         return kn_error_prefix(err, "Newton iteration %d: ", k);
     } else {
       /* root finding: the Newton direction of the whole Jacobian (BiCGSTAB's inexact one, or the
@@ -292,6 +352,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
     kn_nl_triplets_reset(&s->S, n);
+    exact_hessian(p);
     if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
     res = scaled(s, n, s->r, &worst, &res2);
   }

@@ -103,6 +103,12 @@ typedef struct {
    * friction lagged at v, the normal force lambda(d(v))) until lag(.., 0); the solver's passes
    * where Newton on the whole residual stalls. NULL: no passes */
   void (*lag)(void* self, const double* v, int on);
+  /* optional, potential problems: on = 1 makes the term assemble its PSD-projected Hessian, 0 its
+   * exact one (NULL: the term's only one). Newton assembles the exact one at each iterate and
+   * projects only where CHOLMOD finds the matrix not positive definite: per-element projection of
+   * a Hessian whose sum is positive definite turns Newton's quadratic convergence into linear (ipc's
+   * barrier pairs, the twisted rods). Returns 1 if a projection is now on that was not */
+  int (*project)(void* self, int on);
   int lag_roots;  /* 1: the lagged term is still no potential (a part has no energy): its passes root-find */
   void* self;
 } kn_nl_term;
@@ -140,6 +146,7 @@ typedef struct {
   int krylov_iterations; /* BiCGSTAB iterations (iterative) */
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   int passes;            /* lagged passes (kn_nl_term.lag) */
+  int projections;       /* Newton directions redone with the term's projected Hessian (kn_nl_term.project) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */
