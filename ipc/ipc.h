@@ -109,7 +109,7 @@ typedef struct {
   int *off, offcap;
   kn_swept_scratch* sweep;
   struct kn_ipc_mesh_cache* cache; /* the last CCD sweep's candidates (mesh_cache.c) */
-  int exact_hessian;        /* tests: 1 leaves each pair's Hessian unprojected (finite differences) */
+  int exact_hessian;        /* 1 leaves each pair's Hessian unprojected (kn_ipc_term_project) */
 } kn_ipc_mesh;
 
 typedef struct {
@@ -137,6 +137,10 @@ kn_status kn_ipc_term_eval(void* self, const double* v, double* E, double* r, kn
  * otherwise overshoots by |u| / eps and the line search halves its way back: on the regression
  * grasps 84 Newton iterations in a step became 7). */
 double kn_ipc_term_max_step(void* self, const double* v, const double* p);
+/* kn_nl_term's project: on = 1 PSD-projects each mesh pair's 12 x 12 barrier Hessian (§4.2 step 1),
+ * 0 leaves it exact (the candidates' barriers are convex in v: nothing to project); 1 when that
+ * turned a projection on */
+int kn_ipc_term_project(void* self, int on);
 /* contact i at v => its gap d_i(v) (shift included: the barrier's distance) */
 double kn_ipc_term_gap(const kn_ipc_term* t, int i, const double* v);
 /* contact i at v => the force on its B side [N] (world): lambda(d) n minus the lagged friction */

@@ -121,6 +121,14 @@ double kn_ipc_term_max_step(void* self, const double* v, const double* p) {
   return t->mesh ? kn_ipc_mesh_max_step(t, v, p, alpha) : alpha;
 }
 
+int kn_ipc_term_project(void* self, int on) {
+  kn_ipc_term* t = self;
+  if (!t->mesh) return 0;
+  int was = !t->mesh->exact_hessian;
+  t->mesh->exact_hessian = !on;
+  return on && !was;
+}
+
 void kn_ipc_term_force(const kn_ipc_term* t, int i, const double* v, double f[3]) {
   const kn_ipc_contact* c = &t->c[i];
   double w[3];

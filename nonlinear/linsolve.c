@@ -88,6 +88,18 @@ static cholmod_factor* kept_analysis(kn_nl_linsolve* ls, const cholmod_sparse* A
   return L;
 }
 
+/* a simplicial LDL' factor (CHOLMOD's choice for small or very sparse matrices) of an indefinite
+ * matrix succeeds with some pivot d_j <= 0; supernodal LL' stops there. The first such column, or
+ * -1: every pivot positive */
+static int ldl_nonpositive(const cholmod_factor* L) {
+  if (L->is_super || L->is_ll) return -1;
+  const int* Lp = L->p;
+  const double* Lx = L->x;
+  for (size_t j = 0; j < L->n; j++)
+    if (!(Lx[Lp[j]] > 0)) return (int)j;
+  return -1;
+}
+
 static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
                                kn_error* err) {
   cholmod_common* cc = &ls->cc;
@@ -111,6 +123,9 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
   } else if (!cholmod_factorize(A, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
     st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD, column %d of %d)",
                  (int)L->minor, n);
+  } else if (ldl_nonpositive(L) >= 0) {
+    st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD LDL', pivot %d of %d)",
+                 ldl_nonpositive(L), n);
   } else {
     cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
     if (!B) {

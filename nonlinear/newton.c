@@ -286,14 +286,30 @@ static kn_status piece_step(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl
   return KN_OK;
 }
 
-/* the Newton direction of the (PSD-projected) Hessian in s->p */
+/* the Newton direction in s->p, of the Hessian s->T holds (the term's exact one where it has a
+ * projection, kn_nl_term.project); where CHOLMOD finds that one not positive definite, of the
+ * Hessian assembled again at s->v with the term's projection on */
 static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
-                                  kn_nl_stats* st0, kn_error* err) {
+                                  int redo, kn_nl_stats* st0, kn_error* err) {
+  kn_status st = KN_OK;
+  if (redo) { /* the term's projection was just turned on: its Hessian again at s->v */
+    double E;
+    kn_nl_triplets_reset(&s->T, n);
+    if ((st = eval(s, p, s->v, &E, s->r, &s->T, NULL, err))) return kn_error_prefix(err, "Newton iteration %d: ", k);
+    st0->projections++;
+  }
   for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-  kn_status st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
-  if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
+  st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
   st0->factorizations++;
+  if (st == KN_ERR_NUMERIC && !redo && p->contact.project && p->contact.project(p->contact.self, 1))
+    return newton_direction(s, p, n, k, res, worst, 1, st0, err);
+  if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
   return KN_OK;
+}
+
+/* the Hessian of the next assembly: the term's exact one (kn_nl_term.project) */
+static void exact_hessian(const kn_nl_problem* p) {
+  if (p->contact.project) p->contact.project(p->contact.self, 0);
 }
 
 /* Newton from s->v (in place: on failure s->v is the last accepted iterate), minimizing when
@@ -311,6 +327,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
   kn_nl_triplets* S = potential ? NULL : &s->S;
   kn_nl_triplets_reset(&s->T, n);
   kn_nl_triplets_reset(&s->S, n);
+  exact_hessian(p);
   if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration 0: ");
   double res = scaled(s, n, s->r, &worst, &res2);
   if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
@@ -323,7 +340,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     double tol = o.abs_tol + o.rel_tol * max_abs(s->v, n);
     /* step_test (potential problems): D r within tol is not enough, the Newton step must be too */
     int have_p = res <= tol && potential && o.step_test;
-    if (have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
+    const int proj0 = st0->projections;
+    if (have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
     pstep = have_p ? max_abs(s->p, n) : 0;
     if (res <= tol && pstep <= tol) break;
     if (k >= o.max_iterations)
@@ -335,14 +353,30 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     double alpha_taken = 0;
     st0->iterations++;
     if (potential) {
-      /* minimization: the Newton direction of the (PSD-projected) Hessian, Armijo on the energy */
-      if (!have_p && (st = newton_direction(s, p, n, k, res, worst, st0, err))) return st;
-      double alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
-      int blind = max_abs(s->p, n) <= tol;
-      if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
-                            &st0->line_search_iterations, &accepted, &alpha_taken, err)))
-        return kn_error_prefix(err, "Newton iteration %d: ", k);
-      if (accepted && alpha_taken == alpha && !blind && o.extend_steps &&
+      /* minimization: the Newton direction of the exact Hessian, or of the term's projected one
+       * where that is not positive definite (newton_direction), Armijo on the energy */
+      if (!have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
+      const int indefinite = st0->projections > proj0;
+      double alpha = 1;
+      int blind = 0;
+      for (int redo = 0;; redo = 1) {
+        alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
+        blind = max_abs(s->p, n) <= tol;
+        if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
+                              &st0->line_search_iterations, &accepted, &alpha_taken, err)))
+          return kn_error_prefix(err, "Newton iteration %d: ", k);
+        /* a positive definite exact Hessian whose direction the line search cuts below 1/32 of the
+         * admissible step (a barrier pair switching distance case: an FEM cube dropped edge on edge
+         * crept at 1.9e-6 of it): the iteration again with the projected Hessian */
+        if (redo || indefinite || (accepted && alpha_taken >= alpha / 32) || !p->contact.project ||
+            !p->contact.project(p->contact.self, 1))
+          break;
+        if ((st = newton_direction(s, p, n, k, res, worst, 1, st0, err))) return st;
+      }
+      /* a full step of a Hessian that overstates the curvature along p (a projection's dropped
+       * negative curvature near a saddle: the twisted rods as they wrap, the card frame's corners):
+       * extended while the energy falls */
+      if (accepted && alpha_taken == alpha && !blind && (o.extend_steps || indefinite) &&
           (st = extend_step(s, p, n, &alpha_taken, &Et, &st0->line_search_iterations, err)))
         return kn_error_prefix(err, "Newton iteration %d: ", k);
     } else {
@@ -392,6 +426,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
     kn_nl_triplets_reset(&s->S, n);
+    exact_hessian(p);
     if ((st = eval(s, p, s->v, &E, s->r, &s->T, S, err))) return kn_error_prefix(err, "Newton iteration %d: ", k + 1);
     res = scaled(s, n, s->r, &worst, &res2);
   }

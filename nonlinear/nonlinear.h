@@ -103,6 +103,12 @@ typedef struct {
    * friction lagged at v, the normal force lambda(d(v))) until lag(.., 0); the solver's passes
    * where Newton on the whole residual stalls. NULL: no passes */
   void (*lag)(void* self, const double* v, int on);
+  /* optional, potential problems: on = 1 makes the term assemble its PSD-projected Hessian, 0 its
+   * exact one (NULL: the term's only one). Newton assembles the exact one at each iterate and
+   * projects only where CHOLMOD finds the matrix not positive definite: per-element projection of
+   * a Hessian whose sum is positive definite turns Newton's quadratic convergence into linear (ipc's
+   * barrier pairs, the twisted rods). Returns 1 if a projection is now on that was not */
+  int (*project)(void* self, int on);
   int lag_roots;  /* 1: the lagged term is still no potential (a part has no energy): its passes root-find */
   /* optional, root-finding terms whose residual is piecewise smooth (contacts activating, sticking,
    * slipping): on = 1 records the pieces the term is on at v, on = 2 the same with every sliding
@@ -149,6 +155,7 @@ typedef struct {
   int lu_fallbacks;      /* Newton systems BiCGSTAB left to the LU */
   int passes;            /* lagged passes (kn_nl_term.lag) */
   int active_set_steps;  /* steps of piece_step taken (kn_nl_term.pieces) */
+  int projections;       /* Newton directions redone with the term's projected Hessian (kn_nl_term.project) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

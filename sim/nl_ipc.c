@@ -416,7 +416,8 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   for (int i = 0; i < c->n; i++)
     if (!(kn_ipc_term_gap(&s->term, i, s->v0) > 0)) s->term.d_lo = 0.01 * s->term.dhat;
   s->passes = 0;
-  *term = (kn_nl_term){.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step, .self = &s->term};
+  *term = (kn_nl_term){.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step, .project = kn_ipc_term_project,
+                       .self = &s->term};
   *potential = 1;
   return KN_OK;
 }
