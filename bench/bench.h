@@ -174,6 +174,9 @@ typedef struct {
   double iters, facts, krylov, contacts; /* Newton iterations, factorizations, Krylov products, contacts */
   double max_contacts;                   /* in one step */
 } kb_steps;
+/* (scene, --set overrides) => *sc and *w, 1; or 0 with the message in err (nothing left to free) */
+int kb_open_scene(const char* path, const char* const* set, int nset, kn_scene** sc, kn_world** w, char* err,
+                  size_t errsz);
 /* (scene, --set overrides, steps, 0: all) => r; 0 with the message in err when refused or a step failed */
 int kb_step_scene(const char* path, const char* const* set, int nset, long steps, kb_steps* r, char* err,
                   size_t errsz);

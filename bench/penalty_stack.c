@@ -68,11 +68,7 @@ static int run_stack(const char* path, const char* set, long steps, long n1, dou
   kn_world* w = NULL;
   kn_error e = {0};
   const char* sets[1] = {set};
-  if (kn_scene_load_with(path, sets, set ? 1 : 0, &sc, &e) || kn_world_create(sc, &w, &e)) {
-    snprintf(r->msg, sizeof r->msg, "%s", e.msg);
-    kn_scene_free(sc);
-    return 0;
-  }
+  if (!kb_open_scene(path, sets, set ? 1 : 0, &sc, &w, r->msg, sizeof r->msg)) return 0;
   int np = stack_points(w, half, z0);
   memcpy(prev, z0, sizeof z0);
   double cpu = 0;

@@ -24,11 +24,7 @@ static int run(const char* path, const char* const* set, int nset, double t_mid,
   kn_world* w = NULL;
   kn_error e = {0};
   memset(r, 0, sizeof *r);
-  if (kn_scene_load_with(path, (const char**)set, nset, &sc, &e) || kn_world_create(sc, &w, &e)) {
-    snprintf(err, errsz, "%s", e.msg);
-    kn_scene_free(sc);
-    return 0;
-  }
+  if (!kb_open_scene(path, set, nset, &sc, &w, err, errsz)) return 0;
   const double* q = NULL;
   for (int i = 0; i < w->nobject; i++)
     if (strcmp(w->objects[i].name, "ball") == 0) q = w->trees[w->objects[i].tree].q;

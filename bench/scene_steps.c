@@ -5,17 +5,26 @@
 
 #include "bench.h"
 
+int kb_open_scene(const char* path, const char* const* set, int nset, kn_scene** sc, kn_world** w, char* err,
+                  size_t errsz) {
+  kn_error e = {0};
+  *sc = NULL, *w = NULL;
+  if (kn_scene_load_with(path, (const char**)set, nset, sc, &e) || kn_world_create(*sc, w, &e)) {
+    snprintf(err, errsz, "%s", e.msg);
+    kn_scene_free(*sc);
+    *sc = NULL, *w = NULL;
+    return 0;
+  }
+  return 1;
+}
+
 int kb_step_scene(const char* path, const char* const* set, int nset, long steps, kb_steps* r, char* err,
                   size_t errsz) {
   kn_scene* sc = NULL;
   kn_world* w = NULL;
   kn_error e = {0};
   memset(r, 0, sizeof *r);
-  if (kn_scene_load_with(path, (const char**)set, nset, &sc, &e) || kn_world_create(sc, &w, &e)) {
-    snprintf(err, errsz, "%s", e.msg);
-    kn_scene_free(sc);
-    return 0;
-  }
+  if (!kb_open_scene(path, set, nset, &sc, &w, err, errsz)) return 0;
   long total = kn_world_total_steps(w);
   if (steps <= 0 || steps > total) steps = total;
   double t = 0;

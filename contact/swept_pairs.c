@@ -258,15 +258,23 @@ static int find_kind(kn_swept_scratch* s, const kn_swept_surface* p, const prim_
   return pairs_of(s, r, ps, qs, slot);
 }
 
-kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
-                              kn_swept_pairs* out, kn_error* err) {
-  memset(out, 0, sizeof *out);
+// the arguments of kn_swept_pairs_find and _filter checked: KN_OK, or what is wrong
+static kn_status check_args(const kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b,
+                            double margin, kn_error* err) {
   if (!s) return kn_fail(err, KN_ERR_INVALID, "swept pairs: no scratch");
   if (!surface_ok(a) || (b && !surface_ok(b)))
     return kn_fail(err, KN_ERR_INVALID, "swept pairs: surface %s has a negative count, a missing array or an index "
                    "out of range", !surface_ok(a) ? "A" : "B");
   if (!(margin >= 0) || !isfinite(margin))
     return kn_fail(err, KN_ERR_INVALID, "swept pairs: margin %g (expected finite and >= 0)", margin);
+  return KN_OK;
+}
+
+kn_status kn_swept_pairs_find(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b, double margin,
+                              kn_swept_pairs* out, kn_error* err) {
+  memset(out, 0, sizeof *out);
+  kn_status st = check_args(s, a, b, margin, err);
+  if (st) return st;
   double half = 0.5 * margin;
   int self = b == NULL;
   const kn_swept_surface* B = self ? a : b;
@@ -325,12 +333,8 @@ static int filter_of(kn_swept_scratch* s, const kn_swept_surface* p, const kn_sw
 kn_status kn_swept_pairs_filter(kn_swept_scratch* s, const kn_swept_surface* a, const kn_swept_surface* b,
                                 double margin, const kn_swept_pairs* in, kn_swept_pairs* out, kn_error* err) {
   memset(out, 0, sizeof *out);
-  if (!s) return kn_fail(err, KN_ERR_INVALID, "swept pairs: no scratch");
-  if (!surface_ok(a) || (b && !surface_ok(b)))
-    return kn_fail(err, KN_ERR_INVALID, "swept pairs: surface %s has a negative count, a missing array or an index "
-                   "out of range", !surface_ok(a) ? "A" : "B");
-  if (!(margin >= 0) || !isfinite(margin))
-    return kn_fail(err, KN_ERR_INVALID, "swept pairs: margin %g (expected finite and >= 0)", margin);
+  kn_status st = check_args(s, a, b, margin, err);
+  if (st) return st;
   for (int k = 0; k < 3; k++)
     if ((k == 0 && in->vt_ab == s->out[0]) || (k == 1 && in->vt_ba == s->out[1]) || (k == 2 && in->ee == s->out[2]))
       if (s->out[k]) return kn_fail(err, KN_ERR_INVALID, "swept pairs: the candidates live in the scratch (copy them)");
