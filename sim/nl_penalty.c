@@ -235,10 +235,18 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
     } else { /* the particle: the rigid point A, or B's vertex */
       int rigid = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE;
       const double* xp = rigid ? point_x0(st, st->pa[i], cc) : x;
-      if (kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d) && fem_walk_start(s, j, xp, pc)) {
-        if (rigid) swap_sides(pc); /* the rigid point is the particle, the anchor in B's face */
-        s->side[i] = rigid ? -2 : 2;
-        return;
+      if (kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d)) {
+        /* the walk's particle: a rigid side's material point, kept in its collider's frame, not the
+         * detection's point (a sphere turning about its centre keeps that in place, so the sticking
+         * springs let it spin, resisting only within each step: a creep) */
+        double xm[3];
+        memcpy(xm, xp, sizeof xm);
+        if (rigid) kn_pose_apply(&s->X_WG[s->faces.cur[j].body], s->faces.cur[j].pa, xm);
+        if (fem_walk_start(s, j, xm, pc)) {
+          if (rigid) swap_sides(pc); /* the rigid point is the particle, the anchor in B's face */
+          s->side[i] = rigid ? -2 : 2;
+          return;
+        }
       }
     }
   }
