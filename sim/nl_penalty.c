@@ -24,6 +24,7 @@
 
 #include "penalty/penalty.h"
 #include "sim/backend_nonlinear.h"
+#include "sim/candidates.h"
 #include "sim/state_parts.h"
 #include "sim/penalty_cpf.h"
 #include "sim/penalty_faces.h"
@@ -181,6 +182,23 @@ static int fem_walk_start(penalty_state* s, int j, const double xp[3], kn_penalt
   return 1;
 }
 
+/* a rigid walk's particle: the material point xm of candidate cc's A side (its collider), as a point of
+ * its own in st->points (the detection's point, up to KN_STICTION_MATCH_RADIUS away, turns with the
+ * body differently) => pc->b and pc->z0 (-1 with z0 = xm: a collider fixed in the world) */
+static void rigid_particle(const kn_nl_step* st, const kn_contact_candidate* cc, const double xm[3],
+                           kn_penalty_contact* pc) {
+  kn_world* w = st->w;
+  int c = kn_sim_side_clique(w, &cc->a);
+  memcpy(pc->z0, xm, sizeof pc->z0);
+  pc->b = -1;
+  if (c < 0) return;
+  kn_clique* cq = &w->cliques[c];
+  kn_point_map m;
+  cq->ops->point_map(cq->self, w->colliders[cc->a.body].body, xm, w->scene->time_step, &m); /* as side_point's */
+  pc->b = kn_nl_points_add(st->points, &m, st->offset[c], cq->ops->ndof(cq->self), NULL);
+  if (pc->b >= 0) memcpy(pc->z0, st->points->p[pc->b].x0, sizeof pc->z0); /* nomem: begin fails */
+}
+
 /* candidate i's anchor X at the step start (its record in the stiction tables for this step) */
 static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penalty_contact* pc) {
   const kn_sim_candidates* c = st->cand;
@@ -235,10 +253,18 @@ static void anchor_start(penalty_state* s, const kn_nl_step* st, int i, kn_penal
     } else { /* the particle: the rigid point A, or B's vertex */
       int rigid = cc->origin == KN_CANDIDATE_FEM_RIGID_FACE;
       const double* xp = rigid ? point_x0(st, st->pa[i], cc) : x;
-      if (kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d) && fem_walk_start(s, j, xp, pc)) {
-        if (rigid) swap_sides(pc); /* the rigid point is the particle, the anchor in B's face */
-        s->side[i] = rigid ? -2 : 2;
-        return;
+      if (kn_penalty_faces_start(&s->faces, st->w, s->X_WG, cc, j, xp, d)) {
+        /* the walk's particle: a rigid side's material point, kept in its collider's frame, not the
+         * detection's point (a sphere turning about its centre keeps that in place, so the sticking
+         * springs let it spin, resisting only within each step: a creep) */
+        double xm[3];
+        memcpy(xm, xp, sizeof xm);
+        if (rigid) kn_pose_apply(&s->X_WG[s->faces.cur[j].body], s->faces.cur[j].pa, xm);
+        if (fem_walk_start(s, j, xm, pc)) {
+          if (rigid) swap_sides(pc), rigid_particle(st, cc, xm, pc); /* the particle, the anchor in B's face */
+          s->side[i] = rigid ? -2 : 2;
+          return;
+        }
       }
     }
   }
