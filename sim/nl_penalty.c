@@ -84,7 +84,9 @@ static void penalty_destroy(void* p) {
 /* contact.penalty's keys => k and the Newton tolerance (errors name the key) */
 static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_options* opt, kn_error* err) {
   const kn_scene_penalty* k = sc->doc->contact ? sc->doc->contact->penalty : NULL;
-  s->term.k = k && k->stiffness ? *k->stiffness : 1e4;
+  int continuous = k && k->continuous && *k->continuous;
+  /* unset k: 1e5 for the discrete springs, 1e4 for the continuous mode's pairs and springs (scene.h) */
+  s->term.k = k && k->stiffness ? *k->stiffness : continuous ? 1e4 : 1e5;
   double tol = k && k->tolerance ? *k->tolerance : 1e-8;
   if (!isfinite(s->term.k) || !(s->term.k > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.stiffness", "%g: expected a finite number > 0 [N/m]",
@@ -94,7 +96,6 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
   if (!isfinite(tol) || !(tol > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.tolerance", "%g: expected a finite number > 0 [m/s]",
                          tol);
-  int continuous = k && k->continuous && *k->continuous;
   double eps_v = k && k->epsilon_v ? *k->epsilon_v : 3e-3; /* scene.h: the regression grasps' Newton */
   if (!isfinite(eps_v) || !(eps_v > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.epsilon_v", "%g: expected a finite number > 0 [m/s]",

@@ -5,14 +5,15 @@
  *   own_k      two identical 0.1 m, 0.1 kg cubes on one rigid floor (stiffness inf: the pair is
  *              the cube's own), one 2e4 N/m and one 4x stiffer (8e4): each rests on its four corner
  *              springs at m g / (4 k), 1.22625e-5 m and 3.065625e-6 m, their ratio 4.
- *   unset      the same on a floor that sets no stiffness: it stands as 2 x 1e4 (the default key), so
- *              a cube without the key rests at m g / (4 1e4) (the default as before) and one of 6e4
- *              at m g / (4 x 1.5e4).
+ *   unset      the same on a floor that sets no stiffness: it stands as 2 x 1e5 (the default key with
+ *              continuous: false), so a cube without the key rests at m g / (4 1e5) and one of 6e4
+ *              at m g / (4 x 4.6154e4) (6e4 and 2e5 in series).
  *   pairs      the continuous mode's pairs: a cube of 5e4 N/m on a rigid box plate, on its four corner
  *              pairs at m g / (4 k).
  *   FEM        an FEM cube of 5e4 N/m on a rigid floor: its bottom vertices' depths sum to m g / k.
  *   MPM        an MPM cube of 5e4 N/m on a rigid floor: each particle's normal force is k times its depth.
- * (Each stiffness differs from the 2e4 an unset side stands for, so a key ignored would show.)
+ * (Each stiffness differs from the 2e5 (discrete) or 2e4 (continuous) an unset side stands for, so a
+ * key ignored would show.)
  *   rigid      two rigid sides (inf and inf) have no spring: the step fails naming the contact.
  * Depths to 1e-9 m: at rest Newton's residual (1e-8 m/s, contact.penalty.tolerance) moves a spring
  * by at most dt 1e-8 = 1e-10 m. Each run 1.5 s of simulated time at dt 0.01: the cube, dropped from
@@ -22,6 +23,7 @@
 #include "scene_util.h"
 
 static const double g = 9.81, m = 0.1;
+static const double kdef = 1e5; /* contact.penalty.stiffness unset, continuous: false (scene.h) */
 
 // depth of the cube named `name` (0.1 m, centre at q[2]) below the floor's top z0
 static double depth(test_world* t, const char* name, double z0) { return z0 + 0.05 - tw_object_q(t, name)[2]; }
@@ -57,10 +59,10 @@ Test(penalty_materials, an_unset_side_stands_as_twice_the_key) {
                      " stiffness: 6e4}\n";
   test_world t = tw_create(yaml);
   tw_step(&t, 150);
-  double dp = depth(&t, "plain", 0), dset = depth(&t, "set", 0), kset = 6e4 * 2e4 / (6e4 + 2e4);
-  cr_log_info("unset floor: plain %.12e m (m g / 4k %.12e), set %.12e m (k %g: %.12e)", dp, m * g / 4e4, dset, kset,
+  double dp = depth(&t, "plain", 0), dset = depth(&t, "set", 0), kset = 6e4 * 2 * kdef / (6e4 + 2 * kdef);
+  cr_log_info("unset floor: plain %.12e m (m g / 4k %.12e), set %.12e m (k %g: %.12e)", dp, m * g / (4 * kdef), dset, kset,
               m * g / (4 * kset));
-  cr_expect(fabs(dp - m * g / 4e4) < 1e-9, "a cube setting no stiffness at %.12e m", dp);
+  cr_expect(fabs(dp - m * g / (4 * kdef)) < 1e-9, "a cube setting no stiffness at %.12e m", dp);
   cr_expect(fabs(dset - m * g / (4 * kset)) < 1e-9, "a cube of 6e4 N/m at %.12e m", dset);
   tw_free(&t);
 }
@@ -126,8 +128,8 @@ Test(penalty_materials, an_fem_side_takes_its_stiffness) {
 /* an MPM side: a 64-particle MPM cube (8 g) of stiffness 5e4 N/m resting on a rigid floor: every
  * particle spring's normal force over its depth is k. The outputs give the depth at the step's start
  * and the force at its end; at rest they differ by dt |v_n| <= dt 1e-8 m/s (Newton's tolerance) =
- * 1e-10 m on a depth of m g / (16 k) = 9.8e-8 m, so 1e-3 (measured 6.6e-6; an unset side, 2e4,
- * would be 0.6 off) */
+ * 1e-10 m on a depth of m g / (16 k) = 9.8e-8 m, so 1e-3 (measured 6.6e-6; an unset side, 2e5,
+ * would be 3 off) */
 Test(penalty_materials, an_mpm_side_takes_its_stiffness) {
   const char* yaml = "time_step: 0.01\nduration: 1\ngravity: [0, 0, -9.81]\n"
                      "contact: {backend: penalty}\n"

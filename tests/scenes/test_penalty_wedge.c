@@ -1,5 +1,7 @@
 /* The penalty backend, penalty-coulomb-friction.md §6.5's analytic companion test, with the
- * backend's defaults (k = 1e4 N/m per contact, tolerance 1e-8 m/s): a rigid block of mass m wedged
+ * backend's default tolerance 1e-8 m/s and k = 1e4 N/m per contact set explicitly (the jam threshold
+ * mu* = m g / (2 k n_v delta) is about k; the discrete default is 1e5 since issue 19, which would put
+ * mu* at 0.0123, below both mu here, and the test's numbers are the paper's scale): a rigid block of mass m wedged
  * between two fixed vertical walls, wider than the gap by 2 delta, so n_v = 4 corners press into
  * each wall by delta. Each side then carries N = k n_v delta (the walls are rigid and the block
  * cannot move sideways by symmetry, so N is the same while it slides) and the block jams iff
@@ -14,7 +16,7 @@
  * Measured: sink 1.2263e-05 m (analytic 1.2263e-05), then 1.2e-12 m over 1000 steps; the slide
  * 2.90500 m/s (a T = 2.90500).
  * The paper's wdg_rr (k = 10, mu 0.08 / 0.03, gravity 1.8) is the same test at other numbers; the
- * scene's keys here are its geometry, mass and friction only. 1100 rigid steps: well under a second
+ * scene's keys here are its geometry, mass, friction and k. 1100 rigid steps: well under a second
  * in Release, also fine under the sanitizers. */
 #include "scene_util.h"
 
@@ -31,14 +33,14 @@ static void wedge(double mu, int steps, wedge_run* r) {
   char yaml[1024];
   snprintf(yaml, sizeof yaml,
            "time_step: %g\nduration: %g\ngravity: [0, 0, %g]\n"
-           "contact: {backend: penalty}\n"
+           "contact: {backend: penalty, penalty: {stiffness: %g}}\n" /* k: see the top comment */
            "objects:\n"
            "  - {name: left, shape: {halfspace: {normal: [1, 0, 0]}}, pose: {xyz: [-0.1, 0, 0]}, fixed: true, "
            "friction: %g}\n"
            "  - {name: right, shape: {halfspace: {normal: [-1, 0, 0]}}, pose: {xyz: [0.1, 0, 0]}, fixed: true, "
            "friction: %g}\n"
            "  - {name: block, shape: {box: [%.17g, 0.2, 0.2]}, mass: %g, pose: {xyz: [0, 0, 1]}, friction: %g}\n",
-           dt, steps * dt, -gz, mu, mu, 0.2 + 2 * delta, m, mu);
+           dt, steps * dt, -gz, k, mu, mu, 0.2 + 2 * delta, m, mu);
   test_world t = tw_create(yaml);
   double* q = tw_object_q(&t, "block");
   r->z[0] = q[2];
