@@ -32,17 +32,26 @@ static int start_normal(const kn_cpf_stencil* st, const double F[12], double n[3
   return 1;
 }
 
+/* the outputs zeroed, then (mu and the scale c = eps or k both > 0) the normal n and side of the
+ * pair's force at the step start (start_normal) and its normal force lam (lam_lag, or |Fn| when
+ * lam_lag < 0): 1 when there is friction to add, else 0 */
+static int friction_start(const kn_cpf_stencil* st, double F[12], double mu, double c, double lam_lag, double Sfr[9],
+                          double ft[3], double* fn, double n[3], double* side, double* lam) {
+  double Fn;
+  if (ft) ft[0] = ft[1] = ft[2] = 0;
+  if (fn) *fn = 0;
+  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
+  if (!(mu > 0) || !(c > 0) || !start_normal(st, F, n, &Fn)) return 0;
+  *side = Fn >= 0 ? 1 : -1, *lam = lam_lag >= 0 ? lam_lag : fabs(Fn);
+  return *lam > 0;
+}
+
 void kn_cpf_friction(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double mu, double eps, double dt, double lam_lag,
                      double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
   const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
   const double* w = pair->w;
-  double n[3], Fn;
-  if (ft) ft[0] = ft[1] = ft[2] = 0;
-  if (fn) *fn = 0;
-  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
-  if (!(mu > 0) || !(eps > 0) || !start_normal(st, F, n, &Fn)) return;
-  double side = Fn >= 0 ? 1 : -1, lam = lam_lag >= 0 ? lam_lag : fabs(Fn);
-  if (!(lam > 0)) return;
+  double n[3], side, lam;
+  if (!friction_start(st, F, mu, eps, lam_lag, Sfr, ft, fn, n, &side, &lam)) return;
   double u[3] = {0, 0, 0}, ut[3], uh[3] = {0, 0, 0};
   for (int j = 0; j < 4; j++)
     for (int c = 0; c < 3; c++) u[c] += sg[j] * w[j] * (st->x1[3 * j + c] - st->x0[3 * j + c]) / dt;
@@ -105,13 +114,8 @@ static void anchor_gap(const kn_cpf_stencil* st, const double beta[4], const dou
 void kn_cpf_anchor_friction(const kn_cpf_stencil* st, const double beta[4], double mu, double k, double lam_lag,
                             double F[12], double dF[144], double Sfr[9], double ft[3], double* fn) {
   const double* sg = st->edge_edge ? sgn_ee : sgn_vf;
-  double n[3], Fn;
-  if (ft) ft[0] = ft[1] = ft[2] = 0;
-  if (fn) *fn = 0;
-  if (Sfr) memset(Sfr, 0, 9 * sizeof *Sfr);
-  if (!(mu > 0) || !(k > 0) || !start_normal(st, F, n, &Fn)) return;
-  double side = Fn >= 0 ? 1 : -1, lam = lam_lag >= 0 ? lam_lag : fabs(Fn);
-  if (!(lam > 0)) return;
+  double n[3], side, lam;
+  if (!friction_start(st, F, mu, k, lam_lag, Sfr, ft, fn, n, &side, &lam)) return;
   double rt[3], rh[3] = {0, 0, 0};
   anchor_gap(st, beta, n, rt);
   double s = kn_vec3_norm(rt), rho = k * s / (mu * lam), stuck = rho <= 1 - BAND;
