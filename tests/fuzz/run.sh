@@ -5,7 +5,7 @@
 # volume meshes (tests/deformable/data/). Inputs the fuzzer finds interesting accumulate in
 # build-fuzz/corpus/<target>; a crash, leak or UBSan report stops the run, leaves the input in
 # build-fuzz/artifacts/ and makes this script fail.
-#   bash tests/fuzz/run.sh 60
+#   bash tests/fuzz/run.sh 60   (each target about 60 s of CPU; the three run at once)
 set -euo pipefail
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,17 +35,30 @@ if [ -d "$shared" ]; then
 fi
 seed mesh "$root"/tests/deformable/data/*
 
+# The three targets run at once, each for SECONDS x 3 / jobs of wall time, so that each gets about
+# SECONDS of CPU on `jobs` cores (on CI's 2 cores: 90 s of wall for the three, not 180 s).
+wall=$(( (secs * 3 + jobs - 1) / jobs ))
+fuzz() { # target
+  local t=$1
+  mkdir -p "$build/corpus/$t" "$build/artifacts"
+  "$build/tests/fuzz/fuzz_$t" -max_total_time="$wall" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 "$build/corpus/$t" "$build/seeds/$t" \
+    > "$build/fuzz_$t.log" 2>&1
+}
+declare -A pid
+for t in urdf scene mesh; do
+  echo "knead fuzz: $t for $wall s (of wall, with the others)"
+  fuzz "$t" &
+  pid[$t]=$!
+done
 status=0
 for t in urdf scene mesh; do
-  mkdir -p "$build/corpus/$t" "$build/artifacts"
-  echo "knead fuzz: $t for $secs s"
-  if ! "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 "$build/corpus/$t" "$build/seeds/$t" \
-      > "$build/fuzz_$t.log" 2>&1; then
+  if ! wait "${pid[$t]}"; then
     echo "knead fuzz: $t FAILED (input in $build/artifacts/, log $build/fuzz_$t.log):"
     grep -E "ERROR|SUMMARY|runtime error" "$build/fuzz_$t.log" | head -n 20 || true
     status=1
   else
+    echo -n "knead fuzz: $t: "
     grep -E "^stat::number_of_executed_units|^stat::new_units_added" "$build/fuzz_$t.log" | tr '\n' ' '
     echo
   fi
