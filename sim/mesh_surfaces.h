@@ -58,6 +58,12 @@ kn_mesh_arcs* kn_mesh_arcs_create(const kn_world* w);
 void kn_mesh_arcs_free(kn_mesh_arcs* a);
 kn_status kn_mesh_arcs_offsets(kn_mesh_arcs* a, const kn_mesh_surfaces* m, const kn_world* w, double dt,
                                const double* x1, double* off, kn_error* err);
+/* any rigid material point: (collider, its world position x0 at q_n) => x where the integrator puts
+ * it at v_n (a world-fixed collider's: x0). Each tree's kinematics once per step: call reset first.
+ * KN_ERR_NOMEM (the discrete springs' ends: nl_penalty.c) */
+void kn_mesh_arcs_reset(kn_mesh_arcs* a);
+kn_status kn_mesh_arcs_point(kn_mesh_arcs* a, const kn_world* w, double dt, int collider, const double x0[3],
+                             double x[3], kn_error* err);
 /* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
 void kn_mesh_surfaces_name(const kn_mesh_surfaces* m, const kn_world* w, int i, char* buf, size_t cap);
 
