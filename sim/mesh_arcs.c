@@ -9,7 +9,14 @@
  * moved 0.042 mm in the palm through the shake at k 1e5 with no pair slipping, 3.6x less at half
  * the step). The offset is taken at the predictor's velocity v_n, a constant over the step's solve:
  * it leaves the Jacobian alone and errs by O(dt^2 |v_n+1 - v_n|). The same for any rigid material
- * point (kn_mesh_arcs_point): the discrete penalty springs' ends (nl_penalty.c). */
+ * point (kn_mesh_arcs_point): the discrete penalty springs' ends (nl_penalty.c).
+ *
+ * A contact point on a rounded surface (a sphere, a capsule, a cylinder's side) is no material
+ * point: detection finds it again at the surface's lowest point each step, and a material point
+ * there would rise off it by r (1 - cos(omega dt)) as the body turns (a ball rolling down a 45
+ * degree slope at 35-50 rad/s: 6-12 mm a step at dt 1e-2, which its spring read as a gap and let it
+ * sink by). Its arc is its centre of curvature's (kn_mesh_arcs_core): the sphere's centre, the
+ * capsule's segment point, the cylinder's axis point. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +89,29 @@ kn_status kn_mesh_arcs_point(kn_mesh_arcs* a, const kn_world* w, double dt, int 
   for (int k = 0; k < 3; k++) g[k] = X0.R[k] * r[0] + X0.R[3 + k] * r[1] + X0.R[6 + k] * r[2];
   kn_pose_apply(&X1, g, x);
   return KN_OK;
+}
+
+int kn_mesh_arcs_core(const kn_world* w, int collider, const double p[3], const double out[3], double c[3]) {
+  const kn_shape* sh = w->colliders[collider].c.shape;
+  if (sh->type != KN_SHAPE_SPHERE && sh->type != KN_SHAPE_CAPSULE && sh->type != KN_SHAPE_CYLINDER) {
+    memcpy(c, p, 3 * sizeof *c);
+    return 0; /* flat faces, edges, corners: p is a material point */
+  }
+  kn_pose X;
+  kn_sim_collider_pose(w, collider, &X);
+  const double a[3] = {X.R[2], X.R[5], X.R[8]}; /* the capsule's and the cylinder's axis */
+  if (sh->type == KN_SHAPE_SPHERE) {
+    memcpy(c, X.p, 3 * sizeof *c);
+  } else if (sh->type == KN_SHAPE_CAPSULE) { /* the segment's point nearest p */
+    double z = 0, h = 0.5 * sh->size[1];
+    for (int k = 0; k < 3; k++) z += (p[k] - X.p[k]) * a[k];
+    z = z < -h ? -h : z > h ? h : z;
+    for (int k = 0; k < 3; k++) c[k] = X.p[k] + z * a[k];
+  } else { /* round across its axis only: p less r times out's part across it (a cap's face: p) */
+    double oa = out[0] * a[0] + out[1] * a[1] + out[2] * a[2];
+    for (int k = 0; k < 3; k++) c[k] = p[k] - sh->size[0] * (out[k] - oa * a[k]);
+  }
+  return 1;
 }
 
 kn_status kn_mesh_arcs_offsets(kn_mesh_arcs* a, const kn_mesh_surfaces* m, const kn_world* w, double dt,

@@ -328,7 +328,9 @@ static int reserve(double** p, int* cap, int n) {
 /* the springs' ends on rigid bodies bent as their bodies move (mesh_arcs.c, as the continuous
  * mode's pairs): a collider side's point's x1 = x0 + dt J v is the tangent of its arc, dt^2/2 times
  * its centripetal acceleration off where the integrator puts it, an error an anchored spring reads
- * as stretch at every step. Each contact's Z gets arc = B's offset minus A's, taken at v_n: constant
+ * as stretch at every step. A point on a rounded surface takes its centre of curvature's offset
+ * (kn_mesh_arcs_core: the detection finds the ball's lowest point again, no material point that
+ * rolls up and off the slope). Each contact's Z gets arc = B's offset minus A's, taken at v_n: constant
  * over the solve, the Jacobian untouched (an FEM walk's particle keeps its line) */
 static kn_status spring_arcs(penalty_state* s, const kn_nl_step* st, kn_error* err) {
   kn_world* w = st->w;
@@ -344,11 +346,19 @@ static kn_status spring_arcs(penalty_state* s, const kn_nl_step* st, kn_error* e
       const kn_contact_side* sd = side ? &c->c[i].b : &c->c[i].a;
       int p = side ? st->pb[i] : st->pa[i];
       if (sd->kind != KN_SIDE_COLLIDER || p < 0) continue;
-      double x[3], u[3];
+      double x[3], u[3], out[3], core[3];
       const double* x0 = P->p[p].x0;
+      for (int k = 0; k < 3; k++) out[k] = (side ? -1 : 1) * c->c[i].R_WC[3 * k + 2]; /* n: from A into B */
+      if (kn_mesh_arcs_core(w, sd->body, x0, out, core)) { /* a rounded surface: its centre's arc */
+        kn_clique* cq = &w->cliques[kn_sim_side_clique(w, sd)];
+        kn_point_map m;
+        cq->ops->point_map(cq->self, w->colliders[sd->body].body, core, st->dt, &m);
+        memcpy(u, m.v0, sizeof u), x0 = core;
+      } else {
+        kn_nl_point_velocity(P, p, s->vstart, u);
+      }
       kn_status e = kn_mesh_arcs_point(s->arcs, w, st->dt, sd->body, x0, x, err);
       if (e) return e;
-      kn_nl_point_velocity(P, p, s->vstart, u);
       for (int k = 0; k < 3; k++) s->ptoff[3 * p + k] = x[k] - x0[k] - st->dt * u[k];
     }
   for (int i = 0; i < c->n; i++) {
