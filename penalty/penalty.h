@@ -266,6 +266,8 @@ typedef struct {
 typedef struct {
   int a, b;
   double n[3], phi0, X[3], mu;
+  double arc[3];             /* added to Z(v): B's point's offset from its straight path minus A's
+                                (their arcs over the step at v_n, constant in v: sim/mesh_arcs.c) */
   double k;                  /* its spring's stiffness [N/m]; 0: the term's k (kn_penalty_contact_k) */
   /* A's side a triangle mesh (digest §3.5-3.6; NULL: the plane above): the anchor Xm on it, relaxed
    * by kn_penalty_mesh_relax in the mesh's own frame, a point p of the contact's frame above being

@@ -78,7 +78,7 @@ kn_relax_state kn_penalty_term_contact(const kn_penalty_term* t, int i, const do
   if (c->fem) return fem_contact(t, c, v, Z, Y, f, dfdZ);
   double w[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
-  for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k];
+  for (int k = 0; k < 3; k++) Z[k] = c->phi0 * c->n[k] + t->dt * w[k] + c->arc[k];
   return kn_penalty_term_contact_at(t, i, Z, Y, f, dfdZ);
 }
 
@@ -134,7 +134,7 @@ static double lagged(const kn_penalty_term* t, int i, const double* v, double* r
   const double *n = c->n, *Y = t->Y_ref + 3 * i, h = t->dt, kc = kn_penalty_contact_k(t, c);
   double w[3], Z[3], d[3], f[3];
   kn_nl_pair_velocity(t->points, c->a, c->b, v, w);
-  for (int k = 0; k < 3; k++) Z[k] = c->phi0 * n[k] + h * w[k];
+  for (int k = 0; k < 3; k++) Z[k] = c->phi0 * n[k] + h * w[k] + c->arc[k];
   double phi = n[0] * Z[0] + n[1] * Z[1] + n[2] * Z[2], dn, e = 0;
   int act = t->active_ref[i], pen = phi < 0;
   if (!act && !pen) return 0;

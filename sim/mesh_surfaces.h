@@ -58,6 +58,17 @@ kn_mesh_arcs* kn_mesh_arcs_create(const kn_world* w);
 void kn_mesh_arcs_free(kn_mesh_arcs* a);
 kn_status kn_mesh_arcs_offsets(kn_mesh_arcs* a, const kn_mesh_surfaces* m, const kn_world* w, double dt,
                                const double* x1, double* off, kn_error* err);
+/* any rigid material point: (collider, its world position x0 at q_n) => x where the integrator puts
+ * it at v_n (a world-fixed collider's: x0). Each tree's kinematics once per step: call reset first.
+ * KN_ERR_NOMEM (the discrete springs' ends: nl_penalty.c) */
+void kn_mesh_arcs_reset(kn_mesh_arcs* a);
+kn_status kn_mesh_arcs_point(kn_mesh_arcs* a, const kn_world* w, double dt, int collider, const double x0[3],
+                             double x[3], kn_error* err);
+/* (collider, a contact point p on it, its surface's outward unit normal out there) => c, the
+ * point whose arc p follows: a sphere's centre, a capsule's segment point nearest p, on a cylinder
+ * p less its radius times out's part across the axis (its side: the axis; its caps' faces: p); 0
+ * when c = p (a box, mesh or half-space: flat faces, edges and corners, p a material point) */
+int kn_mesh_arcs_core(const kn_world* w, int collider, const double p[3], const double out[3], double c[3]);
 /* surface i => "the deformable 'name'" or "the collider 'name'" in buf */
 void kn_mesh_surfaces_name(const kn_mesh_surfaces* m, const kn_world* w, int i, char* buf, size_t cap);
 

@@ -30,6 +30,7 @@
 #include "sim/penalty_faces.h"
 #include "sim/penalty_fem_meshes.h"
 #include "sim/penalty_meshes.h"
+#include "sim/mesh_surfaces.h"
 #include "sim/penalty_stiffness.h"
 #include "sim/stiction.h"
 
@@ -56,6 +57,9 @@ typedef struct {
                                same on an FEM boundary */
   int* same;                /* per candidate the pairs cover: the step's candidates between its two bodies */
   struct body_pair* bp;     /* scratch of count_same */
+  kn_mesh_arcs* arcs;       /* the rigid spring ends' paths' curvature (spring_arcs) */
+  double *vstart, *ptoff;   /* the cliques' v_n; per material point its arc offset */
+  int vcap, offcap;
 } penalty_state;
 
 /* a candidate's two bodies, either way round (lo <= hi: the sides' (kind, body) keys) */
@@ -78,6 +82,7 @@ static void penalty_destroy(void* p) {
   kn_penalty_faces_free(&s->faces);
   kn_penalty_cpf_free(s->cpf);
   kn_penalty_stiffness_free(&s->stiff);
+  kn_mesh_arcs_free(s->arcs), free(s->vstart), free(s->ptoff);
   free(s);
 }
 
@@ -131,7 +136,7 @@ static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_opti
 static kn_status penalty_create(kn_world* w, void** out, kn_nl_options* opt, double* extra_margin, kn_error* err) {
   const kn_scene* sc = w->scene;
   penalty_state* s = kn_calloc(1, sizeof *s);
-  if (!s || !(s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG))) {
+  if (!s || !(s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG)) || !(s->arcs = kn_mesh_arcs_create(w))) {
     penalty_destroy(s);
     return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   }
@@ -311,6 +316,60 @@ static void count_same(penalty_state* s, const kn_sim_candidates* c) {
   }
 }
 
+// *p (n doubles, *cap of them) at least n long => 0 out of memory
+static int reserve(double** p, int* cap, int n) {
+  if (n <= *cap) return 1;
+  double* q = realloc(*p, ((size_t)n + 1) * sizeof *q);
+  if (!q) return 0;
+  *p = q, *cap = n;
+  return 1;
+}
+
+/* the springs' ends on rigid bodies bent as their bodies move (mesh_arcs.c, as the continuous
+ * mode's pairs): a collider side's point's x1 = x0 + dt J v is the tangent of its arc, dt^2/2 times
+ * its centripetal acceleration off where the integrator puts it, an error an anchored spring reads
+ * as stretch at every step. A point on a rounded surface takes its centre of curvature's offset
+ * (kn_mesh_arcs_core: the detection finds the ball's lowest point again, no material point that
+ * rolls up and off the slope). Each contact's Z gets arc = B's offset minus A's, taken at v_n: constant
+ * over the solve, the Jacobian untouched (an FEM walk's particle keeps its line) */
+static kn_status spring_arcs(penalty_state* s, const kn_nl_step* st, kn_error* err) {
+  kn_world* w = st->w;
+  const kn_sim_candidates* c = st->cand;
+  const kn_nl_points* P = st->points;
+  if (!reserve(&s->vstart, &s->vcap, st->nv) || !reserve(&s->ptoff, &s->offcap, 3 * P->n))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for the springs' arcs");
+  for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, s->vstart + st->offset[q]);
+  memset(s->ptoff, 0, 3 * (size_t)P->n * sizeof *s->ptoff);
+  kn_mesh_arcs_reset(s->arcs);
+  for (int i = 0; i < c->n; i++)
+    for (int side = 0; side < 2; side++) {
+      const kn_contact_side* sd = side ? &c->c[i].b : &c->c[i].a;
+      int p = side ? st->pb[i] : st->pa[i];
+      if (sd->kind != KN_SIDE_COLLIDER || p < 0) continue;
+      double x[3], u[3], out[3], core[3];
+      const double* x0 = P->p[p].x0;
+      for (int k = 0; k < 3; k++) out[k] = (side ? -1 : 1) * c->c[i].R_WC[3 * k + 2]; /* n: from A into B */
+      if (kn_mesh_arcs_core(w, sd->body, x0, out, core)) { /* a rounded surface: its centre's arc */
+        kn_clique* cq = &w->cliques[kn_sim_side_clique(w, sd)];
+        kn_point_map m;
+        cq->ops->point_map(cq->self, w->colliders[sd->body].body, core, st->dt, &m);
+        memcpy(u, m.v0, sizeof u), x0 = core;
+      } else {
+        kn_nl_point_velocity(P, p, s->vstart, u);
+      }
+      kn_status e = kn_mesh_arcs_point(s->arcs, w, st->dt, sd->body, x0, x, err);
+      if (e) return e;
+      for (int k = 0; k < 3; k++) s->ptoff[3 * p + k] = x[k] - x0[k] - st->dt * u[k];
+    }
+  for (int i = 0; i < c->n; i++) {
+    kn_penalty_contact* pc = &s->pc[i];
+    for (int k = 0; k < 3; k++)
+      pc->arc[k] = pc->fem ? 0.0
+                           : (pc->b >= 0 ? s->ptoff[3 * pc->b + k] : 0.0) - (pc->a >= 0 ? s->ptoff[3 * pc->a + k] : 0.0);
+  }
+  return KN_OK;
+}
+
 static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* term, int* potential, kn_error* err) {
   penalty_state* s = self;
   const kn_sim_candidates* c = st->cand;
@@ -353,6 +412,7 @@ static kn_status penalty_begin(void* self, const kn_nl_step* st, kn_nl_term* ter
     if (s->cpf && kn_penalty_cpf_covers(s->cpf, cc)) /* the pairs' contact: an inert spring, both ends */
       *pc = (kn_penalty_contact){.a = -1, .b = -1, .n = {0, 0, 1}, .phi0 = 1}; /* fixed, 1 m apart */
   }
+  if ((e = spring_arcs(s, st, err))) return e;
   s->term.dt = st->dt;
   s->term.points = st->points;
   s->term.c = s->pc;
