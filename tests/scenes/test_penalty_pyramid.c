@@ -13,18 +13,27 @@
  * (ball, supports, ground) alike. dt: 5e-3 at mu 1, the paper's 1e-2 at mu 0.05 (below).
  * Regression [D]: high mu: the ball's height changes by < 1e-4 m between frames 200 and 2000;
  * low mu: the ball drops by more than 0.5 r within the run. Scaled for CI: mu 1 for 3 s at dt 5e-3,
- * the drift from 2 s to 3 s (8 s of CPU); mu 0.05 for 1 s (2 s of CPU). The digest's full window at
+ * the drift from 2 s to 3 s (~7 s of CPU), the mesh turned 2 rad for 2 s (~5 s); mu 0.05 for 1 s
+ * (2 s of CPU); the four cases 16.2 s of CPU in Release. The digest's full window at
  * prmd_rd's mu 0.5 and dt 1e-2 (frames 200 to 2000 = 2 s to 20 s) runs in knead-bench --only pyramid.
  * Measured (2026-11-27): mu 1 converges at every step, dips from 0.337332 to 0.335039 m and moves
  * 1e-6 m from 2 s to 3 s (0.335322 -> 0.335321 m; before issue 19's particle fix, below, 3.2 mm and
  * 5.7e-5 m: 0.334162, 0.335122 -> 0.335065 m); mu 0.05 reaches the ground (0.146777 m) by
  * 0.5 s; prmd_rd (mu 0.5, dt 1e-2, bench/pyramid/prmd_rd.yaml: this scene's mesh) moves 5.8e-5 m
- * from 2 s to 20 s, at rest from 4 s to 12 s (1e-6 m). Not robust to the facets: the light supports'
- * ground contacts come and go while the ball loads them, and the same mesh turned about z (a pose
- * rpy on each support) sways instead of settling: turned 0.5 rad the ball is at 0.335250, 0.335576
- * and 0.335291 m at 2, 2.5 and 3 s (mu 1; passes by its phase), turned 1 rad at 0.334235 and
- * 0.334433 m at 2 and 3 s (2.0e-4 m: fails); another turn of the sphere mesh (a different bottom
- * triangle) creeps 1.1e-5 m/s at mu 0.5 from 4 s to 20 s with every contact sticking and one Newton
+ * from 2 s to 20 s, at rest from 4 s to 12 s (1e-6 m). It was not robust to the facets: the light
+ * supports' ground contacts came and went while the ball loaded them, and the same mesh turned about
+ * z (a pose rpy on each support) swayed instead of settling: turned 0.5 rad the ball was at 0.335250,
+ * 0.335576 and 0.335291 m at 2, 2.5 and 3 s (mu 1; passing by its phase), turned 1 rad at 0.334235
+ * and 0.334433 m at 2 and 3 s (2.0e-4 m: failing). The cause (issue 19, helper ppyr4): an FEM vertex
+ * was a candidate only once inside, so a support's vertex met the ground unresisted within a step and
+ * the next step's springs threw it back out at the speed it came in (restitution ~1; the supports
+ * rocked and hopped on their ground vertices). Fixed by the FEM candidates' speculative reach
+ * (sim/candidates.c fem_reach; test_penalty_fem_landing): turned 0, 0.5, 2 rad the ball moves 8.6e-7,
+ * 2.1e-6, 2.9e-7 m from 2 s to 3 s with a range of 4.2e-6, 9.9e-6, 3.5e-6 m and no ground contact
+ * switching on or off; turned 1 rad the ball lands on two supports first (the third one's facet
+ * lower), the supports rearrange for ~3.5 s and it rests from 4 s (range 1.6e-6 m from 4 s to 5 s;
+ * bench/RESULTS.md). stable_with_mu_1_turned runs the 2 rad turn. Another turn of the sphere mesh
+ * (a different bottom triangle) crept 1.1e-5 m/s at mu 0.5 from 4 s to 20 s with every contact sticking and one Newton
  * iteration a step (2.6e-4 m from 2 s to 20 s): the ball spins ~0.02 rad/s about z, a rigid point
  * walking an FEM face took the detection's point as its particle, not its material point. Fixed
  * (sim/nl_penalty.c rigid_particle: the material point's position and point map; turn_held_mu_1
@@ -228,7 +237,8 @@ Test(penalty_pyramid, collapses_with_mu_0_05) {
  * Measured (2026-11-27, 1 s, 3 s of CPU in Release): the ball settles turned 4.7e-4, 4.2e-4 rad at
  * 0.5 s and 1 s (largest 8.2e-4); since the FEM reach (sim/candidates.c: the supports' speculative
  * contacts) it settles later, -6.0e-4 rad at 0.5 s, -2.20e-4 at 1 s, -2.16e-4 at 1.5 s, -2.17e-4 at
- * 3 s (largest 6.3e-4), so the window is 1 s to 1.5 s (1.5 s, ~2 s of CPU); without the fix 2.3e-3, 1.8e-3 rad (largest 6.8e-3; -3.1e-3 at 2 s:
+ * 3 s (largest 6.3e-4), so the window is 1 s to 1.5 s (1.5 s, ~2 s of CPU); without the fix
+ * 2.3e-3, 1.8e-3 rad (largest 6.8e-3; -3.1e-3 at 2 s:
  * no bound: fails both checks); with the material point's position but the detection point's
  * Jacobian (branch wt-ppyr3-particle's first fix) 2.7e-4, 1.4e-4 rad (largest 8.5e-4). */
 Test(penalty_pyramid, turn_held_mu_1) {
