@@ -4,7 +4,8 @@
  * written here as a VTK tet mesh from kn_tet_mesh_sphere(0.15, 0.1), 180 vertices against the
  * paper's 169; the scene has no scale key for deformables), 0.005 m apart on an equilateral triangle
  * (centres 0.305 m apart, 0.17609 m from the axis); the ball, r = 0.15 m, density 15 (the digest's
- * "x15"), placed touching the ellipsoids (the faceted supports lie inside them: it falls 0.13 mm).
+ * "x15"), placed touching the ellipsoids (the faceted supports lie inside them, by up to ~1.3 mm: it
+ * falls 0.76 mm before it first touches one, at 0.035 s; formerly given here as 0.13 mm).
  * The paper's setup, set here because the defaults differ (each a measured cause, below): the
  * supports' material is the digest's FEM (§4: E 1e6 Pa, nu 0.45) at density 1, the density the
  * ball's "x15" is relative to (ball 0.212 kg, each support 0.0113 kg; Drake's default 1500 makes
@@ -30,8 +31,9 @@
  * rocked and hopped on their ground vertices). Fixed by the FEM candidates' speculative reach
  * (sim/candidates.c fem_reach; test_penalty_fem_landing): turned 0, 0.5, 2 rad the ball moves 8.6e-7,
  * 2.1e-6, 2.9e-7 m from 2 s to 3 s with a range of 4.2e-6, 9.9e-6, 3.5e-6 m and no ground contact
- * switching on or off; turned 1 rad the ball lands on two supports first (the third one's facet
- * lower), the supports rearrange for ~3.5 s and it rests from 4 s (range 1.6e-6 m from 4 s to 5 s;
+ * switching on or off; turned 1 rad the ball lands on two supports first (it starts 0.12 and 0.42 mm
+ * above their facets and 1.39 mm above the third's: the facets lie inside the ellipsoids by up to
+ * ~1.3 mm), the supports rearrange for ~3.5 s and it rests from 4 s (range 1.6e-6 m from 4 s to 5 s;
  * bench/RESULTS.md). stable_with_mu_1_turned runs the 2 rad turn. Another turn of the sphere mesh
  * (a different bottom triangle) crept 1.1e-5 m/s at mu 0.5 from 4 s to 20 s with every contact sticking and one Newton
  * iteration a step (2.6e-4 m from 2 s to 20 s): the ball spins ~0.02 rad/s about z, a rigid point
