@@ -286,6 +286,10 @@ void kn_contact_fem_detector_free(kn_contact_fem_detector* d);
  * or two offset FEM blocks, touch over their whole overlap polygon; 0 (default): none of these
  * (SAP's and ipc's results unchanged) */
 void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on);
+/* reach >= 0 [m] (the penalty backend's speculative detection, sim/candidates.c): added to the margin
+ * of the FEM bodies' contacts with the colliders (vertex in collider, rigid feature point in FEM
+ * face), not of the FEM-FEM ones; 0 (default): the margin alone */
+void kn_contact_fem_detector_set_reach(kn_contact_fem_detector* d, double reach);
 /* (the same bodies at x; collision scene cs (NULL: no colliders), per collider its kn_soft_collider
  * and X_WG, margin) => the FEM candidates with phi < margin appended to out: every vertex contact
  * first (per body, per surface vertex: colliders then other bodies), then the rigid feature

@@ -29,6 +29,7 @@ struct kn_contact_fem_detector {
   int pts_cap;
   int brute;                /* 1: brute-force surface queries (tests compare the two) */
   int polygon;              /* kn_contact_fem_detector_set_polygon */
+  double reach;             /* kn_contact_fem_detector_set_reach [m] */
 };
 
 //---- detector ----
@@ -55,6 +56,7 @@ kn_status kn_contact_fem_detector_create(const kn_contact_fem* fems, int nfem, i
 }
 
 void kn_contact_fem_detector_set_polygon(kn_contact_fem_detector* d, int on) { d->polygon = on; }
+void kn_contact_fem_detector_set_reach(kn_contact_fem_detector* d, double reach) { d->reach = reach; }
 
 void kn_contact_fem_detector_free(kn_contact_fem_detector* d) {
   if (!d) return;
@@ -424,6 +426,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
                                 const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
                                 kn_contact_candidate_list* out, kn_error* err) {
   const int nfem = d->nfem, ncollider = cs ? cs->n : 0, base = out->n;
+  const double rigid_margin = margin + d->reach; /* an FEM body against the colliders */
   for (int i = 0; i < nfem; i++) kn_contact_surface_update(d->surf[i], &fems[i]);
   kn_status st;
 
@@ -440,7 +443,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
         double g[3];
         if (b->nattach > 0 && attached_to(b, v, colliders[k].tree, colliders[k].body)) continue;
         double phi = kn_collider_signed_distance(cs, k, &X_WG[k], x, g);
-        if (!(phi < margin)) continue;
+        if (!(phi < rigid_margin)) continue;
         c.a = collider_side(k);
         c.phi = phi;
         c.origin = KN_CANDIDATE_FEM_VERTEX_RIGID;
@@ -476,7 +479,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       double cb[6];
       if (!collider_box(cs, k, &X_WG[k], cb)) continue;
       int apart = 0;
-      for (int q = 0; q < 3; q++) apart |= cb[q] > fbox[3 + q] + margin || cb[3 + q] < fbox[q] - margin;
+      for (int q = 0; q < 3; q++) apart |= cb[q] > fbox[3 + q] + rigid_margin || cb[3 + q] < fbox[q] - rigid_margin;
       if (apart) continue;
       /* vertices of this body already touching collider k (the double-counting rule) */
       unsigned gen = ++d->stamp_gen;
@@ -490,10 +493,10 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       int first = out->n;
       for (int i = 0; i < np; i++) {
         const double* p = d->pts + 3 * i;
-        if (outside_box(fbox, p, margin)) continue;
+        if (outside_box(fbox, p, rigid_margin)) continue;
         kn_contact_surface_hit hit;
         query(d, fi, b, p, &hit);
-        if (!(hit.phi < margin)) continue;
+        if (!(hit.phi < rigid_margin)) continue;
         int skip = 0, nfree = 0;
         double touching = 0;
         for (int j = 0; j < 3; j++) {

@@ -29,7 +29,12 @@
  *                                  dt^2 |g| of the collider (kn_sim_collider_reach; 1 mm at rest at
  *                                  dt = 0.01), so touching bodies are never missed and a falling
  *                                  link meets the floor at its surface. Such speculative contacts
- *                                  carry no force unless the bodies close the gap.
+ *                                  carry no force unless the bodies close the gap. With the
+ *                                  penalty backend an FEM body's candidates with the colliders
+ *                                  get the same speculation: margin + the fastest free FEM
+ *                                  vertex's dt |v| + dt^2 |g| + the largest collider reach
+ *                                  (sim/candidates.c fem_reach); FEM-FEM candidates and the other
+ *                                  backends' FEM candidates only the margin.
  *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
  *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
  *                                  Drake-like collision filter groups: a member of a group never

@@ -5,6 +5,7 @@
  * MPM candidate, the deformable and particle the outputs name. The candidates name their sides as
  * colliders, FEM surface points or particles; the backends turn those into cliques' point maps
  * (coupling/coupling.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,32 @@ static kn_status mpm_names(const kn_world* w, kn_sim_candidates* c, kn_error* er
   return KN_OK;
 }
 
+/* the penalty backend's speculative reach for the FEM bodies' contacts with the colliders, as the
+ * rigid pairs' (contact.margin in scene.h): the farthest a free FEM vertex (dt |v| + dt^2 |g|) and a
+ * collider (kn_sim_collider_reach) can travel within the step, so that a vertex and a face closing
+ * within the step are candidates at its start and their spring acts from where they meet. Not the
+ * FEM-FEM contacts: with it the FEM block on the FEM slab (test_penalty_fem_incline) slid 0.3108 m
+ * instead of 0.4048 m (digest 0.404795; not traced). Without it a vertex reached the ground unresisted
+ * and the next step's spring threw it back out at the speed it came in (a restitution of ~1: the
+ * light pyramid supports, issue 19, rocked and hopped on their ground vertices for seconds); a
+ * speculative candidate carries no force unless the gap closes (penalty/term.c). 0 for the other
+ * backends (their results unchanged). */
+static double fem_reach(const kn_world* w) {
+  if (w->scene->backend != KN_BACKEND_PENALTY) return 0;
+  const double dt = w->scene->time_step;
+  double v2 = 0, collider = 0;
+  for (int i = 0; i < w->nfem; i++) {
+    const kn_fem_body* b = w->fems[i].body;
+    for (int j = 0; j < b->mesh.nvert; j++) {
+      const double* v = b->v + 3 * j;
+      v2 = fmax(v2, v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+  }
+  for (int k = 0; w->collision && k < w->ncollider; k++) collider = fmax(collider, kn_sim_collider_reach(w, k, dt));
+  double reach = dt * sqrt(v2) + dt * dt * kn_vec3_norm(w->scene->gravity) + collider;
+  return isfinite(reach) ? reach : 0.0;
+}
+
 kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_sim_candidates* c, kn_error* err) {
   kn_sim_candidates_state* s = c->state;
   const double margin = w->scene->margin + c->extra_margin;
@@ -127,6 +154,7 @@ kn_status kn_sim_detect_deformables(const kn_world* w, const kn_pose* X_WG, kn_s
   s->list.n = c->first_fem;
   if (w->nfem > 0) {
     for (int i = 0; i < w->nfem; i++) s->fems[i] = kn_sim_fem_view(&w->fems[i]);
+    kn_contact_fem_detector_set_reach(s->fem, fem_reach(w));
     st = kn_contact_fem_detect(s->fem, s->fems, w->collision, s->soft, X_WG, margin, &s->list, err);
     if (st) kn_error_prefix(err, "contact detection (deformables): ");
   }
