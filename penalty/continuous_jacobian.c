@@ -2,7 +2,9 @@
  * modes of continuous-penalty-forces.md §5.6 (cpf with L_k, cpf with the exact normalizer, dpf on
  * the CCD pair at s = 1), for the implicit use of §5.5 option 2: the backend's Newton solve moves the
  * end positions x1 = x0 + dt J v, the pair (weights, side, start) stays frozen, the intervals are
- * re-cut at the roots of f at each iterate (the Leibniz terms vanish there, §4.9). */
+ * re-cut at the roots of f at each iterate (the Leibniz terms vanish there, §4.9). The paper's mean
+ * over the path (kn_cpf_force_jacobian) and the implicit step's, weighted by 2 s
+ * (kn_cpf_impulse_jacobian, penalty.h: the mean leaves a stiff pair's period-2 mode undamped). */
 #include <math.h>
 #include <string.h>
 
