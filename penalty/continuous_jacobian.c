@@ -2,7 +2,9 @@
  * modes of continuous-penalty-forces.md §5.6 (cpf with L_k, cpf with the exact normalizer, dpf on
  * the CCD pair at s = 1), for the implicit use of §5.5 option 2: the backend's Newton solve moves the
  * end positions x1 = x0 + dt J v, the pair (weights, side, start) stays frozen, the intervals are
- * re-cut at the roots of f at each iterate (the Leibniz terms vanish there, §4.9). */
+ * re-cut at the roots of f at each iterate (the Leibniz terms vanish there, §4.9). The paper's mean
+ * over the path (kn_cpf_force_jacobian) and the implicit step's, weighted by 2 s
+ * (kn_cpf_impulse_jacobian, penalty.h: the mean leaves a stiff pair's period-2 mode undamped). */
 #include <math.h>
 #include <string.h>
 
@@ -41,8 +43,10 @@ static void derivs(const double cf[3], const double e1[3], const double e2[3], c
   for (int k = 0; k < 3; k++) gf[k] = cf[0] * e2r[k] + cf[1] * re1[k] + cf[2] * m[k];
 }
 
-int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, kn_cpf_mode mode,
-                          double F[12], double dF[144], double* stiff) {
+/* the force in mode, its path average weighted by w(s) = 1 (the paper's mean) or, weighted, 2 s (the
+ * implicit step's: kn_cpf_impulse_jacobian) */
+static int force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, kn_cpf_mode mode,
+                          int weighted, double F[12], double dF[144], double* stiff) {
   double f[4], m[9], roots[3], cut[5];
   kn_cpf_cubic(st, f, m);
   const double *m0 = m, *m1 = m + 3, *m2 = m + 6;
@@ -50,9 +54,15 @@ int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, dou
   double L2 = kn_vec3_dot(m0, m0) + kn_vec3_dot(m0, m1) + (kn_vec3_dot(m1, m1) + 2 * kn_vec3_dot(m0, m2)) / 3 +
               kn_vec3_dot(m1, m2) / 2 + kn_vec3_dot(m2, m2) / 5;
   static const double gx[3] = {-0.7745966692414834, 0.0, 0.7745966692414834}, gw[3] = {5.0 / 9, 8.0 / 9, 5.0 / 9};
+  static const double gx4[4] = {-0.8611363115940526, -0.3399810435848563, 0.3399810435848563, 0.8611363115940526},
+                      gw4[4] = {0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538};
   /* the quadrature nodes: 3-point Gauss-Legendre per penetration interval (exact for L_k's degree-5
-   * integrand), 8 panels of it for the exact normalizer's rational one (§4.7), s = 1 for dpf_ccd */
-  double ns[3 * 8 * 4], nw[3 * 8 * 4];
+   * integrand; 4-point for the weighted one's degree 6), 8 panels of it for the exact normalizer's
+   * rational one (§4.7), s = 1 for dpf_ccd */
+  weighted = weighted && mode != KN_CPF_DPF_CCD;
+  const int ng = weighted ? 4 : 3;
+  const double *qx = weighted ? gx4 : gx, *qw = weighted ? gw4 : gw;
+  double ns[4 * 8 * 4], nw[4 * 8 * 4];
   int nn = 0;
   if (mode == KN_CPF_DPF_CCD) {
     if (s_start < 1 && pair->sigma * poly(f, 1.0) > 0) ns[nn] = 1, nw[nn++] = 1;
@@ -67,9 +77,11 @@ int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, dou
       if (!(tb > ta) || !(pair->sigma * poly(f, 0.5 * (ta + tb)) > 0)) continue;
       double hp = (tb - ta) / panels;
       for (int p = 0; p < panels; p++)
-        for (int g = 0; g < 3; g++) {
+        for (int g = 0; g < ng; g++) {
           double a = ta + p * hp;
-          ns[nn] = a + 0.5 * hp * (1 + gx[g]), nw[nn++] = 0.5 * hp * gw[g];
+          ns[nn] = a + 0.5 * hp * (1 + qx[g]), nw[nn] = 0.5 * hp * qw[g];
+          if (weighted) nw[nn] *= 2 * ns[nn];
+          nn++;
         }
     }
   }
@@ -126,4 +138,14 @@ int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, dou
   }
   if (stiff) *stiff = beta;
   return pair->sigma * poly(f, 1.0) > 0;
+}
+
+int kn_cpf_force_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k, kn_cpf_mode mode,
+                          double F[12], double dF[144], double* stiff) {
+  return force_jacobian(st, pair, s_start, k, mode, 0, F, dF, stiff);
+}
+
+int kn_cpf_impulse_jacobian(const kn_cpf_stencil* st, const kn_cpf_pair* pair, double s_start, double k,
+                            kn_cpf_mode mode, double F[12], double dF[144], double* stiff) {
+  return force_jacobian(st, pair, s_start, k, mode, 1, F, dF, stiff);
 }

@@ -1,7 +1,9 @@
 /* The continuous penalty forces as the penalty backend's contact term in the shared Newton solve
  * (continuous-penalty-forces.md §5.5 option 2): each pair's four vertices are material points
- * x(v) = x0 + dt J v, its weights, side and start frozen from the predictor path; the average force
- * over x0 -> x(v) and its Jacobian (continuous_jacobian.c) enter as impulses. */
+ * x(v) = x0 + dt J v, its weights, side and start frozen from the predictor path; the force over
+ * x0 -> x(v), averaged with the weight 2 s (kn_cpf_impulse_jacobian: the path's plain mean leaves the
+ * spring at the step's start and a stiff pair's period-2 mode nearly undamped), and its Jacobian
+ * (continuous_jacobian.c) enter as impulses. */
 #include <string.h>
 
 #include "penalty/penalty.h"
@@ -33,7 +35,7 @@ static int pair_force(const kn_cpf_term* t, int i, const double* v, double F[12]
   double stiff_local = 0;
   if (!stiff) stiff = &stiff_local;
   const double kp = pair_k(t, p);
-  int keep = kn_cpf_force_jacobian(&st, &p->pair, p->s_start, kp, t->mode, F, dF, stiff);
+  int keep = kn_cpf_impulse_jacobian(&st, &p->pair, p->s_start, kp, t->mode, F, dF, stiff);
   if (t->lag_lambda && *stiff == 0 && !(p->lam > 0)) return keep;
   if (t->anchored) kn_cpf_anchor_friction(&st, p->anchor, p->mu, kp, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
   else kn_cpf_friction(&st, &p->pair, p->mu, t->eps_v, t->dt, t->lag_lambda ? p->lam : -1, F, dF, Sfr, NULL, NULL);
@@ -49,7 +51,7 @@ double kn_cpf_term_pair_lambda(const kn_cpf_term* t, int i, const double* v) {
   stencil_at(t, i, v, x0, x1);
   const kn_cpf_term_pair* p = &t->pairs[i];
   kn_cpf_stencil st = {x0, x1, p->edge_edge};
-  kn_cpf_force_jacobian(&st, &p->pair, p->s_start, pair_k(t, p), t->mode, F, NULL, NULL);
+  kn_cpf_impulse_jacobian(&st, &p->pair, p->s_start, pair_k(t, p), t->mode, F, NULL, NULL);
   kn_cpf_friction(&st, &p->pair, 1, 1, t->dt, -1, F, NULL, NULL, NULL, &lam);
   return lam;
 }

@@ -492,13 +492,12 @@ typedef enum { KN_SCENE_NL_ITERATIVE = 0, KN_SCENE_NL_DIRECT } kn_scene_nl_solve
  * and continuous-penalty-forces.md), each optional */
 typedef struct {
   double* stiffness;        /* k of the spring between two bodies that set no contact material
-                               stiffness [N/m] [1e5 with continuous: false, 1e4 with continuous:
-                               true] (the paper's scenes use 1 to 1e6): a held load F per contact
-                               sinks F / k. Two defaults because the key is also the continuous
-                               pairs' k: the springs at 1e5 pass 28 of the 31 fidelity checks (23 at
-                               1e4), while at 1e5 the continuous mode's FEM grasp fails Newton and
-                               its resting cases do not settle in time (ARCHITECTURE.md, penalty).
-                               An explicit key wins in both modes.
+                               stiffness [N/m] [1e5] (the paper's scenes use 1 to 1e6): a held load
+                               F per contact sinks F / k. The same default for the discrete springs
+                               (28 of the 31 fidelity checks at 1e5, 23 at 1e4) and the continuous
+                               pairs (the held box's drift a tenth of SAP's; was 1e4 until their
+                               force was weighted for the implicit step: ARCHITECTURE.md, penalty,
+                               "One default k").
                                The bodies' `stiffness` keys (objects, robots' contact, deformables)
                                count: a pair's k is its two sides in series, k_a k_b / (k_a + k_b),
                                a side that sets none standing as 2 k (so two of them give k), an inf

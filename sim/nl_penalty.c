@@ -90,8 +90,8 @@ static void penalty_destroy(void* p) {
 static kn_status penalty_params(const kn_scene* sc, penalty_state* s, kn_nl_options* opt, kn_error* err) {
   const kn_scene_penalty* k = sc->doc->contact ? sc->doc->contact->penalty : NULL;
   int continuous = k && k->continuous && *k->continuous;
-  /* unset k: 1e5 for the discrete springs, 1e4 for the continuous mode's pairs and springs (scene.h) */
-  s->term.k = k && k->stiffness ? *k->stiffness : continuous ? 1e4 : 1e5;
+  /* unset k: 1e5 N/m, the discrete springs and the continuous mode's pairs alike (scene.h) */
+  s->term.k = k && k->stiffness ? *k->stiffness : 1e5;
   double tol = k && k->tolerance ? *k->tolerance : 1e-8;
   if (!isfinite(s->term.k) || !(s->term.k > 0))
     return kn_scene_fail(sc, err, KN_ERR_INVALID, "contact.penalty.stiffness", "%g: expected a finite number > 0 [N/m]",

@@ -1,6 +1,7 @@
 /* The continuous penalty force's Jacobian in the end positions (penalty/continuous_jacobian.c,
  * continuous-penalty-forces.md §4.9) against central finite differences, for the three integration
- * modes (L_k, exact normalizer, dpf_ccd) on the digest's U4 (a rotating triangle), U6 (violent
+ * modes (L_k, exact normalizer, dpf_ccd), each as the path's mean and weighted by 2 s (the implicit
+ * step's, kn_cpf_impulse_jacobian), on the digest's U4 (a rotating triangle), U6 (violent
  * deformation, two intervals) and a skewed edge-edge crossing; and KN_CPF_LK's force equal to
  * kn_cpf_force's. The step h 1e-6 on unit-size stencils: the FD error (h^2 f''' ~ 1e-12) and round-off
  * (1e-16 / h ~ 1e-10) bound the tolerance 1e-7 relative to the Jacobian's largest entry. */
@@ -36,32 +37,35 @@ static void check_fd(const double x0[12], const double x1in[12], int ee, const c
    * a new pair's start frozen at s* is a kink of F's second derivative there when the root moves,
    * which central differences see at O(h) (U6: 3e-7 relative) */
   s = 0;
-  for (int mode = KN_CPF_LK; mode <= KN_CPF_DPF_CCD; mode++) {
-    double F[12], dF[144], Fp[12], Fm[12], stiff;
-    kn_cpf_force_jacobian(&st, &p, s, 1.0, (kn_cpf_mode)mode, F, dF, &stiff);
-    double scale = 0;
-    for (int i = 0; i < 144; i++) scale = fmax(scale, fabs(dF[i]));
-    if (mode == KN_CPF_DPF_CCD && scale == 0) continue; /* released at s = 1: no force, nothing to check */
-    cr_assert(scale > 0, "%s mode %d: a nonzero Jacobian", what, mode);
-    double worst = 0;
-    for (int col = 0; col < 12; col++) {
-      const double h = 1e-6, keep = x1[col];
-      x1[col] = keep + h, kn_cpf_force_jacobian(&st, &p, s, 1.0, (kn_cpf_mode)mode, Fp, NULL, NULL);
-      x1[col] = keep - h, kn_cpf_force_jacobian(&st, &p, s, 1.0, (kn_cpf_mode)mode, Fm, NULL, NULL);
-      x1[col] = keep;
-      for (int row = 0; row < 12; row++) worst = fmax(worst, fabs((Fp[row] - Fm[row]) / (2 * h) - dF[12 * row + col]));
+  for (int mode = KN_CPF_LK; mode <= KN_CPF_DPF_CCD; mode++)
+    for (int weighted = 0; weighted < 2; weighted++) {
+      int (*force)(const kn_cpf_stencil*, const kn_cpf_pair*, double, double, kn_cpf_mode, double*, double*, double*) =
+          weighted ? kn_cpf_impulse_jacobian : kn_cpf_force_jacobian;
+      double F[12], dF[144], Fp[12], Fm[12], stiff;
+      force(&st, &p, s, 1.0, (kn_cpf_mode)mode, F, dF, &stiff);
+      double scale = 0;
+      for (int i = 0; i < 144; i++) scale = fmax(scale, fabs(dF[i]));
+      if (mode == KN_CPF_DPF_CCD && scale == 0) continue; /* released at s = 1: no force, nothing to check */
+      cr_assert(scale > 0, "%s mode %d: a nonzero Jacobian", what, mode);
+      double worst = 0;
+      for (int col = 0; col < 12; col++) {
+        const double h = 1e-6, keep = x1[col];
+        x1[col] = keep + h, force(&st, &p, s, 1.0, (kn_cpf_mode)mode, Fp, NULL, NULL);
+        x1[col] = keep - h, force(&st, &p, s, 1.0, (kn_cpf_mode)mode, Fm, NULL, NULL);
+        x1[col] = keep;
+        for (int row = 0; row < 12; row++) worst = fmax(worst, fabs((Fp[row] - Fm[row]) / (2 * h) - dF[12 * row + col]));
+      }
+      cr_log_info("%s mode %d%s: |dF| %.3g, FD error %.3g", what, mode, weighted ? " weighted" : "", scale, worst);
+      /* the exact normalizer's composite rule is not exact: its nodes move with the roots, so its FD
+       * differ from the exact integral's derivative by the rule's error's sensitivity (U6: 2e-7) */
+      double tol = mode == KN_CPF_EXACT ? 1e-6 : 1e-7;
+      cr_assert(worst <= tol * scale, "%s mode %d weighted %d: FD error %.3g of %.3g", what, mode, weighted, worst, scale);
+      if (mode == KN_CPF_LK && !weighted) {
+        double G[12];
+        kn_cpf_force(&st, &p, s, 1.0, G);
+        for (int i = 0; i < 12; i++) cr_assert(fabs(G[i] - F[i]) <= 1e-15, "%s: kn_cpf_force's F[%d]", what, i);
+      }
     }
-    cr_log_info("%s mode %d: |dF| %.3g, FD error %.3g", what, mode, scale, worst);
-    /* the exact normalizer's composite rule is not exact: its nodes move with the roots, so its FD
-     * differ from the exact integral's derivative by the rule's error's sensitivity (U6: 2e-7) */
-    double tol = mode == KN_CPF_EXACT ? 1e-6 : 1e-7;
-    cr_assert(worst <= tol * scale, "%s mode %d: FD error %.3g of %.3g", what, mode, worst, scale);
-    if (mode == KN_CPF_LK) {
-      double G[12];
-      kn_cpf_force(&st, &p, s, 1.0, G);
-      for (int i = 0; i < 12; i++) cr_assert(fabs(G[i] - F[i]) <= 1e-15, "%s: kn_cpf_force's F[%d]", what, i);
-    }
-  }
 }
 
 Test(cpf_jacobian, u4_rotating_triangle) {
@@ -101,6 +105,31 @@ Test(cpf_jacobian, one_dimensional_stiffness) {
   cr_assert(fabs(dF[12 * 2 + 2] + 2.0 * 0.375) < 1e-14, "dFz/dz1 %.17g", dF[12 * 2 + 2]);
   kn_cpf_force_jacobian(&st, &p, s, 2.0, KN_CPF_DPF_CCD, F, dF, &stiff);
   cr_assert(fabs(F[2] - 1.0) < 1e-14 && fabs(dF[12 * 2 + 2] + 2.0) < 1e-14, "dpf_ccd: -k z(1) = 1, slope -k");
+}
+
+/* the implicit step's weighted force (kn_cpf_impulse_jacobian), 1D as above, k = 2: crossing at
+ * s* = 1/2, depth s - 1/2 after it, F_z = k int 2 s (s - 1/2) ds over [1/2, 1] = 5k/24 (the mean's k/8),
+ * stiff = int 2 s^2 ds = 7/12; and a carried pair penetrating along the whole step, depth 0.1 -> 0.3:
+ * k (0.1 / 3 + 2 (0.3) / 3) = 0.7 k / 3 (the mean's k (0.1 + 0.3) / 2), stiff 2/3 */
+Test(cpf_jacobian, weighted_one_dimensional) {
+  double x0[12], x1[12], F[12], dF[144], stiff;
+  set4(x0, V3(.25, .25, .5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
+  set4(x1, V3(.25, .25, -.5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
+  kn_cpf_stencil st = {x0, x1, 0};
+  kn_cpf_pair p;
+  double s;
+  cr_assert_eq(kn_cpf_first_contact(&st, 1e-9, &p, &s), 1);
+  kn_cpf_impulse_jacobian(&st, &p, s, 2.0, KN_CPF_LK, F, dF, &stiff);
+  cr_assert(fabs(F[2] - 2.0 * 5 / 24) < 1e-14, "crossing: F_z %.17g", F[2]);
+  cr_assert(fabs(stiff - 7.0 / 12) < 1e-15 && fabs(dF[12 * 2 + 2] + 2.0 * 7 / 12) < 1e-14, "stiff %.17g", stiff);
+  x0[2] = -0.1, x1[2] = -0.3;
+  kn_cpf_impulse_jacobian(&st, &p, 0, 2.0, KN_CPF_LK, F, dF, &stiff);
+  cr_assert(fabs(F[2] - 2.0 * 0.7 / 3) < 1e-14, "carried: F_z %.17g", F[2]);
+  cr_assert(fabs(stiff - 2.0 / 3) < 1e-15, "carried: stiff %.17g", stiff);
+  kn_cpf_impulse_jacobian(&st, &p, 0, 2.0, KN_CPF_EXACT, F, NULL, NULL);
+  cr_assert(fabs(F[2] - 2.0 * 0.7 / 3) < 1e-14, "carried, exact normalizer: F_z %.17g", F[2]);
+  kn_cpf_impulse_jacobian(&st, &p, 0, 2.0, KN_CPF_DPF_CCD, F, NULL, NULL);
+  cr_assert(fabs(F[2] - 2.0 * 0.3) < 1e-14, "dpf_ccd unweighted: F_z %.17g", F[2]);
 }
 
 /* edges in parallel planes (a box's bottom edge falling across a plate's diagonal): m is along the

@@ -89,7 +89,7 @@ static void check_term_with(double mu, double eps_v, int anchored, double shift,
         for (int k = 0; k < 3; k++) a[3 * j + k] = P.p[pairs[e].pt[j]].x0[k], b[3 * j + k] = a[3 * j + k] + dt * u[k];
       }
       kn_cpf_stencil st = {a, b, e};
-      kn_cpf_force_jacobian(&st, &pairs[e].pair, 0, t.k, KN_CPF_LK, F, NULL, NULL);
+      kn_cpf_impulse_jacobian(&st, &pairs[e].pair, 0, t.k, KN_CPF_LK, F, NULL, NULL);
       kn_cpf_anchor_friction(&st, pairs[e].anchor, mu, t.k, lam_lag, F, NULL, NULL, ft, &fn);
       double ratio = kn_vec3_norm(ft) / (mu * fn);
       cr_log_info("pair %d: |f_t| / mu lambda = %.6f", e, ratio);
