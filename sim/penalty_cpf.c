@@ -18,7 +18,7 @@ typedef struct {          /* per surface of kn_mesh_surfaces */
   kn_penalty_mesh_topology top; /* its triangles' neighbours: a carried pair's walk (§8 item 14) */
   kn_contact_material material; /* its friction mu, combined per pair (kn_contact_material_combine) */
   double k;              /* its side's spring stiffness (penalty_stiffness.h), in series per pair */
-  double band;           /* the proximity pass's depth: half its thinnest rest extent (seed_inside) */
+  double band;           /* the proximity pass's depth (kn_penalty_cpf_band, seed_inside) */
 } cpf_surface;
 
 #define LAG_RTOL 1e-3 /* the friction's lambda re-lagged while a pair's moves more than this, relative */
@@ -68,18 +68,6 @@ void kn_penalty_cpf_free(kn_penalty_cpf* c) {
 
 static int flat_edges(cpf_surface* s, const kn_mesh_surface* m);
 
-/* surface m's proximity band (seed_inside): half the thinnest extent of its used vertices' rest box.
- * A vertex deeper behind a face than half its body's thickness is, in a convex body, nearer another
- * face: which face it came through is no longer known (a box plate 2 mm thick: 1 mm) */
-static double thinnest_half(const kn_mesh_surface* m) {
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int i = 0; i < (m->used ? m->nused : m->nv); i++)
-    for (int k = 0, v = m->used ? m->used[i] : i; k < 3; k++)
-      lo[k] = fmin(lo[k], m->rest[3 * v + k]), hi[k] = fmax(hi[k], m->rest[3 * v + k]);
-  double t = fmin(hi[0] - lo[0], fmin(hi[1] - lo[1], hi[2] - lo[2]));
-  return isfinite(t) ? 0.5 * t : 0;
-}
-
 /* two surfaces that can meet (different cliques) both rigid (stiffness inf): no spring => KN_ERR_INVALID */
 static kn_status check_rigid_pairs(const kn_penalty_cpf* c, kn_error* err) {
   for (int i = 0; i < c->ms.n; i++)
@@ -112,7 +100,7 @@ kn_status kn_penalty_cpf_create(kn_world* w, const kn_penalty_stiffness* ps, dou
     c->s[i].material = m->fem >= 0 ? w->fems[m->fem].material : w->colliders[m->collider].c.material;
     c->s[i].k = m->fem >= 0 ? ps->fem[m->fem] : ps->collider[m->collider];
     ok = flat_edges(&c->s[i], m);
-    c->s[i].band = thinnest_half(m);
+    c->s[i].band = kn_penalty_cpf_band(m->rest, m->used ? m->nused : m->nv, m->used);
     if (ok && (st = kn_penalty_mesh_topology_build(m->nv, m->nt, m->tri, &c->s[i].top, err))) {
       kn_penalty_cpf_free(c);
       return st;

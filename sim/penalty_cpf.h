@@ -28,6 +28,11 @@ typedef struct {
  * *depth := its distance behind the plane. */
 int kn_penalty_cpf_inside_face(const double* x, int n, const kn_cpf_key* keys, double band, double w[4],
                                double* depth);
+/* a surface's band for it (its n vertices' rest positions, used: their indices, NULL: 0..n-1) => half the
+ * thinnest extent of their box, 0 for none. A vertex deeper behind a face than half its body's
+ * thickness is, in a convex body, nearer another face: which face it came through is no longer
+ * known (a box plate 2 mm thick: 1 mm) */
+double kn_penalty_cpf_band(const double* rest, int n, const int* used);
 
 /* (world, the bodies' spring stiffnesses ps (penalty_stiffness.h), friction's smoothing velocity
  * eps_v (kn_cpf_friction), mode, lag_lambda (contact.penalty.lag_lambda: the friction's lambda

@@ -33,3 +33,12 @@ int kn_penalty_cpf_inside_face(const double* x, int n, const kn_cpf_key* keys, d
   *depth = best_depth;
   return best;
 }
+
+double kn_penalty_cpf_band(const double* rest, int n, const int* used) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int i = 0; i < n; i++)
+    for (int k = 0, v = used ? used[i] : i; k < 3; k++)
+      lo[k] = fmin(lo[k], rest[3 * v + k]), hi[k] = fmax(hi[k], rest[3 * v + k]);
+  double t = fmin(hi[0] - lo[0], fmin(hi[1] - lo[1], hi[2] - lo[2]));
+  return isfinite(t) ? 0.5 * t : 0;
+}

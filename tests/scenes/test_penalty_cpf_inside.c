@@ -3,7 +3,8 @@
  * the face it is nearest and behind, within half the face body's thickness.
  *   inside_face_*  kn_penalty_cpf_inside_face on a unit slab (top z = 0, bottom z = -0.1, both faces
  *                  wound outward): depth and weights exact, the nearest face chosen, and no face for a
- *                  vertex outside, beyond the band, off the face, or under a thin cap (an overhang).
+ *                  vertex outside, beyond the band, off the face, or under a thin cap (an overhang);
+ *                  the band, half the thinnest extent (kn_penalty_cpf_band).
  *   cube_starts_inside  a 0.1 m, 0.1 kg cube placed 1 mm into a 0.1 m thick plate at t = 0, default
  *                  keys of the continuous mode (k 1e4 N/m per pair). Before the pass it fell through
  *                  the plate's top (no crossing, so no pair: 0.1 m down in 0.2 s); now its four corners
@@ -42,6 +43,11 @@ Test(penalty_cpf_inside, inside_face_depth_and_weights) {
   /* 9 cm below the top: nearer the bottom face (1 cm), which it is behind: that one */
   f = slab_probe(0.3, 0.6, -0.09, 0.05, w, &depth);
   cr_expect(f == 3 && fabs(depth - 0.01) < 1e-15, "bottom face: %d, depth %.17g", f, depth);
+  /* the slab's band: half its thinnest extent, 0.1 / 2 (its 8 vertices; the probe's left out) */
+  double band = kn_penalty_cpf_band(slab_x, 8, NULL);
+  cr_expect(fabs(band - 0.05) < 1e-15, "band %.17g", band);
+  const int top[4] = {0, 1, 2, 3};
+  cr_expect_eq(kn_penalty_cpf_band(slab_x, 4, top), 0, "a flat surface: no band");
 }
 
 Test(penalty_cpf_inside, inside_face_none) {
