@@ -10,6 +10,30 @@
 
 typedef struct kn_penalty_cpf kn_penalty_cpf;
 
+/* a pair's features as global vertex ids of kn_mesh_surfaces: (p, a, b, c) or (a, b, c, d) */
+typedef struct {
+  int edge_edge, v[4];
+} kn_cpf_key;
+
+/* The proximity pass of continuous-penalty-forces.md §8 item 12 (penalty_cpf_inside.c): a vertex
+ * already through a surface (CCD missed its crossing, or it started there) has no pair, and CCD,
+ * which starts pairs only at crossings, never finds one. (positions x, 3 per global vertex; n
+ * vertex-face keys of one vertex against faces of one surface, the faces wound outward; band > 0)
+ * => the key whose face the vertex has just passed: the candidate nearest the vertex (point-triangle
+ * distance), its closest point inside the face (the projection's barycentric coordinates >= -1e-6,
+ * CCD's inside test), the vertex behind the face's plane by at most band; -1 when none is. The
+ * nearest face's side is the inside test of a closed surface where the closest point is on a face;
+ * a vertex nearer another face, in front of it, is outside (under an overhang, or through the far
+ * side of a thin plate). w := the pair's weights (1, the projection's barycentric coordinates),
+ * *depth := its distance behind the plane. */
+int kn_penalty_cpf_inside_face(const double* x, int n, const kn_cpf_key* keys, double band, double w[4],
+                               double* depth);
+/* a surface's band for it (its n vertices' rest positions, used: their indices, NULL: 0..n-1) => half the
+ * thinnest extent of their box, 0 for none. A vertex deeper behind a face than half its body's
+ * thickness is, in a convex body, nearer another face: which face it came through is no longer
+ * known (a box plate 2 mm thick: 1 mm) */
+double kn_penalty_cpf_band(const double* rest, int n, const int* used);
+
 /* (world, the bodies' spring stiffnesses ps (penalty_stiffness.h), friction's smoothing velocity
  * eps_v (kn_cpf_friction), mode, lag_lambda (contact.penalty.lag_lambda: the friction's lambda
  * lagged, kn_cpf_term), anchored (1: each pair's friction the anchored spring of
