@@ -1,8 +1,9 @@
 /* Newton on a potential whose contact term has an exact and a projected Hessian
  * (kn_nl_term.project, ipc's mesh barrier): the exact one where the assembled matrix is positive
- * definite (quadratic convergence, not the projection's linear rate), the projected one where it
- * is not, and the step extended while the energy falls after a full projected step off a saddle
- * (extend_step in nonlinear/newton.c).
+ * definite (quadratic convergence, not the projection's linear rate), the exact one + tau M (the
+ * smallest tau of the shift's sequence CHOLMOD accepts) where it is not, the step extended while
+ * the energy falls after a full step off a saddle (extend_step in nonlinear/newton.c), and the step
+ * test met from the last factor after a full exact step (step_estimate).
  * The term is a 1-D double well in v0, T(v) = -a v0^2 / 2 + b v0^4 / 4, on a point mass of mass m:
  * its Hessian -a + 3 b v0^2 is negative near 0, where a per-term projection clamps it to 0. */
 #include <criterion/criterion.h>
@@ -73,7 +74,8 @@ Test(nonlinear_projection, exact_hessian_converges_quadratically_where_the_sum_i
 
 /* a = 2, b = 1, m = 1, v* = 0: E = -v0^2 / 2 + v0^4 / 4 along v0, a maximum at 0 and minima at
  * +-1. From v0 = 1e-6 the exact Hessian (-1) is indefinite; the projected one (m) gives p = v0(1 -
- * v0^2): projected Newton only doubles v0 an iteration (~20 iterations to leave 0). Extending the
+ * v0^2): projected Newton only doubles v0 an iteration (~20 iterations to leave 0), and the shifted
+ * one (tau 2.56: 1.56) gives p / 1.56, slower still. Extending the
  * full step while E falls (the secant's curvature along it is negative: x 4 a trial, up to 8 trials)
  * leaves it in one or two iterations, then Newton on the exact Hessian (2 at v0 = 1) converges to
  * the minimum v0 = 1. */
