@@ -100,50 +100,92 @@ static int ldl_nonpositive(const cholmod_factor* L) {
   return -1;
 }
 
-static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
-                               kn_error* err) {
+static cholmod_sparse* to_sparse(const kn_nl_triplets* T, int stype, cholmod_common* cc);
+
+/* L := the numeric factor of A (+ tau diag(d) when tau > 0: A's diagonal entries shifted in place,
+ * restored on return; the pattern, and so the kept analysis, is the same). KN_ERR_NUMERIC when not
+ * positive definite (supernodal LL' stops; a simplicial LDL' pivot <= 0 is refused too) or when a
+ * shift is asked and A stores no entry for some diagonal */
+static kn_status factor(kn_nl_linsolve* ls, cholmod_sparse* A, cholmod_factor* L, const double* d, double tau,
+                        kn_error* err) {
   cholmod_common* cc = &ls->cc;
-  int n = T->n, lower = 0;
-  for (int k = 0; k < T->nnz; k++) lower += T->i[k] >= T->j[k];
-  cholmod_triplet* tr = cholmod_allocate_triplet((size_t)n, (size_t)n, (size_t)lower + 1, -1, CHOLMOD_REAL, cc);
-  if (!tr) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
-  int *ti = tr->i, *tj = tr->j;
-  double* tx = tr->x;
-  size_t m = 0;
-  for (int k = 0; k < T->nnz; k++)
-    if (T->i[k] >= T->j[k]) ti[m] = T->i[k], tj[m] = T->j[k], tx[m] = T->x[k], m++;
-  tr->nnz = m;
-  cholmod_sparse* A = cholmod_triplet_to_sparse(tr, m, cc);
-  cholmod_free_triplet(&tr, cc);
+  int n = (int)A->nrow;
+  const int* Ap = A->p;
+  const int* Ai = A->i;
+  double* Ax = A->x;
+  if (tau > 0) /* lower triangle, sorted: a column's diagonal is its first entry */
+    for (int j = 0; j < n; j++) {
+      if (Ap[j] == Ap[j + 1] || Ai[Ap[j]] != j) {
+        for (int i = 0; i < j; i++) Ax[Ap[i]] -= tau * d[i];
+        return kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix has no diagonal entry in column %d (shift)", j);
+      }
+      Ax[Ap[j]] += tau * d[j];
+    }
+  kn_status st = KN_OK;
+  if (!cholmod_factorize(A, L, cc) || cc->status == CHOLMOD_NOT_POSDEF)
+    st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD, column %d of %d)",
+                 (int)L->minor, n);
+  else if (ldl_nonpositive(L) >= 0)
+    st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD LDL', pivot %d of %d)",
+                 ldl_nonpositive(L), n);
+  if (tau > 0)
+    for (int j = 0; j < n; j++) Ax[Ap[j]] -= tau * d[j];
+  return st;
+}
+
+// x = L^-1-solve of b with the factor L
+static kn_status solve_factor(cholmod_factor* L, const double* b, double* x, cholmod_common* cc, kn_error* err) {
+  cholmod_dense* B = cholmod_allocate_dense(L->n, 1, L->n, CHOLMOD_REAL, cc);
+  if (!B) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
+  memcpy(B->x, b, L->n * sizeof(double));
+  cholmod_dense* X = cholmod_solve(CHOLMOD_A, L, B, cc);
+  cholmod_free_dense(&B, cc);
+  if (!X) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD solve)");
+  memcpy(x, X->x, L->n * sizeof(double));
+  cholmod_free_dense(&X, cc);
+  return KN_OK;
+}
+
+/* the symmetric solve, with the shift's retries (kn_nl_linsolve_shifted; shift NULL: A alone) */
+static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, kn_nl_shift* shift, const double* b,
+                               double* x, kn_error* err) {
+  cholmod_common* cc = &ls->cc;
+  cholmod_sparse* A = to_sparse(T, -1, cc);
   if (!A) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
   cholmod_factor* L = kept_analysis(ls, A);
   kn_status st = KN_OK;
   if (!L) {
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD analysis)");
-  } else if (!cholmod_factorize(A, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
-    st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD, column %d of %d)",
-                 (int)L->minor, n);
-  } else if (ldl_nonpositive(L) >= 0) {
-    st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD LDL', pivot %d of %d)",
-                 ldl_nonpositive(L), n);
   } else {
-    cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
-    if (!B) {
-      st = kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
-    } else {
-      memcpy(B->x, b, (size_t)n * sizeof(double));
-      cholmod_dense* X = cholmod_solve(CHOLMOD_A, L, B, cc);
-      if (!X)
-        st = kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD solve)");
-      else
-        memcpy(x, X->x, (size_t)n * sizeof(double)), cholmod_free_dense(&X, cc);
-      cholmod_free_dense(&B, cc);
+    st = factor(ls, A, L, NULL, 0, err);
+    if (shift) {
+      shift->factorizations = 1, shift->tau = 0;
+      /* A + tau D, tau from the first guess grown until CHOLMOD accepts or past the largest */
+      for (double tau = shift->tau_start; st == KN_ERR_NUMERIC && tau <= shift->tau_max; tau *= shift->grow) {
+        st = factor(ls, A, L, shift->d, tau, err);
+        shift->factorizations++, shift->tau = tau;
+      }
     }
+    if (!st) st = solve_factor(L, b, x, cc, err);
   }
   if (st && L) cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
   ls->chol = L;
   cholmod_free_sparse(&A, cc);
   return st;
+}
+
+kn_status kn_nl_linsolve_shifted(kn_nl_linsolve* ls, const kn_nl_triplets* T, kn_nl_shift* shift, const double* b,
+                                 double* x, kn_error* err) {
+  if (T->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
+  if (!shift->d || !(shift->tau_start > 0) || !(shift->grow > 1))
+    return kn_fail(err, KN_ERR_INVALID, "shift: a diagonal, tau_start > 0 and grow > 1 expected");
+  return solve_cholmod(ls, T, shift, b, x, err);
+}
+
+kn_status kn_nl_linsolve_resolve(kn_nl_linsolve* ls, int n, const double* b, double* x, kn_error* err) {
+  if (!ls->chol || (int)ls->chol->n != n || ls->chol->minor < ls->chol->n)
+    return kn_fail(err, KN_ERR_NUMERIC, "no factor of an n = %d Newton matrix kept", n);
+  return solve_factor(ls->chol, b, x, &ls->cc, err);
 }
 
 static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
@@ -213,7 +255,7 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
 kn_status kn_nl_linsolve_solve(kn_nl_linsolve* ls, const kn_nl_triplets* T, int symmetric, const double* b, double* x,
                          kn_error* err) {
   if (T->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
-  if (symmetric) return solve_cholmod(ls, T, b, x, err);
+  if (symmetric) return solve_cholmod(ls, T, NULL, b, x, err);
   return solve_umfpack(ls, T, b, x, err);
 }
 

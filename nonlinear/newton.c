@@ -11,8 +11,10 @@
 struct kn_nl_solver {
   kn_nl_linsolve* ls;
   kn_nl_triplets T, S; /* the Jacobian; its symmetric PSD part (iterative) */
-  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *vx, *rx, *vk;
+  double *r, *p, *vt, *rt, *dinv, *v, *vpass, *vx, *rx, *vk, *mass;
   int cap;
+  double tau;       /* the last shift CHOLMOD accepted (newton_direction), 0: none yet */
+  int exact_factor; /* 1: the kept factor is the exact Hessian's at the last direction's iterate */
   int* offset;
   int capq;
 };
@@ -39,7 +41,7 @@ void kn_nl_solver_free(kn_nl_solver* s) {
   kn_nl_triplets_free(&s->T);
   kn_nl_triplets_free(&s->S);
   free(s->r), free(s->p), free(s->vt), free(s->rt), free(s->dinv), free(s->v), free(s->vpass), free(s->vx), free(s->rx);
-  free(s->vk);
+  free(s->vk), free(s->mass);
   free(s->offset);
   free(s);
 }
@@ -62,7 +64,7 @@ static kn_status reserve(kn_nl_solver* s, const kn_nl_problem* p, int n, kn_erro
   s->offset[0] = 0;
   for (int c = 0; c < p->ncliques; c++) s->offset[c + 1] = s->offset[c] + p->cliques[c].ops->ndof(p->cliques[c].self);
   if (n + 1 <= s->cap) return KN_OK;
-  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->vx, &s->rx, &s->vk};
+  double** a[] = {&s->r, &s->p, &s->vt, &s->rt, &s->dinv, &s->v, &s->vpass, &s->vx, &s->rx, &s->vk, &s->mass};
   s->cap = 0;
   for (size_t k = 0; k < sizeof a / sizeof *a; k++) {
     free(*a[k]);
@@ -286,9 +288,18 @@ static kn_status piece_step(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl
   return KN_OK;
 }
 
+/* Where CHOLMOD refuses the exact Hessian H (the twisted rods as they wrap): the direction of
+ * H + tau M, M the mass diagonal (the scale of D = M^-1), tau the smallest of a x4 sequence CHOLMOD
+ * accepts, from half the last accepted one (1e-2 the first time; kept across iterations and steps).
+ * A Levenberg-Marquardt step: positive definite, so a descent direction; it keeps H's curvature
+ * where H has it (the per-pair projection adds every pair's dropped b' grad^2 s, so Newton's model
+ * exceeds the energy's curvature and converges linearly) and adds only tau M where it has not. */
+static const double shift_first = 1e-2, shift_grow = 4, shift_max = 1e8;
+
 /* the Newton direction in s->p, of the Hessian s->T holds (the term's exact one where it has a
- * projection, kn_nl_term.project); where CHOLMOD finds that one not positive definite, of the
- * Hessian assembled again at s->v with the term's projection on */
+ * projection, kn_nl_term.project); where CHOLMOD finds that one not positive definite, of it
+ * shifted by tau M (above), and where no shift up to shift_max is accepted, of the Hessian
+ * assembled again at s->v with the term's projection on (redo: at once) */
 static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n, int k, double res, int worst,
                                   int redo, kn_nl_stats* st0, kn_error* err) {
   kn_status st = KN_OK;
@@ -299,12 +310,39 @@ static kn_status newton_direction(kn_nl_solver* s, const kn_nl_problem* p, int n
     st0->projections++;
   }
   for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
-  st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
-  st0->factorizations++;
+  s->exact_factor = 0;
+  if (!redo && p->contact.project) {
+    kn_nl_shift sh = {.d = s->mass, .tau_start = s->tau > 0 ? s->tau / 2 : shift_first, .grow = shift_grow,
+                      .tau_max = shift_max};
+    st = kn_nl_linsolve_shifted(s->ls, &s->T, &sh, s->rt, s->p, err);
+    st0->factorizations += sh.factorizations;
+    if (!st && sh.tau > 0) s->tau = sh.tau, st0->shifts++;
+    s->exact_factor = !st && sh.tau == 0;
+  } else {
+    st = kn_nl_linsolve_solve(s->ls, &s->T, 1, s->rt, s->p, err);
+    st0->factorizations++;
+    s->exact_factor = !st && !redo && !p->contact.project;
+  }
   if (st == KN_ERR_NUMERIC && !redo && p->contact.project && p->contact.project(p->contact.self, 1))
     return newton_direction(s, p, n, k, res, worst, 1, st0, err);
   if (st) return kn_error_prefix(err, "Newton iteration %d (residual %.3g m/s at '%s'): ", k, res, dof_owner(s, p, worst));
   return KN_OK;
+}
+
+/* The step test at an iterate reached by a full step p_k of the exact Hessian H_k (its factor
+ * kept): the simplified Newton step pbar = -H_k^-1 r(v_k+1), two triangular solves, in place of the
+ * Newton step p = -H_k+1^-1 r(v_k+1) and its factorization. Where Newton contracts (theta =
+ * |pbar| / |p_k| <= 1/2, Deuflhard's monitor) p - pbar = H_k+1^-1 (H_k - H_k+1) pbar is at most
+ * ~2 theta |pbar|, so |pbar| (1 + 2 theta) <= tol meets IPC's |p|inf / h < eps_d. Returns 1 when it
+ * does (*pstep = |pbar|); 0: the caller factorizes. */
+static int step_estimate(kn_nl_solver* s, int n, double plast, double tol, double* pstep) {
+  for (int i = 0; i < n; i++) s->rt[i] = -s->r[i];
+  kn_error e2 = {0};
+  if (kn_nl_linsolve_resolve(s->ls, n, s->rt, s->vx, &e2)) return 0;
+  double pbar = max_abs(s->vx, n), theta = plast > 0 ? pbar / plast : 1;
+  if (!(theta <= 0.5) || !(pbar * (1 + 2 * theta) <= tol)) return 0;
+  *pstep = pbar;
+  return 1;
 }
 
 /* the Hessian of the next assembly: the term's exact one (kn_nl_term.project) */
@@ -332,7 +370,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
   double res = scaled(s, n, s->r, &worst, &res2);
   if (st0->iterations == 0 && st0->passes == 0) st0->residual_start = res;
   int k = 0, stalls = 0;
-  double pstep = 0;
+  double pstep = 0, plast = 0;
+  int full_exact = 0; /* the last iteration was a full step of the exact Hessian (step_estimate) */
   for (;; k++) {
     if (!isfinite(res) || (potential && !isfinite(E)))
       return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: the residual is not finite (DoF %d of '%s')", k, worst,
@@ -340,7 +379,11 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     double tol = o.abs_tol + o.rel_tol * max_abs(s->v, n);
     /* step_test (potential problems): D r within tol is not enough, the Newton step must be too */
     int have_p = res <= tol && potential && o.step_test;
-    const int proj0 = st0->projections;
+    if (have_p && full_exact && step_estimate(s, n, plast, tol, &pstep)) {
+      st0->step_estimates++;
+      break;
+    }
+    const int proj0 = st0->projections, shift0 = st0->shifts;
     if (have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
     pstep = have_p ? max_abs(s->p, n) : 0;
     if (res <= tol && pstep <= tol) break;
@@ -356,7 +399,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
       /* minimization: the Newton direction of the exact Hessian, or of the term's projected one
        * where that is not positive definite (newton_direction), Armijo on the energy */
       if (!have_p && (st = newton_direction(s, p, n, k, res, worst, 0, st0, err))) return st;
-      const int indefinite = st0->projections > proj0;
+      const int indefinite = st0->projections > proj0 || st0->shifts > shift0;
       double alpha = 1;
       int blind = 0;
       for (int redo = 0;; redo = 1) {
@@ -422,6 +465,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     if (!potential && p->contact.lag && stalls >= 5)
       return kn_fail(err, KN_ERR_NUMERIC, "Newton iteration %d: stalled (five steps below 1/32; velocity residual %.3g m/s "
                      "at DoF %d of '%s')", k, res, worst, dof_owner(s, p, worst));
+    full_exact = potential && s->exact_factor && alpha_taken == 1;
+    plast = max_abs(s->p, n);
     memcpy(s->v, s->vt, (size_t)n * sizeof(double));
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
@@ -446,7 +491,7 @@ kn_status kn_nl_solve(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_optio
     const kn_clique* q = &p->cliques[c];
     (q->ops->mass ? q->ops->mass : q->ops->diagonal)(q->self, s->dinv + s->offset[c]);
   }
-  for (int i = 0; i < n; i++) s->dinv[i] = s->dinv[i] > 0 ? 1.0 / s->dinv[i] : 1.0;
+  for (int i = 0; i < n; i++) s->mass[i] = s->dinv[i] > 0 ? s->dinv[i] : 1.0, s->dinv[i] = 1.0 / s->mass[i];
   memcpy(s->v, v0, (size_t)n * sizeof(double));
   int lag = !p->potential && p->contact.lag;
   kn_error e2 = {0};

@@ -156,6 +156,8 @@ typedef struct {
   int passes;            /* lagged passes (kn_nl_term.lag) */
   int active_set_steps;  /* steps of piece_step taken (kn_nl_term.pieces) */
   int projections;       /* Newton directions redone with the term's projected Hessian (kn_nl_term.project) */
+  int shifts;            /* Newton directions of the exact Hessian + tau M where CHOLMOD refused it (newton.c) */
+  int step_estimates;    /* step tests met by the simplified Newton step, no factorization (newton.c) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

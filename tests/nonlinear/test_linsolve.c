@@ -5,7 +5,10 @@
  * of another pattern is analysed afresh (its solution checked the same way); a matrix that is not
  * positive definite fails with its message (supernodal) and the next solve is right again; BiCGSTAB
  * with the kept analysis of its preconditioner equals a fresh solver's answer. For a banded matrix
- * (CHOLMOD's simplicial factor) and a dense-ish one (supernodal). */
+ * (CHOLMOD's simplicial factor) and a dense-ish one (supernodal). The shifted solve (ipc's refused
+ * Hessians): a matrix made indefinite on its diagonal (2 or 45 below the dominant one) gets the first tau of the x4 sequence
+ * CHOLMOD accepts, and the tau before it is refused; the answer solves (A + tau D) x = b to 1e-12,
+ * and the kept factor's resolve gives it bitwise again. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -121,3 +124,42 @@ Test(linsolve, kept_patterns_of_changing_size) {
   kn_nl_triplets_free(&T);
   kn_nl_linsolve_free(kept);
 }
+
+static void check_shifted(int n, int band, int fill, double below) {
+  kn_nl_linsolve* ls = kn_nl_linsolve_create();
+  kn_nl_triplets T = {0}, T2 = {0};
+  double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y),
+         *d = malloc((size_t)n * sizeof *d);
+  unsigned seed = 11u;
+  for (int i = 0; i < n; i++) b[i] = urand(&seed) - 0.5, d[i] = 0.5 + urand(&seed);
+  make(&T, n, band, fill, 300u, -below);
+  kn_error err = {0};
+  cr_assert_eq(kn_nl_linsolve_solve(ls, &T, 1, b, x, &err), KN_ERR_NUMERIC, "A is not positive definite");
+  kn_nl_shift sh = {.d = d, .tau_start = 1e-2, .grow = 4, .tau_max = 1e3};
+  cr_assert_eq(kn_nl_linsolve_shifted(ls, &T, &sh, b, x, &err), KN_OK, "%s", err.msg);
+  cr_assert(sh.tau > 1e-2 && sh.factorizations >= 3, "tau %g after %d factorizations", sh.tau, sh.factorizations);
+  cr_assert_eq(kn_nl_linsolve_resolve(ls, n, b, y, &err), KN_OK, "%s", err.msg);
+  cr_assert(!memcmp(x, y, (size_t)n * sizeof *x), "the kept factor's resolve differs");
+  for (int pass = 0; pass < 2; pass++) { /* A + tau D, then A + tau / 4 D */
+    double tau = pass ? sh.tau / 4 : sh.tau;
+    kn_nl_triplets_reset(&T2, n);
+    for (int k = 0; k < T.nnz; k++) kn_nl_triplets_add(&T2, T.i[k], T.j[k], T.x[k]);
+    for (int i = 0; i < n; i++) kn_nl_triplets_add(&T2, i, i, tau * d[i]);
+    kn_nl_linsolve* f1 = kn_nl_linsolve_create();
+    kn_status st = kn_nl_linsolve_solve(f1, &T2, 1, b, y, &err);
+    kn_nl_linsolve_free(f1);
+    if (pass) {
+      cr_assert_eq(st, KN_ERR_NUMERIC, "tau / 4 = %g was accepted: tau %g is not the first", tau, sh.tau);
+    } else {
+      cr_assert_eq(st, KN_OK, "%s", err.msg);
+      double res = rel_residual(&T2, x, b);
+      cr_assert_lt(res, 1e-12, "(A + tau D) x = b: residual %g (tau %g)", res, sh.tau);
+    }
+  }
+  kn_nl_triplets_free(&T), kn_nl_triplets_free(&T2);
+  free(b), free(x), free(y), free(d);
+  kn_nl_linsolve_free(ls);
+}
+
+Test(linsolve, shifted_banded) { check_shifted(300, 3, 0, 2); }
+Test(linsolve, shifted_dense_ish) { check_shifted(240, 40, 3, 45); }
