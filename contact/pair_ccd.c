@@ -1,21 +1,28 @@
 /* Continuous collision detection of a point-triangle or edge-edge pair moving linearly over a
  * step, by additive CCD (Li et al. 2021; IPC digest §7.3-7.4), and the static edge-triangle
  * intersection test that audits every accepted iterate (§7.4). ACCD advances the pair by
- * conservative fractions c d / l_p of the step, d the current distance and l_p a bound on the
- * relative motion of the closest points, and reports an impact at the last time whose distance is
- * still >= (1 - c) d_0: never a time past the first contact, and never closer than (1 - c) of the
- * starting distance. It uses the pair distances of pair_distance.c, so it needs no root finding. */
+ * conservative fractions c d / l of the step, d the current distance and l a bound on the rate at
+ * which the motion can close it, and reports an impact at the last time whose distance is still
+ * >= (1 - c) d_0: never a time past the first contact, and never closer than (1 - c) of the
+ * starting distance. It uses the pair distances of pair_distance.c, so it needs no root finding.
+ * l is the smaller of ACCD's l_p (the closest points' relative speed bound) and the closing rate
+ * along the closest points' direction n (separating_rate): a pair sliding past another at a tiny
+ * distance closes nothing along n, where l_p allowed steps of c d / l_p only (the twisted rods at
+ * h 1 s: an edge-edge pair 1.4e-11 m apart sliding at 1.4e-4 m a step exhausted the 100000
+ * sub-steps at t = 0.005, and Newton crawled at that alpha). */
 #include <math.h>
 #include <string.h>
 
 #include "contact/contact.h"
 
-// the pair's distance (with thickness xi: (d^2 - xi^2) / (d + xi))
-static double pair_distance(const double x[12], int edge_edge, double xi) {
+// the pair's distance (with thickness xi: (d^2 - xi^2) / (d + xi)); the gradient of d^2 in g (NaN
+// where the endpoints' fallback gave d)
+static double pair_distance(const double x[12], int edge_edge, double xi, double g[12]) {
   kn_dist_case c = edge_edge ? kn_dist_edge_edge_case(x) : kn_dist_point_triangle_case(x);
-  double s = kn_dist_eval(x, c, NULL, NULL);
+  double s = kn_dist_eval(x, c, g, NULL);
   if (edge_edge && s <= xi * xi) {
     /* far, nearly parallel edges may round to 0: the nearest pair of endpoints instead */
+    if (g) g[0] = NAN;
     s = INFINITY;
     for (int i = 0; i < 2; i++)
       for (int j = 2; j < 4; j++) {
@@ -26,6 +33,27 @@ static double pair_distance(const double x[12], int edge_edge, double xi) {
   }
   double d = sqrt(s);
   return xi > 0 ? (s - xi * xi) / (d + xi) : d;
+}
+
+/* The rate at which the motion rel (12) can close the pair's distance, at most lp: with n the unit
+ * direction between the closest points (from the second set to the first: the first set's vertices'
+ * gradient of d^2, 2 (a* - b*)), the plane through each closest point normal to n supports its set
+ * (both convex), and with the vertices moving linearly the separation along n falls no faster than
+ * max_j n.rel_b_j - min_i n.rel_a_i, a lower bound of the distance while positive. */
+static double separating_rate(const double g[12], const double rel[12], int edge_edge, double lp) {
+  const int na = edge_edge ? 2 : 1;
+  double n[3] = {0, 0, 0};
+  for (int v = 0; v < na; v++)
+    for (int k = 0; k < 3; k++) n[k] += g[3 * v + k];
+  double len = kn_vec3_norm(n);
+  if (!(len > 0) || !isfinite(len)) return lp;
+  double amin = INFINITY, bmax = -INFINITY;
+  for (int v = 0; v < 4; v++) {
+    double u = (n[0] * rel[3 * v] + n[1] * rel[3 * v + 1] + n[2] * rel[3 * v + 2]) / len;
+    if (v < na) amin = fmin(amin, u);
+    else bmax = fmax(bmax, u);
+  }
+  return fmin(lp, bmax - amin);
 }
 
 int kn_pair_ccd(const double x[12], const double dx[12], int edge_edge, double c, double xi, double* toi) {
@@ -40,13 +68,15 @@ int kn_pair_ccd(const double x[12], const double dx[12], int edge_edge, double c
   double lp = edge_edge ? fmax(n[0], n[1]) + fmax(n[2], n[3]) : n[0] + fmax(n[1], fmax(n[2], n[3]));
   *toi = 1.0;
   if (!(lp > 0)) return 0;
-  double y[12];
+  double y[12], g[12];
   memcpy(y, x, sizeof y);
-  double d = pair_distance(y, edge_edge, xi), gap = (1 - c) * d, t = 0;
+  double d = pair_distance(y, edge_edge, xi, g), gap = (1 - c) * d, t = 0;
   for (int it = 0; it < 100000; it++) {
-    double tl = c * d / lp;
+    double l = separating_rate(g, rel, edge_edge, lp);
+    if (!(l > 0)) return 0; /* the separation along n does not fall for the rest of the step */
+    double tl = c * d / l;
     for (int k = 0; k < 12; k++) y[k] += tl * rel[k];
-    d = pair_distance(y, edge_edge, xi);
+    d = pair_distance(y, edge_edge, xi, g);
     if (t > 0 && d < gap) {
       *toi = t;
       return 1;

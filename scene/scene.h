@@ -44,7 +44,8 @@
  *                                  kn_sap_options [Drake's defaults, §4.7]; fem_schur and
  *                                  mpm_clique: kn_scene_solver. On the nonlinear backends
  *                                  (smooth_friction, penalty, ipc) only max_iterations applies
- *                                  (kn_nl_options: Newton iterations per attempt); their
+ *                                  (kn_nl_options: Newton iterations per attempt; default
+ *                                  100, on ipc 1000: a large step is a quasi-static solve); their
  *                                  tolerances are velocity residuals with their own keys
  *   objects:
  *     - name: text                 (required, unique among objects and robots)

@@ -215,3 +215,45 @@ Test(nonlinear, extend_steps_recovers_curvature_the_hessian_dropped) {
   for (int k = 0; k < 2; k++) cr_expect(fabs(v[k]) < 1e-14, "v%d = %.3g", k, v[k]);
   kn_nl_solver_free(s);
 }
+
+/* A stiff spring on v_z, E = k (v_z - w)^2 / 2 with k / m = 1e12 and w = v*_z (the minimizer is w,
+ * a double), whose gradient carries a constant 1e-7 N s that no representable v_z can cancel (its
+ * root lies 5e-20 m/s from w, far below an ulp of w): the round-off floor of a stiff assembled
+ * gradient (the twisted rods at h 2 s: max |D r| stuck at 3.902e-7 m/s against eps_d 3.05e-7, |p|
+ * 8e-17). D r's floor is 5e-8 m/s (5 tol), the Newton step's 5e-20: blind, and v_z cannot move. */
+typedef struct {
+  double k, w, noise;
+} floor_term;
+static kn_status floor_eval(void* self, const double* v, double* E, double* r, kn_nl_triplets* T,
+                            kn_nl_triplets* S, kn_error* err) {
+  (void)S, (void)err;
+  const floor_term* t = self;
+  if (E) *E += 0.5 * t->k * (v[2] - t->w) * (v[2] - t->w);
+  r[2] += t->k * (v[2] - t->w) + t->noise;
+  if (T) kn_nl_triplets_add(T, 2, 2, t->k);
+  return KN_OK;
+}
+
+/* Every blind step is accepted (the energy cannot tell) and the residual stays at the floor: before
+ * the round-off-floor stop the solve ran to the iteration cap and failed; now it ends at the first
+ * blind step that does not halve D r, at the minimizer, and reports the floor */
+Test(nonlinear, round_off_floor_ends_the_solve) {
+  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
+  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
+  kn_clique q = {&point_mass_ops, &pm};
+  floor_term ft = {.k = 2e12, .w = pm.vstar[2], .noise = 1e-7};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1, .contact = {.eval = floor_eval, .self = &ft}};
+  kn_nl_options o = kn_nl_options_default();
+  o.abs_tol = 1e-8, o.rel_tol = 0, o.step_test = 1;
+  kn_nl_solver* s = kn_nl_solver_create();
+  double v[3];
+  kn_nl_stats st;
+  kn_error err = {0};
+  cr_assert_eq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "%s", err.msg);
+  cr_log_info("round-off floor: %d iterations, residual %.3g, v_z %.17g (w %.17g)", st.iterations, st.residual, v[2], ft.w);
+  cr_expect_leq(st.iterations, 5, "%d iterations", st.iterations);
+  cr_expect(fabs(st.residual - ft.noise / pm.m) <= 1e-3 * ft.noise / pm.m, "reported residual %.6g: the floor 5e-8",
+            st.residual);
+  cr_expect(v[2] == ft.w, "v_z %.17g, the minimizer %.17g", v[2], ft.w);
+  kn_nl_solver_free(s);
+}
