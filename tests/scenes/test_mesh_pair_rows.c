@@ -7,7 +7,7 @@
  * damping), to the Newton solve's tolerance.
  *   penalty  a rigid 0.1 m cube (0.1 kg) on a fixed box plate, 200 steps of 0.01 s: four corner
  *            vertex-face pairs at the cube's corners, each m g / 4 at depth m g / (4 k) (k the
- *            default 1e4 N/m; test_penalty_cpf_mixed.c's rest), normals +z; the rows sum to m g.
+ *            default 1e5 N/m; test_penalty_cpf_mixed.c's rest), normals +z; the rows sum to m g.
  *   ipc      an FEM 0.1 m cube (1 kg) dropped 2 mm onto a fixed rigid triangle-mesh plate, 60
  *            steps of 0.01 s: kind 3 / 4 rows between plate and cube, gaps in (0, dhat), normals
  *            into the cube; the rows sum to the cube's momentum balance and the cube's total
@@ -46,7 +46,7 @@ static int collider_named(const kn_world* w, const char* name) {
 }
 
 Test(mesh_pair_rows, penalty_cube_on_a_plate_rows_sum_to_m_g) {
-  const double g = 9.81, m = 0.1, k = 1e4, dt = 0.01, plate_top = 0.001;
+  const double g = 9.81, m = 0.1, k = 1e5, dt = 0.01, plate_top = 0.001;
   const char* yaml = "time_step: 0.01\nduration: 3\ngravity: [0, 0, -9.81]\n"
                      "contact: {backend: penalty, penalty: {continuous: true}}\n"
                      "objects:\n"
