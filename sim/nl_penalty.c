@@ -339,7 +339,7 @@ static kn_status spring_arcs(penalty_state* s, const kn_nl_step* st, kn_error* e
   if (!reserve(&s->vstart, &s->vcap, st->nv) || !reserve(&s->ptoff, &s->offcap, 3 * P->n))
     return kn_fail(err, KN_ERR_NOMEM, "out of memory for the springs' arcs");
   for (int q = 0; q < w->nclique; q++) w->cliques[q].ops->v_start(w->cliques[q].self, s->vstart + st->offset[q]);
-  memset(s->ptoff, 0, 3 * (size_t)P->n * sizeof *s->ptoff);
+  if (P->n) memset(s->ptoff, 0, 3 * (size_t)P->n * sizeof *s->ptoff);
   kn_mesh_arcs_reset(s->arcs);
   for (int i = 0; i < c->n; i++)
     for (int side = 0; side < 2; side++) {
