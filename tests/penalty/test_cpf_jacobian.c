@@ -90,16 +90,22 @@ Test(cpf_jacobian, skewed_edge_edge) {
   check_fd(x0, x1, 1, "EE");
 }
 
-/* 1D along the normal (the U1 triangle, the vertex moving straight through): stiff = the integral
- * of s over [s*, 1] = (1 - s*^2)/2, and dF_p/dz1 = -k stiff exactly (f m / L_k^2 = z n) */
-Test(cpf_jacobian, one_dimensional_stiffness) {
-  double x0[12], x1[12], F[12], dF[144], stiff;
+/* the U1 triangle with its vertex moving straight down through it, z 0.5 -> -0.5: x0, x1 (12 each)
+ * set, the crossing found (s* = 1/2) */
+static kn_cpf_stencil straight_through(double* x0, double* x1, kn_cpf_pair* p, double* s) {
   set4(x0, V3(.25, .25, .5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
   set4(x1, V3(.25, .25, -.5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
   kn_cpf_stencil st = {x0, x1, 0};
+  cr_assert_eq(kn_cpf_first_contact(&st, 1e-9, p, s), 1);
+  return st;
+}
+
+/* 1D along the normal (the U1 triangle, the vertex moving straight through): stiff = the integral
+ * of s over [s*, 1] = (1 - s*^2)/2, and dF_p/dz1 = -k stiff exactly (f m / L_k^2 = z n) */
+Test(cpf_jacobian, one_dimensional_stiffness) {
+  double x0[12], x1[12], F[12], dF[144], stiff, s;
   kn_cpf_pair p;
-  double s;
-  cr_assert_eq(kn_cpf_first_contact(&st, 1e-9, &p, &s), 1);
+  kn_cpf_stencil st = straight_through(x0, x1, &p, &s);
   kn_cpf_force_jacobian(&st, &p, s, 2.0, KN_CPF_LK, F, dF, &stiff);
   cr_assert(fabs(stiff - 0.375) < 1e-15, "stiff %.17g", stiff);
   cr_assert(fabs(dF[12 * 2 + 2] + 2.0 * 0.375) < 1e-14, "dFz/dz1 %.17g", dF[12 * 2 + 2]);
@@ -112,13 +118,9 @@ Test(cpf_jacobian, one_dimensional_stiffness) {
  * stiff = int 2 s^2 ds = 7/12; and a carried pair penetrating along the whole step, depth 0.1 -> 0.3:
  * k (0.1 / 3 + 2 (0.3) / 3) = 0.7 k / 3 (the mean's k (0.1 + 0.3) / 2), stiff 2/3 */
 Test(cpf_jacobian, weighted_one_dimensional) {
-  double x0[12], x1[12], F[12], dF[144], stiff;
-  set4(x0, V3(.25, .25, .5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
-  set4(x1, V3(.25, .25, -.5), V3(0, 0, 0), V3(1, 0, 0), V3(0, 1, 0));
-  kn_cpf_stencil st = {x0, x1, 0};
+  double x0[12], x1[12], F[12], dF[144], stiff, s;
   kn_cpf_pair p;
-  double s;
-  cr_assert_eq(kn_cpf_first_contact(&st, 1e-9, &p, &s), 1);
+  kn_cpf_stencil st = straight_through(x0, x1, &p, &s);
   kn_cpf_impulse_jacobian(&st, &p, s, 2.0, KN_CPF_LK, F, dF, &stiff);
   cr_assert(fabs(F[2] - 2.0 * 5 / 24) < 1e-14, "crossing: F_z %.17g", F[2]);
   cr_assert(fabs(stiff - 7.0 / 12) < 1e-15 && fabs(dF[12 * 2 + 2] + 2.0 * 7 / 12) < 1e-14, "stiff %.17g", stiff);
