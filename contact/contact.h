@@ -267,6 +267,11 @@ void kn_contact_surface_query(const kn_contact_surface* s, const kn_contact_fem*
 /* the same by brute force over every triangle with the winding-number sign (the reference the
  * tree is tested against) */
 void kn_contact_surface_query_brute(const kn_contact_fem* b, const double p[3], kn_contact_surface_hit* hit);
+/* (surface updated at b->x, point p at distance phi > 0 from triangle t) => 1 when p is within phi
+ * of the plane of a neighbour of t across a fold (an edge sharper than 45 degrees): which face p
+ * would go in by is then not t's (fem_detect.c's speculative FEM-FEM candidates) */
+int kn_contact_surface_near_fold(const kn_contact_surface* s, const kn_contact_fem* b, int t, const double p[3],
+                                 double phi);
 /* the body's bounding box at the last update: lo[3], hi[3] */
 const double* kn_contact_surface_box(const kn_contact_surface* s);
 /* mean surface edge length at rest (the spacing of rigid edge samples) */

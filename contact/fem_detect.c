@@ -348,7 +348,7 @@ static kn_status fem_crossings(kn_contact_fem_detector* d, const kn_contact_fem*
   unsigned gen = ++d->stamp_gen;
   for (int c = base; c < out->n; c++) {
     const kn_contact_candidate* o = &out->c[c];
-    if (o->origin != KN_CANDIDATE_FEM_VERTEX_FEM || o->b.n != 1) continue;
+    if (o->origin != KN_CANDIDATE_FEM_VERTEX_FEM || o->b.n != 1 || !(o->phi < margin)) continue; /* touching */
     if (o->b.body == fi && o->a.body == gi) d->stamp[o->b.point[0]] = gen;
     if (o->b.body == gi && o->a.body == fi) d->stamp_a[o->b.point[0]] = gen;
   }
@@ -426,7 +426,9 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
                                 const kn_soft_collider* colliders, const kn_pose* X_WG, double margin,
                                 kn_contact_candidate_list* out, kn_error* err) {
   const int nfem = d->nfem, ncollider = cs ? cs->n : 0, base = out->n;
-  const double rigid_margin = margin + d->reach; /* an FEM body against the colliders */
+  /* with the reach (speculative): an FEM body's vertices against the colliders and the other FEM
+   * bodies' faces, and the colliders' feature points in its faces; the edge crossings margin only */
+  const double reach_margin = margin + d->reach;
   for (int i = 0; i < nfem; i++) kn_contact_surface_update(d->surf[i], &fems[i]);
   kn_status st;
 
@@ -443,7 +445,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
         double g[3];
         if (b->nattach > 0 && attached_to(b, v, colliders[k].tree, colliders[k].body)) continue;
         double phi = kn_collider_signed_distance(cs, k, &X_WG[k], x, g);
-        if (!(phi < rigid_margin)) continue;
+        if (!(phi < reach_margin)) continue;
         c.a = collider_side(k);
         c.phi = phi;
         c.origin = KN_CANDIDATE_FEM_VERTEX_RIGID;
@@ -453,10 +455,15 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       }
       for (int gi = 0; gi < nfem; gi++) {
         if (gi == fi) continue;
-        if (outside_box(kn_contact_surface_box(d->surf[gi]), x, margin)) continue;
+        if (outside_box(kn_contact_surface_box(d->surf[gi]), x, reach_margin)) continue;
         kn_contact_surface_hit h;
         query(d, gi, &fems[gi], x, &h);
-        if (!(h.phi < margin)) continue;
+        if (!(h.phi < reach_margin)) continue;
+        /* a speculative one only where the vertex would go in by the nearest face: not beside a fold,
+         * whose other face's plane it is nearer (the slab's vertex just ahead of the block sliding
+         * over it, test_penalty_fem_incline: nearest the block's front face, the spring on that
+         * face's plane pushed the block back, by its 1 mm a step, once it slid over the vertex) */
+        if (h.phi >= margin && kn_contact_surface_near_fold(d->surf[gi], &fems[gi], h.tri, x, h.phi)) continue;
         c.a = surface_side(gi, &h);
         c.phi = h.phi;
         c.origin = KN_CANDIDATE_FEM_VERTEX_FEM;
@@ -479,7 +486,7 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       double cb[6];
       if (!collider_box(cs, k, &X_WG[k], cb)) continue;
       int apart = 0;
-      for (int q = 0; q < 3; q++) apart |= cb[q] > fbox[3 + q] + rigid_margin || cb[3 + q] < fbox[q] - rigid_margin;
+      for (int q = 0; q < 3; q++) apart |= cb[q] > fbox[3 + q] + reach_margin || cb[3 + q] < fbox[q] - reach_margin;
       if (apart) continue;
       /* vertices of this body already touching collider k (the double-counting rule) */
       unsigned gen = ++d->stamp_gen;
@@ -493,10 +500,10 @@ kn_status kn_contact_fem_detect(kn_contact_fem_detector* d, const kn_contact_fem
       int first = out->n;
       for (int i = 0; i < np; i++) {
         const double* p = d->pts + 3 * i;
-        if (outside_box(fbox, p, rigid_margin)) continue;
+        if (outside_box(fbox, p, reach_margin)) continue;
         kn_contact_surface_hit hit;
         query(d, fi, b, p, &hit);
-        if (!(hit.phi < rigid_margin)) continue;
+        if (!(hit.phi < reach_margin)) continue;
         int skip = 0, nfree = 0;
         double touching = 0;
         for (int j = 0; j < 3; j++) {

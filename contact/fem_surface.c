@@ -176,6 +176,19 @@ void kn_contact_surface_update(kn_contact_surface* s, const kn_contact_fem* b) {
   }
 }
 
+int kn_contact_surface_near_fold(const kn_contact_surface* s, const kn_contact_fem* b, int t, const double p[3],
+                                 double phi) {
+  const double* n = s->fn + 3 * t;
+  for (int k = 0; k < 3; k++) {
+    int u = s->adj[3 * t + k];
+    if (u < 0 || dot3(n, s->fn + 3 * u) > 0.70710678118654752) continue; /* open, or flatter than 45 degrees */
+    const double* q = b->x + 3 * s->tri[3 * u];
+    double r[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    if (fabs(dot3(r, s->fn + 3 * u)) < phi) return 1;
+  }
+  return 0;
+}
+
 const double* kn_contact_surface_box(const kn_contact_surface* s) { return s->box; }
 double kn_contact_surface_edge_length(const kn_contact_surface* s) { return s->h; }
 

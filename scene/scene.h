@@ -33,8 +33,10 @@
  *                                  penalty backend an FEM body's candidates with the colliders
  *                                  get the same speculation: margin + the fastest free FEM
  *                                  vertex's dt |v| + dt^2 |g| + the largest collider reach
- *                                  (sim/candidates.c fem_reach); FEM-FEM candidates and the other
- *                                  backends' FEM candidates only the margin.
+ *                                  (sim/candidates.c fem_reach), and so do its vertices' with the
+ *                                  other FEM bodies' faces, except beside a fold of that surface
+ *                                  (kn_contact_surface_near_fold); the FEM edge crossings and the
+ *                                  other backends' FEM candidates only the margin.
  *     exclude: [[a, b], ...]       never touch: object, robot or "robot/link" collider names
  *     filter_groups: [{name, members: [names], ignore: [group names]}, ...]
  *                                  Drake-like collision filter groups: a member of a group never

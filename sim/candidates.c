@@ -124,9 +124,10 @@ static kn_status mpm_names(const kn_world* w, kn_sim_candidates* c, kn_error* er
 /* the penalty backend's speculative reach for the FEM bodies' contacts with the colliders, as the
  * rigid pairs' (contact.margin in scene.h): the farthest a free FEM vertex (dt |v| + dt^2 |g|) and a
  * collider (kn_sim_collider_reach) can travel within the step, so that a vertex and a face closing
- * within the step are candidates at its start and their spring acts from where they meet. Not the
- * FEM-FEM contacts: with it the FEM block on the FEM slab (test_penalty_fem_incline) slid 0.3108 m
- * instead of 0.4048 m (digest 0.404795; not traced). Without it a vertex reached the ground unresisted
+ * within the step are candidates at its start and their spring acts from where they meet. The FEM
+ * vertices' contacts with other FEM bodies' faces get it too, except beside a fold (fem_detect.c:
+ * without that the FEM block on the FEM slab, test_penalty_fem_incline, slid 0.3108 m instead of
+ * 0.4048 m); one vertex's reach, not two bodies' closing speed. Without it a vertex reached the ground unresisted
  * and the next step's spring threw it back out at the speed it came in (a restitution of ~1: the
  * light pyramid supports, issue 19, rocked and hopped on their ground vertices for seconds); a
  * speculative candidate carries no force unless the gap closes (penalty/term.c). 0 for the other
