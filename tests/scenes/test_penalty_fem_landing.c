@@ -17,6 +17,15 @@
  * 0.463 m/s (a restitution of 0.93) and 5.0 mm deep: the test fails. */
 #include "scene_util.h"
 
+/* the falling 0.1 m FEM cube (1 kg) of both cases, its x, y given; its z and z velocity as %.17g, %g */
+#define FALLING_CUBE(xy)                                                     \
+  "  - name: cube\n"                                                         \
+  "    shape: {box: [0.1, 0.1, 0.1]}\n"                                      \
+  "    resolution: 0.1\n"                                                    \
+  "    material: {youngs_modulus: 1e6, poisson_ratio: 0.3, density: 1000}\n" \
+  "    pose: {xyz: [" xy ", %.17g]}\n"                                        \
+  "    velocity: [0, 0, %g]\n"
+
 /* (scene, its FEM cube's index) => the cube's bottom's largest upward speed after step 1 (up) and
  * lowest height (zlow) over 0.3 s at dt */
 static void land(const char* yaml, int cube, double dt, double* up, double* zlow) {
@@ -46,12 +55,7 @@ Test(penalty_fem_landing, stops_where_it_meets_the_ground) {
            "objects:\n"
            "  - {name: ground, shape: {box: [1, 1, 0.1]}, fixed: true, pose: {xyz: [0, 0, -0.05]}}\n"
            "deformables:\n"
-           "  - name: cube\n"
-           "    shape: {box: [0.1, 0.1, 0.1]}\n"
-           "    resolution: 0.1\n"
-           "    material: {youngs_modulus: 1e6, poisson_ratio: 0.3, density: 1000}\n"
-           "    pose: {xyz: [0, 0, %.17g]}\n"
-           "    velocity: [0, 0, %g]\n",
+           FALLING_CUBE("0, 0"),
            dt, half + gap, -v0);
   double up, zlow;
   land(yaml, 0, dt, &up, &zlow);
@@ -81,12 +85,7 @@ Test(penalty_fem_landing, stops_where_it_meets_an_fem_slab) {
            "    material: {youngs_modulus: 1e6, poisson_ratio: 0.3, density: 1000}\n"
            "    pose: {xyz: [0, 0, -0.05]}\n"
            "    fixed: {box: {min: [-1, -1, -1], max: [1, 1, -0.04]}}\n"
-           "  - name: cube\n"
-           "    shape: {box: [0.1, 0.1, 0.1]}\n"
-           "    resolution: 0.1\n"
-           "    material: {youngs_modulus: 1e6, poisson_ratio: 0.3, density: 1000}\n"
-           "    pose: {xyz: [0.013, 0.021, %.17g]}\n"
-           "    velocity: [0, 0, %g]\n",
+           FALLING_CUBE("0.013, 0.021"),
            dt, half + gap, -v0);
   double up, zlow;
   land(yaml, 1, dt, &up, &zlow);
