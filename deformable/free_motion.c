@@ -3,6 +3,7 @@
  * A = M + dt D + dt^2 K is factorized by CHOLMOD (supernodal) with the symbolic analysis kept for
  * as long as the set of fixed vertices (hence the pattern) does not change. Digest 6.1-6.2. */
 #include <cholmod.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -326,6 +327,8 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
   for (int i = 0; i < b->mesh.nvert; i++)
     if (b->free_index[i] >= 0) gscale += b->mass[i] * b->mass[i];
   gscale = pt->sc * sqrt(gscale) * kn_vec3_norm(b->gravity);
+  double xscale = 0; /* the positions' magnitude, for their round-off */
+  for (int i = 0; i < 3 * b->mesh.nvert; i++) xscale = fmax(xscale, fabs((pt->xb ? pt->xb : b->x)[i]));
   double E = evaluate(b, s, pt, s->y, s->g, s->Kv);
   double gnorm = norm(s->g, n), ref = fmax(gnorm, gscale);
   int quadratic = is_quadratic(b->material.model);
@@ -350,8 +353,13 @@ static kn_status newton(const kn_fem_body* b, kn_fem_solver* s, const potential*
     cholmod_dense* D = cholmod_solve(CHOLMOD_A, s->L, &G, &s->cc);
     if (!D) return kn_fail(err, KN_ERR_NUMERIC, "%s: %s: CHOLMOD solve failed (status %d)", b->name, what, s->cc.status);
     const double* dx = D->x;
-    for (int k = 0; k < n; k++) s->dy[k] = -dx[k];
+    double dmax = 0;
+    for (int k = 0; k < n; k++) s->dy[k] = -dx[k], dmax = fmax(dmax, fabs(dx[k]));
     cholmod_free_dense(&D, &s->cc);
+    /* a step that moves no vertex beyond its positions' round-off: |grad E| is round-off itself
+     * (a body at rest without gravity, F = R to the last bit), converged; the tolerance above is
+     * relative to that gradient when nothing else sets its scale */
+    if (!quadratic && pt->sc * dmax <= 16 * DBL_EPSILON * xscale) return KN_OK;
     *iterations = it + 1;
     if (quadratic) {
       /* one Newton step minimizes a quadratic exactly; A (constant) is already assembled */
