@@ -281,7 +281,7 @@ static void usage(FILE* f) {
           "  --contact is --only contact; --steps: steps per run [the scene's duration; --quick 40];\n"
           "  --runs: runs per scene [5; --quick 1]; --mjcf: write the generated MuJoCo scenes there\n"
           "  --rods-seconds S: with --only ipc_paper, the twisted rods' sweep over S simulated seconds\n"
-          "  [1; --quick 0.2; the paper's Table 1: 6, an hour or more]\n"
+          "  [1: h 0.01-0.1; --quick 0.2; the paper's Table 1: 6, h 0.01-2, an hour or more]\n"
           "  --fidelity FILE: only the fidelity scenes (%s/fidelity/*.yaml or --scene) in MuJoCo,\n"
           "  judged by their checks; FILE for `knead compare --scoreboard S --mujoco FILE`\n"
           "  default robot: %s; default scenes: %s/bench/push_box.yaml, %s/grasp_box.yaml,\n"

@@ -119,6 +119,8 @@ typedef struct {
                                  warm start v_n of a body arriving fast): each barrier below d_lo is
                                  its quadratic Taylor expansion there, finite for any d, and the CCD
                                  leaves the pairs with d_i <= 0 free; 0: the barrier itself */
+  double kappa_max;           /* kn_ipc_term_stiffen raises kappa to it (0: kappa stays) */
+  double d_crush;             /* ... where a pair is closer than this */
   const kn_nl_points* points;
   kn_ipc_contact* c;
   int n;
@@ -141,6 +143,11 @@ double kn_ipc_term_max_step(void* self, const double* v, const double* p);
  * 0 leaves it exact (the candidates' barriers are convex in v: nothing to project); 1 when that
  * turned a projection on */
 int kn_ipc_term_project(void* self, int on);
+/* kn_nl_term's stiffen, at an iterate whose step the CCD capped: kappa = kappa_max when some pair is
+ * closer than d_crush (1 then). A barrier too soft for its load (kappa falls as 1 / h^2 in the force)
+ * lets the loaded pairs down to ~1e-12 m, where the CCD caps every step at a fraction of that gap
+ * and Newton crawls (the twisted rods at h 1 s failed at 1000 iterations in step 4) */
+int kn_ipc_term_stiffen(void* self, const double* v);
 /* contact i at v => its gap d_i(v) (shift included: the barrier's distance) */
 double kn_ipc_term_gap(const kn_ipc_term* t, int i, const double* v);
 /* contact i at v => the force on its B side [N] (world): lambda(d) n minus the lagged friction */

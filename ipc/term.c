@@ -121,6 +121,16 @@ double kn_ipc_term_max_step(void* self, const double* v, const double* p) {
   return t->mesh ? kn_ipc_mesh_max_step(t, v, p, alpha) : alpha;
 }
 
+int kn_ipc_term_stiffen(void* self, const double* v) {
+  kn_ipc_term* t = self;
+  if (!(t->kappa < t->kappa_max) || t->d_lo > 0) return 0;
+  double d = t->mesh ? kn_ipc_mesh_min_distance(t, v, t->dhat, NULL) : INFINITY;
+  for (int i = 0; i < t->n && d >= t->d_crush; i++) d = fmin(d, kn_ipc_term_gap(t, i, v));
+  if (!(d < t->d_crush)) return 0;
+  t->kappa = t->kappa_max;
+  return 1;
+}
+
 int kn_ipc_term_project(void* self, int on) {
   kn_ipc_term* t = self;
   if (!t->mesh) return 0;

@@ -400,7 +400,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
                      k, res, st0->residual_start, pstep > tol ? ", but the Newton step's was larger" : "", worst,
                      dof_owner(s, p, worst));
     int accepted = 0, blind = 0;
-    double alpha_taken = 0, res_before = res;
+    double alpha_taken = 0, res_before = res, cap = 1;
     st0->iterations++;
     if (potential) {
       /* minimization: the Newton direction of the exact Hessian, or of the term's projected one
@@ -409,7 +409,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
       const int indefinite = st0->projections > proj0 || st0->shifts > shift0;
       double alpha = 1;
       for (int redo = 0;; redo = 1) {
-        alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
+        cap = alpha = p->contact.max_step ? fmin(1.0, p->contact.max_step(p->contact.self, s->v, s->p)) : 1.0;
         blind = max_abs(s->p, n) <= tol;
         if ((st = line_search(s, p, &o, n, 1, E, res2, 0, alpha, o.max_line_search, blind, &Et,
                               &st0->line_search_iterations, &accepted, &alpha_taken, err)))
@@ -474,6 +474,8 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     full_exact = potential && s->exact_factor && alpha_taken == 1;
     plast = max_abs(s->p, n);
     memcpy(s->v, s->vt, (size_t)n * sizeof(double));
+    if (potential && cap < 1 && p->contact.stiffen && p->contact.stiffen(p->contact.self, s->v))
+      full_exact = 0, st0->stiffenings++; /* a new energy: the kept factor is not its Hessian's */
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
     kn_nl_triplets_reset(&s->S, n);

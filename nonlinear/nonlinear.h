@@ -109,6 +109,11 @@ typedef struct {
    * a Hessian whose sum is positive definite turns Newton's quadratic convergence into linear (ipc's
    * barrier pairs, the twisted rods). Returns 1 if a projection is now on that was not */
   int (*project)(void* self, int on);
+  /* optional, potential problems: called at the iterate v reached by a step that max_step capped
+   * (alpha < 1); the term may stiffen itself there (ipc's kappa where a pair is crushed below the
+   * CCD's reach, kn_ipc_term_stiffen). Returns 1 if it did: the energy changed, and Newton goes on
+   * with the new one from v */
+  int (*stiffen)(void* self, const double* v);
   int lag_roots;  /* 1: the lagged term is still no potential (a part has no energy): its passes root-find */
   /* optional, root-finding terms whose residual is piecewise smooth (contacts activating, sticking,
    * slipping): on = 1 records the pieces the term is on at v, on = 2 the same with every sliding
@@ -158,6 +163,7 @@ typedef struct {
   int projections;       /* Newton directions redone with the term's projected Hessian (kn_nl_term.project) */
   int shifts;            /* Newton directions of the exact Hessian + tau M where CHOLMOD refused it (newton.c) */
   int step_estimates;    /* step tests met by the simplified Newton step, no factorization (newton.c) */
+  int stiffenings;       /* iterates where the term stiffened itself (kn_nl_term.stiffen) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

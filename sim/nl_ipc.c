@@ -408,6 +408,8 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   kn_status e = kappa_init(s, st, err);
   if (e) return e;
   if (s->balance > 0) touching_at_balance(s, c->n);
+  s->term.kappa_max = s->kappa_user > 0 ? 0 : s->kappa_max;
+  s->term.d_crush = fmin(1e-9 * s->ell, s->d_start_min);
   if (s->term.mesh) {
     if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
     mesh_guess(s, st, st->guess);
@@ -424,7 +426,7 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
     if (!(kn_ipc_term_gap(&s->term, i, s->v0) > 0)) s->term.d_lo = 0.01 * s->term.dhat;
   s->passes = 0;
   *term = (kn_nl_term){.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step, .project = kn_ipc_term_project,
-                       .self = &s->term};
+                       .stiffen = kn_ipc_term_stiffen, .self = &s->term};
   *potential = 1;
   return KN_OK;
 }
@@ -487,6 +489,7 @@ static int lag_overstates(const ipc_state* s, const double* v) {
 static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, int attempt) {
   (void)st;
   ipc_state* s = self;
+  if (s->term.kappa_max > 0 && s->term.kappa == s->term.kappa_max) s->kappa = s->term.kappa; /* stiffened in the solve */
   if (attempt + 1 >= IPC_MAX_SOLVES) return 0;
   double d_min = s->term.mesh ? kn_ipc_mesh_min_distance(&s->term, v, s->term.dhat, NULL) : INFINITY;
   for (int i = 0; i < s->term.n; i++) d_min = fmin(d_min, kn_ipc_term_gap(&s->term, i, v));

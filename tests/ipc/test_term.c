@@ -217,3 +217,69 @@ Test(ipc_term, friction_kink_caps_the_step_where_the_slip_reverses) {
   cr_assert_eq(kn_ipc_term_max_step(&m.t, v, q), 1.0);
   kn_nl_points_free(&m.P);
 }
+
+/* the gap where the barrier of kappa carries m g (bisection: the force falls with d) */
+static double balance_gap(double kappa, double dhat, double h, double mg) {
+  double lo = 0, hi = dhat;
+  for (int it = 0; it < 200; it++) {
+    double m = 0.5 * (lo + hi);
+    if (kn_ipc_normal_force(m, dhat, kappa, h) > mg) lo = m; else hi = m;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/* (kappa, kappa_max, d_crush) => a 1 kg vertex dropped from 5e-4 m onto a fixed plane at h = 1 s
+ * and left to rest for 8 steps, Newton (default options: at 5e-10 m the gap's round-off, 1e-19 m,
+ * moves the force by 2e-9 N) with the term's stiffen hook; its resting gap, the kappa it ended with */
+static double rest_at_large_h(double kappa, double kappa_max, double* kappa_end) {
+  const double h = 1, g = 9.81;
+  point_mass pm = {.m = 1.0, .x = {0, 0, 5e-4}};
+  kn_clique q = {&point_mass_ops, &pm};
+  kn_nl_points P = {0};
+  kn_ipc_contact c = {.a = -1, .n = {0, 0, 1}, .t1 = {1, 0, 0}, .t2 = {0, 1, 0}};
+  kn_ipc_term t = {.dt = h, .dhat = 1e-3, .kappa = kappa, .eps_v = 1e-3, .ccd = 0.9, .kappa_max = kappa_max,
+                   .d_crush = 1e-9, .points = &P, .c = &c, .n = 1};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1,
+                        .contact = {.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step,
+                                    .stiffen = kn_ipc_term_stiffen, .self = &t}};
+  kn_nl_solver* s = kn_nl_solver_create();
+  kn_nl_options o = kn_nl_options_default();
+  kn_error err = {0};
+  for (int k = 0; k < 8; k++) {
+    pm_begin(&pm, h, (double[3]){0, 0, -g});
+    kn_point_map m;
+    pm_point_map(&pm, 0, NULL, h, &m);
+    kn_nl_points_reset(&P);
+    c.b = kn_nl_points_add(&P, &m, 0, 3, NULL);
+    c.phi0 = pm.x[2];
+    double v[3], v0[3] = {0, 0, 0};
+    cr_assert_eq(kn_nl_solve(s, &prob, &o, v0, v, NULL, &err), KN_OK, "step %d: %s", k, err.msg);
+    pm_advance(&pm, h, v);
+  }
+  kn_nl_solver_free(s);
+  kn_nl_points_free(&P);
+  *kappa_end = t.kappa;
+  return pm.x[2];
+}
+
+/* kn_ipc_term_stiffen through Newton: with kappa 2.5e3 at h = 1 s the barrier carries the vertex's
+ * 9.81 N only at 5.1e-10 m, below d_crush = 1e-9 m, so the first capped iterate below it raises
+ * kappa to kappa_max 2.5e5 and the vertex rests where that barrier carries it (5.1e-8 m); with no
+ * kappa_max (a user's kappa) it rests at the soft balance; where the soft balance is above d_crush
+ * (h = 1, kappa 2.5e5 and kappa_max 2.5e7) kappa stays */
+Test(ipc_term, stiffen_raises_kappa_where_the_load_crushes_a_pair) {
+  const double soft = balance_gap(2.5e3, 1e-3, 1, 9.81), stiff = balance_gap(2.5e5, 1e-3, 1, 9.81);
+  cr_log_info("balance gaps: %.6e m at kappa 2.5e3, %.6e m at 2.5e5", soft, stiff);
+  cr_assert(soft < 1e-9 && stiff > 1e-9);
+  double k, d = rest_at_large_h(2.5e3, 2.5e5, &k);
+  cr_log_info("stiffened: rests at %.10e m, kappa %g", d, k);
+  cr_assert_eq(k, 2.5e5);
+  cr_assert(fabs(d - stiff) <= 1e-6 * stiff, "rests at %.10e m, the barrier at kappa_max carries m g at %.10e", d, stiff);
+  d = rest_at_large_h(2.5e3, 0, &k);
+  cr_log_info("kappa kept: rests at %.10e m", d);
+  cr_assert_eq(k, 2.5e3);
+  cr_assert(fabs(d - soft) <= 1e-6 * soft, "rests at %.10e m, the barrier at kappa carries m g at %.10e", d, soft);
+  d = rest_at_large_h(2.5e5, 2.5e7, &k);
+  cr_assert_eq(k, 2.5e5, "kappa %g: stiffened with every gap above d_crush", k);
+  cr_assert(fabs(d - stiff) <= 1e-6 * stiff, "rests at %.10e m, expected %.10e", d, stiff);
+}
