@@ -90,37 +90,47 @@ Test(ipc_term, derivatives_extension) {
   fd_case(3.0, 1e-4, (double[6]){3e-4, -2e-4, -0.035, -1e-4, 4e-4, -0.03}, "extension");
 }
 
-/* item 8 through Newton on the term: a 1 kg vertex at rest over a fixed plane, kappa 2.5e6, h 0.01 */
-Test(ipc_term, resting_gap_d_star) {
-  const double h = 0.01, g = 9.81;
-  point_mass pm = {.m = 1.0, .x = {0, 0, 9e-4}};
+/* a 1 kg vertex at rest 'z0' over a fixed plane under gravity, 'steps' steps of the term's h through
+ * Newton on the term alone (with its stiffen hook when 'stiffen'); its gap at the end */
+static double vertex_on_plane(kn_ipc_term* t, double z0, int steps, int stiffen, const kn_nl_options* o) {
+  const double h = t->dt;
+  point_mass pm = {.m = 1.0, .x = {0, 0, z0}};
   kn_clique q = {&point_mass_ops, &pm};
   kn_nl_points P = {0};
   kn_ipc_contact c = {.a = -1, .n = {0, 0, 1}, .t1 = {1, 0, 0}, .t2 = {0, 1, 0}};
-  kn_ipc_term t = {.dt = h, .dhat = 1e-3, .kappa = 2.5e6, .eps_v = 1e-3, .ccd = 0.9, .points = &P, .c = &c, .n = 1};
-  kn_nl_problem prob = {.ncliques = 1, .cliques = &q,
-                        .contact = {.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step, .self = &t}, .potential = 1};
+  t->points = &P, t->c = &c, t->n = 1;
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1,
+                        .contact = {.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step,
+                                    .stiffen = stiffen ? kn_ipc_term_stiffen : NULL, .self = t}};
   kn_nl_solver* s = kn_nl_solver_create();
-  kn_nl_options o = kn_nl_options_default();
-  o.abs_tol = 1e-12, o.rel_tol = 0;
   kn_error err = {0};
-  for (int k = 0; k < 300; k++) {
-    pm_begin(&pm, h, (double[3]){0, 0, -g});
+  for (int k = 0; k < steps; k++) {
+    pm_begin(&pm, h, (double[3]){0, 0, -9.81});
     kn_point_map m;
     pm_point_map(&pm, 0, NULL, h, &m);
     kn_nl_points_reset(&P);
     c.b = kn_nl_points_add(&P, &m, 0, 3, NULL);
     c.phi0 = pm.x[2];
     double v[3], v0[3] = {0, 0, 0};
-    cr_assert_eq(kn_nl_solve(s, &prob, &o, v0, v, NULL, &err), KN_OK, "step %d: %s", k, err.msg);
+    cr_assert_eq(kn_nl_solve(s, &prob, o, v0, v, NULL, &err), KN_OK, "step %d: %s", k, err.msg);
     pm_advance(&pm, h, v);
   }
-  double lambda = kn_ipc_normal_force(pm.x[2], 1e-3, 2.5e6, h);
-  cr_log_info("vertex rests at d = %.8e m (digest 8.6622e-4), lambda %.10g N (m g = 9.81)", pm.x[2], lambda);
-  cr_assert(fabs(pm.x[2] - 8.6622e-4) <= 5e-9, "d = %.8e m", pm.x[2]);
-  cr_assert(fabs(lambda - g) <= 1e-8 * g, "lambda %.12g N", lambda);
   kn_nl_solver_free(s);
   kn_nl_points_free(&P);
+  t->points = NULL, t->c = NULL, t->n = 0;
+  return pm.x[2];
+}
+
+/* item 8 through Newton on the term: a 1 kg vertex at rest over a fixed plane, kappa 2.5e6, h 0.01 */
+Test(ipc_term, resting_gap_d_star) {
+  const double h = 0.01, g = 9.81;
+  kn_ipc_term t = {.dt = h, .dhat = 1e-3, .kappa = 2.5e6, .eps_v = 1e-3, .ccd = 0.9};
+  kn_nl_options o = kn_nl_options_default();
+  o.abs_tol = 1e-12, o.rel_tol = 0;
+  double d = vertex_on_plane(&t, 9e-4, 300, 0, &o), lambda = kn_ipc_normal_force(d, 1e-3, 2.5e6, h);
+  cr_log_info("vertex rests at d = %.8e m (digest 8.6622e-4), lambda %.10g N (m g = 9.81)", d, lambda);
+  cr_assert(fabs(d - 8.6622e-4) <= 5e-9, "d = %.8e m", d);
+  cr_assert(fabs(lambda - g) <= 1e-8 * g, "lambda %.12g N", lambda);
 }
 
 /* item 9: alpha from the CCD filter leaves each approaching gap at exactly (1 - c) of itself (the
@@ -228,38 +238,17 @@ static double balance_gap(double kappa, double dhat, double h, double mg) {
   return 0.5 * (lo + hi);
 }
 
-/* (kappa, kappa_max, d_crush) => a 1 kg vertex dropped from 5e-4 m onto a fixed plane at h = 1 s
- * and left to rest for 8 steps, Newton (default options: at 5e-10 m the gap's round-off, 1e-19 m,
- * moves the force by 2e-9 N) with the term's stiffen hook; its resting gap, the kappa it ended with */
+/* (kappa, kappa_max) => a 1 kg vertex dropped from 5e-4 m onto a fixed plane at h = 1 s and left to
+ * rest for 8 steps, Newton (default options: at 5e-10 m the gap's round-off, 1e-19 m, moves the
+ * force by 2e-9 N) with the term's stiffen hook, d_crush 1e-9 m; its resting gap, the kappa it
+ * ended with */
 static double rest_at_large_h(double kappa, double kappa_max, double* kappa_end) {
-  const double h = 1, g = 9.81;
-  point_mass pm = {.m = 1.0, .x = {0, 0, 5e-4}};
-  kn_clique q = {&point_mass_ops, &pm};
-  kn_nl_points P = {0};
-  kn_ipc_contact c = {.a = -1, .n = {0, 0, 1}, .t1 = {1, 0, 0}, .t2 = {0, 1, 0}};
-  kn_ipc_term t = {.dt = h, .dhat = 1e-3, .kappa = kappa, .eps_v = 1e-3, .ccd = 0.9, .kappa_max = kappa_max,
-                   .d_crush = 1e-9, .points = &P, .c = &c, .n = 1};
-  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1,
-                        .contact = {.eval = kn_ipc_term_eval, .max_step = kn_ipc_term_max_step,
-                                    .stiffen = kn_ipc_term_stiffen, .self = &t}};
-  kn_nl_solver* s = kn_nl_solver_create();
+  kn_ipc_term t = {.dt = 1, .dhat = 1e-3, .kappa = kappa, .eps_v = 1e-3, .ccd = 0.9, .kappa_max = kappa_max,
+                   .d_crush = 1e-9};
   kn_nl_options o = kn_nl_options_default();
-  kn_error err = {0};
-  for (int k = 0; k < 8; k++) {
-    pm_begin(&pm, h, (double[3]){0, 0, -g});
-    kn_point_map m;
-    pm_point_map(&pm, 0, NULL, h, &m);
-    kn_nl_points_reset(&P);
-    c.b = kn_nl_points_add(&P, &m, 0, 3, NULL);
-    c.phi0 = pm.x[2];
-    double v[3], v0[3] = {0, 0, 0};
-    cr_assert_eq(kn_nl_solve(s, &prob, &o, v0, v, NULL, &err), KN_OK, "step %d: %s", k, err.msg);
-    pm_advance(&pm, h, v);
-  }
-  kn_nl_solver_free(s);
-  kn_nl_points_free(&P);
+  double d = vertex_on_plane(&t, 5e-4, 8, 1, &o);
   *kappa_end = t.kappa;
-  return pm.x[2];
+  return d;
 }
 
 /* kn_ipc_term_stiffen through Newton: with kappa 2.5e3 at h = 1 s the barrier carries the vertex's
