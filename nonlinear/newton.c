@@ -475,7 +475,7 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
     plast = max_abs(s->p, n);
     memcpy(s->v, s->vt, (size_t)n * sizeof(double));
     if (potential && cap < 1 && p->contact.stiffen && p->contact.stiffen(p->contact.self, s->v))
-      full_exact = 0, st0->stiffenings++; /* a new energy: the kept factor is not its Hessian's */
+      full_exact = 0; /* a new energy: the kept factor is not its Hessian's */
     res2_prev = res2;
     kn_nl_triplets_reset(&s->T, n);
     kn_nl_triplets_reset(&s->S, n);

@@ -163,7 +163,6 @@ typedef struct {
   int projections;       /* Newton directions redone with the term's projected Hessian (kn_nl_term.project) */
   int shifts;            /* Newton directions of the exact Hessian + tau M where CHOLMOD refused it (newton.c) */
   int step_estimates;    /* step tests met by the simplified Newton step, no factorization (newton.c) */
-  int stiffenings;       /* iterates where the term stiffened itself (kn_nl_term.stiffen) */
   double residual;       /* max |D r| at the end, or the Newton step's max |dv| when larger (step_test) [m/s] */
   double residual_start; /* ... at the guess */
   double energy;         /* potential problems: the energy at the end */

@@ -409,7 +409,7 @@ static kn_status ipc_begin(void* self, const kn_nl_step* st, kn_nl_term* term, i
   if (e) return e;
   if (s->balance > 0) touching_at_balance(s, c->n);
   s->term.kappa_max = s->kappa_user > 0 ? 0 : s->kappa_max;
-  s->term.d_crush = fmin(1e-9 * s->ell, s->d_start_min);
+  s->term.d_crush = fmin(1e-9 * s->ell, s->d_start_min); /* crushed: also after_solve's test */
   if (s->term.mesh) {
     if ((e = kn_ipc_mesh_lag(&s->term, NULL, err))) return e; /* at the step start (§5.3) */
     mesh_guess(s, st, st->guess);
@@ -507,7 +507,7 @@ static int ipc_after_solve(void* self, const kn_nl_step* st, const double* v, in
     if (sh > 0 && d - sh < fmin(s->c[i].phi0, 0.0) - 1e-9 * s->ell) deeper = 1, soft |= d < 0.5 * sh;
   }
   const int stiffer = s->kappa_user == 0 && s->term.kappa < s->kappa_max;
-  if (stiffer && (soft || (d_min < 1e-9 * s->ell && d_min < s->d_start_min))) {
+  if (stiffer && (soft || d_min < s->term.d_crush)) {
     s->kappa = s->term.kappa = fmin(2 * s->term.kappa, s->kappa_max);
     return 1;
   }
