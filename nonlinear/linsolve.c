@@ -1,8 +1,8 @@
 /* The Newton systems of the nonlinear step: CHOLMOD (symmetric positive definite, the potential
  * problems) or UMFPACK (general, the root-finding ones: the implicit friction Jacobian is not
  * symmetric). Both from SuiteSparse. Each call assembles the entries (duplicates summed) and
- * factors afresh; the symbolic analyses are kept while the pattern is the same (it changes with
- * the contact set, mostly between steps). */
+ * factors afresh; the assembled matrices and the symbolic analyses are kept while the pattern is
+ * the same (it changes with the contact set, mostly between steps). */
 #include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,8 +11,21 @@
 
 #include "nonlinear/nonlinear_internal.h"
 
+/* A cholmod_sparse assembled from entries, kept with each entry's slot in it: while the entries
+ * come in the same (i, j) sequence, as a step's Newton iterations mostly do, the next matrix is
+ * their values scattered through the map, without cholmod_triplet_to_sparse's sort and its
+ * allocations (a seventh of the twisted rods' time at h 0.1). The same sums: a slot's first entry
+ * assigned, the rest added in their order, as cholmod_triplet_to_sparse does. */
+typedef struct {
+  cholmod_sparse* A;
+  int n, nnz, stype; /* the entries' count and the stored triangle (-1 lower, 0 all) A was built for */
+  int *ti, *tj, *map; /* their pattern; map[k]: slot s of A->x of a first entry, -2 - s of a repeat, -1 dropped */
+  size_t cap;
+} kept_csc;
+
 struct kn_nl_linsolve {
   cholmod_common cc;
+  kept_csc lower, full; /* the symmetric systems' (and preconditioner's) lower triangle; BiCGSTAB's whole matrix */
   int started;
   int *Ap, *Ai, *map;
   double* Ax;
@@ -28,9 +41,16 @@ struct kn_nl_linsolve {
    * pattern (chol_n, chol_p, chol_i: a copy of the lower triangle's) is the same, as within a
    * step's Newton iterations it mostly is: the factorization is then redone on it alone */
   cholmod_factor* chol;
+  kn_chol_permuted perm; /* the analysed pattern's place in tril(P A P^T): factorizations without transposes */
   int chol_n, *chol_p, *chol_i;
   size_t chol_capp, chol_capi;
 };
+
+static void kept_csc_free(kept_csc* K, cholmod_common* cc) {
+  if (K->A) cholmod_free_sparse(&K->A, cc);
+  free(K->ti), free(K->tj), free(K->map);
+  memset(K, 0, sizeof *K);
+}
 
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
   kn_nl_linsolve* ls = kn_calloc(1, sizeof *ls);
@@ -45,7 +65,10 @@ kn_nl_linsolve* kn_nl_linsolve_create(void) {
 void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (!ls) return;
   if (ls->chol) cholmod_free_factor(&ls->chol, &ls->cc);
+  kn_chol_permuted_free(&ls->perm, &ls->cc);
   free(ls->chol_p), free(ls->chol_i);
+  kept_csc_free(&ls->lower, &ls->cc);
+  kept_csc_free(&ls->full, &ls->cc);
   if (ls->started) cholmod_finish(&ls->cc);
   if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
   free(ls->sym_p), free(ls->sym_i), free(ls->work);
@@ -70,6 +93,9 @@ static cholmod_factor* kept_analysis(kn_nl_linsolve* ls, const cholmod_sparse* A
   ls->chol_n = -1;
   L = cholmod_analyze((cholmod_sparse*)A, &ls->cc);
   if (!L) return NULL;
+  kn_error e = {0};
+  if (kn_chol_permuted_prepare(&ls->perm, (cholmod_sparse*)A, L, &ls->cc, &e))
+    kn_chol_permuted_free(&ls->perm, &ls->cc); /* out of memory: factorizations through cholmod_factorize */
   if ((size_t)n + 1 > ls->chol_capp) {
     free(ls->chol_p);
     ls->chol_p = malloc(((size_t)n + 1) * sizeof(int));
@@ -100,7 +126,7 @@ static int ldl_nonpositive(const cholmod_factor* L) {
   return -1;
 }
 
-static cholmod_sparse* to_sparse(const kn_nl_triplets* T, int stype, cholmod_common* cc);
+static cholmod_sparse* assemble(kept_csc* K, const kn_nl_triplets* T, int stype, cholmod_common* cc);
 
 /* L := the numeric factor of A (+ tau diag(d) when tau > 0: A's diagonal entries shifted in place,
  * restored on return; the pattern, and so the kept analysis, is the same). KN_ERR_NUMERIC when not
@@ -122,7 +148,7 @@ static kn_status factor(kn_nl_linsolve* ls, cholmod_sparse* A, cholmod_factor* L
       Ax[Ap[j]] += tau * d[j];
     }
   kn_status st = KN_OK;
-  if (!cholmod_factorize(A, L, cc) || cc->status == CHOLMOD_NOT_POSDEF)
+  if (!kn_chol_permuted_factor(&ls->perm, A, L, cc) || cc->status == CHOLMOD_NOT_POSDEF)
     st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is not positive definite (CHOLMOD, column %d of %d)",
                  (int)L->minor, n);
   else if (ldl_nonpositive(L) >= 0)
@@ -150,7 +176,7 @@ static kn_status solve_factor(cholmod_factor* L, const double* b, double* x, cho
 static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, kn_nl_shift* shift, const double* b,
                                double* x, kn_error* err) {
   cholmod_common* cc = &ls->cc;
-  cholmod_sparse* A = to_sparse(T, -1, cc);
+  cholmod_sparse* A = assemble(&ls->lower, T, -1, cc);
   if (!A) return kn_fail(err, KN_ERR_NOMEM, "out of memory (CHOLMOD)");
   cholmod_factor* L = kept_analysis(ls, A);
   kn_status st = KN_OK;
@@ -170,7 +196,6 @@ static kn_status solve_cholmod(kn_nl_linsolve* ls, const kn_nl_triplets* T, kn_n
   }
   if (st && L) cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
   ls->chol = L;
-  cholmod_free_sparse(&A, cc);
   return st;
 }
 
@@ -276,6 +301,62 @@ static cholmod_sparse* to_sparse(const kn_nl_triplets* T, int stype, cholmod_com
   return A;
 }
 
+/* K's map for its new matrix K->A (sorted columns) and the entries T; 0: out of memory */
+static int map_entries(kept_csc* K, const kn_nl_triplets* T, int stype) {
+  const int *Ap = K->A->p, *Ai = K->A->i;
+  size_t nnz = (size_t)T->nnz + 1;
+  if (nnz > K->cap) {
+    free(K->ti), free(K->tj), free(K->map);
+    K->ti = malloc(nnz * sizeof(int)), K->tj = malloc(nnz * sizeof(int)), K->map = malloc(nnz * sizeof(int));
+    K->cap = K->ti && K->tj && K->map ? nnz : 0;
+    if (!K->cap) {
+      free(K->ti), free(K->tj), free(K->map);
+      K->ti = K->tj = K->map = NULL;
+      return 0;
+    }
+  }
+  char* seen = calloc((size_t)Ap[T->n] + 1, 1);
+  if (!seen) return 0;
+  for (int k = 0; k < T->nnz; k++) {
+    int i = T->i[k], j = T->j[k], lo = Ap[j], hi = Ap[j + 1] - 1, s = -1;
+    if (stype == 0 || i >= j)
+      while (lo <= hi) { /* row i in column j */
+        int mid = lo + (hi - lo) / 2;
+        if (Ai[mid] == i) {
+          s = mid;
+          break;
+        }
+        if (Ai[mid] < i) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    K->map[k] = s < 0 ? -1 : seen[s] ? -2 - s : s;
+    if (s >= 0) seen[s] = 1;
+  }
+  free(seen);
+  memcpy(K->ti, T->i, (size_t)T->nnz * sizeof(int));
+  memcpy(K->tj, T->j, (size_t)T->nnz * sizeof(int));
+  K->n = T->n, K->nnz = T->nnz, K->stype = stype;
+  return 1;
+}
+
+/* the matrix of the entries T (kept_csc above): K->A, owned by K; NULL: out of memory */
+static cholmod_sparse* assemble(kept_csc* K, const kn_nl_triplets* T, int stype, cholmod_common* cc) {
+  if (K->A && K->n == T->n && K->nnz == T->nnz && K->stype == stype &&
+      !memcmp(K->ti, T->i, (size_t)T->nnz * sizeof(int)) && !memcmp(K->tj, T->j, (size_t)T->nnz * sizeof(int))) {
+    double* Ax = K->A->x;
+    for (int k = 0; k < T->nnz; k++) {
+      int s = K->map[k];
+      if (s >= 0) Ax[s] = T->x[k];
+      else if (s <= -2) Ax[-2 - s] += T->x[k];
+    }
+    return K->A;
+  }
+  if (K->A) cholmod_free_sparse(&K->A, cc); /* a new pattern: converted afresh, the map rebuilt */
+  K->A = to_sparse(T, stype, cc);
+  if (K->A && !map_entries(K, T, stype)) cholmod_free_sparse(&K->A, cc);
+  return K->A;
+}
+
 // y = A x (A unsymmetric, compressed columns)
 static void csc_mul(const cholmod_sparse* A, const double* x, double* y) {
   const int *p = A->p, *i = A->i;
@@ -307,8 +388,8 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
   int n = T->n;
   *iters = 0;
   if (T->nomem || P->nomem) return kn_fail(err, KN_ERR_NOMEM, "out of memory (Newton matrix)");
-  cholmod_sparse* A = to_sparse(T, 0, cc);
-  cholmod_sparse* S = to_sparse(P, -1, cc);
+  cholmod_sparse* A = assemble(&ls->full, T, 0, cc);
+  cholmod_sparse* S = assemble(&ls->lower, P, -1, cc);
   cholmod_factor* L = S ? kept_analysis(ls, S) : NULL;
   cholmod_dense* B = cholmod_allocate_dense((size_t)n, 1, (size_t)n, CHOLMOD_REAL, cc);
   if (7 * ((size_t)n + 1) > ls->work_cap) {
@@ -322,7 +403,7 @@ kn_status kn_nl_linsolve_bicgstab(kn_nl_linsolve* ls, const kn_nl_triplets* T, c
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (BiCGSTAB)");
     goto done;
   }
-  if (!cholmod_factorize(S, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
+  if (!kn_chol_permuted_factor(&ls->perm, S, L, cc) || cc->status == CHOLMOD_NOT_POSDEF) {
     st = kn_fail(err, KN_ERR_NUMERIC, "the preconditioner is not positive definite (column %d of %d)", (int)L->minor, n);
     cholmod_free_factor(&L, cc); /* a failed factorization is not kept */
     goto done;
@@ -366,7 +447,5 @@ done:
   if (B) cholmod_free_dense(&B, cc);
   if (ls->chol) cholmod_free_factor(&ls->chol, cc);
   ls->chol = L; /* its analysis kept for the next preconditioner or solve of this pattern */
-  if (S) cholmod_free_sparse(&S, cc);
-  if (A) cholmod_free_sparse(&A, cc);
   return st;
 }

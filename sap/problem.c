@@ -299,6 +299,8 @@ static kn_status check_nodal(const kn_sap_nodal_jacobian* J, int nv, int ic, con
   return KN_OK;
 }
 
+static double delassus_of(const kn_sap_problem* p, int i);
+
 static kn_status add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* self, int rows, int clique_a,
                      const double* J_a, const kn_sap_nodal_jacobian* nodal_a, int clique_b, const double* J_b,
                      int* index, kn_error* err) {
@@ -366,6 +368,7 @@ static kn_status add(kn_sap_problem* p, const kn_sap_kind_ops* ops, const void* 
   memcpy(p->bytes + c.self_at, self, ops->self_size);
   p->num_bytes += slot;
   p->constraints[ic] = c;
+  p->constraints[ic].w = delassus_of(p, ic); /* the cliques' A do not change: once, not per use */
   p->num_impulses += rows;
   p->num_constraints++;
   if (index) *index = ic;
@@ -390,9 +393,11 @@ const void* kn_sap_constraint_self(const kn_sap_problem* p, int i) {
   return p->bytes + p->constraints[i].self_at;
 }
 
+double kn_sap_delassus(const kn_sap_problem* p, int i) { return p->constraints[i].w; }
+
 /* §2.1: W_ii = sum_c J_ic diag(A_c)^-1 J_ic^T and w_i = ||W_ii||_F / n_i (diag(A) only, no
  * factorization; the same w for every row of the constraint). */
-double kn_sap_delassus(const kn_sap_problem* p, int i) {
+static double delassus_of(const kn_sap_problem* p, int i) {
   const kn_sap_constraint* c = &p->constraints[i];
   double W[KN_SAP_MAX_ROWS * KN_SAP_MAX_ROWS] = {0};
   int n = c->rows;

@@ -73,6 +73,7 @@ typedef struct {
   int nodal[2];
   size_t nodal_at[2], nodal_col_at[2];
   size_t self_at;         /* byte offset of the parameters in p->bytes */
+  double w;               /* the Delassus estimate (kn_sap_delassus), from the cliques' A when added */
 } kn_sap_constraint;
 
 struct kn_sap_problem {
@@ -115,7 +116,7 @@ static inline int kn_sap_side_nodal(const kn_sap_problem* p, int i, int s, const
 double kn_sap_clique_diag(const kn_sap_problem* p, int q, int k);
 /* y += A_q x (x, y: clique q's nv entries); a dense A's lower triangle only */
 void kn_sap_clique_matvec_add(const kn_sap_problem* p, int q, const double* x, double* y);
-/* (problem, constraint) => Delassus estimate w_i (§2.1) */
+/* (problem, constraint) => Delassus estimate w_i (§2.1), computed when the constraint was added */
 double kn_sap_delassus(const kn_sap_problem* p, int i);
 /* v_c = sum over its cliques J_ic v_c (v is the full velocity) */
 void kn_sap_constraint_vc(const kn_sap_problem* p, int i, const double* v, double* vc);

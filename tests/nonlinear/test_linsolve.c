@@ -1,7 +1,8 @@
 /* The Newton systems' sparse Cholesky solve (nonlinear/linsolve.c) with its symbolic analysis kept
  * while the pattern is the same: a solver that factored one matrix, then another of the same
- * pattern, gives the second's solution bitwise equal to a fresh solver's (the kept analysis changes
- * no number), with a residual |A x - b| / |b| below 1e-12 (condition numbers here < 1e3); a matrix
+ * pattern, gives the second's solution bitwise equal to a fresh solver's (the kept analysis, the
+ * kept matrix its entries are scattered into and the factorization without transposes change no
+ * number), with a residual |A x - b| / |b| below 1e-12 (condition numbers here < 1e3); a matrix
  * of another pattern is analysed afresh (its solution checked the same way); a matrix that is not
  * positive definite fails with its message (supernodal) and the next solve is right again; BiCGSTAB
  * with the kept analysis of its preconditioner equals a fresh solver's answer. For a banded matrix
@@ -22,7 +23,8 @@ static double urand(unsigned* s) {
 }
 
 /* an n x n SPD matrix (both triangles): entries (i, j) with |i - j| <= band, or every fill-th pair
- * beyond it, values from seed, diagonal dominant; shift added to the diagonal */
+ * beyond it, values from seed, diagonal dominant; shift added to the diagonal. The diagonal comes
+ * in two entries, summed by the assembly (a kept matrix's scatter must add a repeat, not replace) */
 static void make(kn_nl_triplets* T, int n, int band, int fill, unsigned seed, double shift) {
   kn_nl_triplets_reset(T, n);
   double* rowsum = calloc((size_t)n, sizeof *rowsum);
@@ -33,7 +35,7 @@ static void make(kn_nl_triplets* T, int n, int band, int fill, unsigned seed, do
       kn_nl_triplets_add(T, i, j, x), kn_nl_triplets_add(T, j, i, x);
       rowsum[i] += fabs(x), rowsum[j] += fabs(x);
     }
-  for (int i = 0; i < n; i++) kn_nl_triplets_add(T, i, i, 1.01 * rowsum[i] + 0.1 + shift);
+  for (int i = 0; i < n; i++) kn_nl_triplets_add(T, i, i, 1.01 * rowsum[i]), kn_nl_triplets_add(T, i, i, 0.1 + shift);
   free(rowsum);
 }
 
