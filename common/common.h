@@ -226,6 +226,13 @@ void kn_blas_deterministic(void);
 void kn_libraries_serial_begin(void);
 void kn_libraries_serial_end(void);
 
+/*---- the C library's heap (heap.c) ----*/
+
+/* Keep blocks below 32 MB on the heap and its top in the process up to 64 MB (glibc's mallopt
+ * M_MMAP_THRESHOLD, M_TRIM_THRESHOLD; process-wide, set once; nothing elsewhere): the solvers'
+ * blocks reused without a page fault per page. kn_world_create calls it. */
+void kn_heap_keep(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,7 +24,7 @@ void kn_mpm_solver_free(kn_mpm_solver* s) {
   kn_chol_permuted_free(&s->perm, &s->cc);
   cholmod_finish(&s->cc);
   free(s->col_start), free(s->nbr), free(s->R0), free(s->hkey), free(s->hval), free(s->pattern_index);
-  free(s->asm_int), free(s->asm_dbl);
+  free(s->asm_int), free(s->asm_dbl), free(s->H_FE);
   free(s);
 }
 
@@ -64,6 +64,7 @@ kn_status kn_mpm_p2g(kn_mpm_body* b, kn_error* err) {
   kn_status st = kn_mpm_solver_ensure(b, err);
   if (st != KN_OK) return st;
   kn_mpm_solver* s = b->solver;
+  s->H_kept = 0; /* a new grid (and the free motion's R0, dt): kn_mpm_potential assembles H again */
   kn_mpm_grid* g = &b->grid;
   size_t np = (size_t)b->np;
   if (!g->p_node) {

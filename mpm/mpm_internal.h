@@ -24,6 +24,11 @@ struct kn_mpm_solver {
   int* asm_int;        /* assemble()'s scratch: particle order by cell, ... */
   double* asm_dbl;     /* ... stencil blocks and batch columns, kept from step to step */
   size_t asm_int_cap, asm_dbl_cap; /* bytes */
+  /* H's values kept for kn_mpm_potential while they cannot change: every part linear corotated
+   * (A independent of v), the same free motion (grid, R0, dt) and F_E equal to H_FE */
+  int H_kept;
+  double* H_FE;        /* 9 * np: F_E when H was assembled */
+  size_t H_FE_cap;     /* bytes */
   /* hash of active node keys => node index (open addressing, power-of-two capacity) */
   uint64_t* hkey;
   int* hval;

@@ -504,6 +504,7 @@ static kn_status build_controllers(const kn_scene* s, kn_world* w, kn_error* err
 
 kn_status kn_world_create(const kn_scene* s, kn_world** out, kn_error* err) {
   kn_blas_deterministic();
+  kn_heap_keep();
   const kn_backend* backend = kn_backend_find(s, err);
   if (!backend) return err ? err->status : KN_ERR_UNSUPPORTED;
   const kn_scene_doc* d = s->doc;
