@@ -1,6 +1,7 @@
 /* The C library's heap (glibc): large blocks kept in the process from one Newton iteration to the
  * next. The Newton solves free and allocate blocks of up to a few MB several times per iteration
- * (CHOLMOD's triplet_to_sparse and transposes, UMFPACK's numeric factorization). glibc serves
+ * (UMFPACK's numeric factorization, CHOLMOD's workspaces; the Newton matrix itself is kept by
+ * nonlinear/linsolve.c). glibc serves
  * those with mmap, or from the top of the heap that it trims back to the system on free; either
  * way each new block was touched page by page again: on the MPM dough cube on penalty
  * (examples/regression/dough_cube_mpm.yaml) 3.0 million page faults in 380 steps, 45 % of the CPU

@@ -388,8 +388,8 @@ kn_status kn_mpm_potential(kn_mpm_body* b, const double* v, double* E, double* g
     s->H = cholmod_copy_sparse(s->A, &s->cc);
     if (!s->H) return kn_fail(err, KN_ERR_NOMEM, "%s: out of memory for a %zu x %zu Hessian", b->name, s->A->nrow, s->A->nrow);
   }
-  /* every part linear corotated: H does not depend on v, and the values of the last assembly are
-   * H's until the next P2G (kn_mpm_p2g clears H_kept) or a change of F_E (the MPM dough cube on
+  /* every part linear corotated (s->quadratic): H does not depend on v, and the values of the last
+   * assembly are H's until the next P2G (kn_mpm_p2g clears H_kept) or a change of F_E (the MPM dough cube on
    * penalty: an assembly per Newton iteration, 9 % of the step, and 2,700 of them in 380 steps) */
   size_t fe = 9 * (size_t)b->np * sizeof(double);
   if (s->H_kept && !memcmp(s->H_FE, b->FE, fe)) {
@@ -399,9 +399,7 @@ kn_status kn_mpm_potential(kn_mpm_body* b, const double* v, double* E, double* g
   s->H_kept = 0;
   kn_status st = assemble(b, s->dt, v, s->H->x, err);
   if (st != KN_OK) return st;
-  int linear = 1;
-  for (int k = 0; k < b->nparts; k++) linear &= b->parts[k].material.model == KN_MPM_LINEAR_COROTATED;
-  if (linear && grow_scratch((void**)&s->H_FE, &s->H_FE_cap, fe)) {
+  if (s->quadratic && grow_scratch((void**)&s->H_FE, &s->H_FE_cap, fe)) {
     memcpy(s->H_FE, b->FE, fe);
     s->H_kept = 1;
   }
@@ -420,12 +418,12 @@ kn_status kn_mpm_free_motion(kn_mpm_body* b, double dt, const double gravity[3],
   if (st != KN_OK) return st;
   kn_mpm_solver* s = b->solver;
   kn_mpm_grid* gr = &b->grid;
-  s->dt = dt;
-  s->H_kept = 0; /* a new dt and R0 below: kn_mpm_potential assembles H again (p2g cleared it too) */
+  s->dt = dt; /* with R0 below, a new H: kn_mpm_p2g above cleared H_kept */
   memcpy(s->gravity, gravity, 3 * sizeof(double));
   /* E is quadratic in v (one Newton step is exact) when every part is linear corotated */
   int quadratic = 1;
   for (int k = 0; k < b->nparts; k++) quadratic &= b->parts[k].material.model == KN_MPM_LINEAR_COROTATED;
+  s->quadratic = quadratic;
   if (!s->R0 || s->R0_np != b->np) {
     free(s->R0);
     s->R0 = NULL;

@@ -26,6 +26,7 @@ struct kn_mpm_solver {
   size_t asm_int_cap, asm_dbl_cap; /* bytes */
   /* H's values kept for kn_mpm_potential while they cannot change: every part linear corotated
    * (A independent of v), the same free motion (grid, R0, dt) and F_E equal to H_FE */
+  int quadratic;       /* of the last free motion: every part linear corotated (E quadratic in v) */
   int H_kept;
   double* H_FE;        /* 9 * np: F_E when H was assembled */
   size_t H_FE_cap;     /* bytes */
