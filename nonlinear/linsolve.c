@@ -13,23 +13,22 @@
 
 /* A cholmod_sparse assembled from entries, kept with each entry's slot in it: while the entries
  * come in the same (i, j) sequence, as a step's Newton iterations mostly do, the next matrix is
- * their values scattered through the map, without cholmod_triplet_to_sparse's sort and its
- * allocations (a seventh of the twisted rods' time at h 0.1). The same sums: a slot's first entry
- * assigned, the rest added in their order, as cholmod_triplet_to_sparse does. */
+ * their values scattered through the map (a slot's first entry assigned, the rest added in their
+ * order: cholmod_triplet_to_sparse's sums); a new sequence is sorted into the kept buffers
+ * (build_pattern). Before, cholmod_triplet_to_sparse's sort and allocations at every iteration
+ * took a seventh of the twisted rods' time at h 0.1. */
 typedef struct {
   cholmod_sparse* A;
   int n, nnz, stype; /* the entries' count and the stored triangle (-1 lower, 0 all) A was built for */
   int *ti, *tj, *map; /* their pattern; map[k]: slot s of A->x of a first entry, -2 - s of a repeat, -1 dropped */
-  size_t cap;
+  int *ord, *cnt;      /* build_pattern's sorts: 2 nnz entry indices, n + 1 counts */
+  size_t cap, cap_j, cap_map, cap_ord, cap_cnt;
 } kept_csc;
 
 struct kn_nl_linsolve {
   cholmod_common cc;
-  kept_csc lower, full; /* the symmetric systems' (and preconditioner's) lower triangle; BiCGSTAB's whole matrix */
+  kept_csc lower, full; /* the symmetric systems' (and preconditioner's) lower triangle; UMFPACK's and BiCGSTAB's whole matrix */
   int started;
-  int *Ap, *Ai, *map;
-  double* Ax;
-  size_t capp, capi;
   /* UMFPACK's symbolic analysis, kept while the pattern (n, Ap, Ai: a copy) is the same: within a
    * step's Newton iterations it is */
   void* sym;
@@ -48,7 +47,7 @@ struct kn_nl_linsolve {
 
 static void kept_csc_free(kept_csc* K, cholmod_common* cc) {
   if (K->A) cholmod_free_sparse(&K->A, cc);
-  free(K->ti), free(K->tj), free(K->map);
+  free(K->ti), free(K->tj), free(K->map), free(K->ord), free(K->cnt);
   memset(K, 0, sizeof *K);
 }
 
@@ -72,7 +71,6 @@ void kn_nl_linsolve_free(kn_nl_linsolve* ls) {
   if (ls->started) cholmod_finish(&ls->cc);
   if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
   free(ls->sym_p), free(ls->sym_i), free(ls->work);
-  free(ls->Ap), free(ls->Ai), free(ls->Ax), free(ls->map);
   free(ls);
 }
 
@@ -215,32 +213,22 @@ kn_status kn_nl_linsolve_resolve(kn_nl_linsolve* ls, int n, const double* b, dou
 
 static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, const double* b, double* x,
                                kn_error* err) {
-  int n = T->n, nz = T->nnz;
-  if ((size_t)n + 1 > ls->capp) {
-    free(ls->Ap);
-    ls->Ap = malloc(((size_t)n + 1) * sizeof *ls->Ap);
-    ls->capp = ls->Ap ? (size_t)n + 1 : 0;
-  }
-  if ((size_t)nz + 1 > ls->capi) {
-    free(ls->Ai), free(ls->Ax), free(ls->map);
-    ls->Ai = malloc(((size_t)nz + 1) * sizeof *ls->Ai);
-    ls->Ax = malloc(((size_t)nz + 1) * sizeof *ls->Ax);
-    ls->map = malloc(((size_t)nz + 1) * sizeof *ls->map);
-    ls->capi = ls->Ai && ls->Ax && ls->map ? (size_t)nz + 1 : 0;
-  }
-  if (!ls->capp || !ls->capi) return kn_fail(err, KN_ERR_NOMEM, "out of memory (UMFPACK)");
-  if (umfpack_di_triplet_to_col(n, n, nz, T->i, T->j, T->x, ls->Ap, ls->Ai, ls->Ax, NULL) != UMFPACK_OK)
-    return kn_fail(err, KN_ERR_NOMEM, "UMFPACK could not assemble the Newton matrix (%d entries)", nz);
+  int n = T->n;
+  /* the kept matrix of all entries: the same sums as umfpack_di_triplet_to_col (test_linsolve.c) */
+  cholmod_sparse* A = assemble(&ls->full, T, 0, &ls->cc);
+  if (!A) return kn_fail(err, KN_ERR_NOMEM, "out of memory (UMFPACK)");
+  const int *Ap = A->p, *Ai = A->i;
+  const double* Ax = A->x;
   double control[UMFPACK_CONTROL], info[UMFPACK_INFO];
   umfpack_di_defaults(control);
-  int nnz = ls->Ap[n];
-  int same = ls->sym && ls->sym_n == n && !memcmp(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int)) &&
-             !memcmp(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
+  int nnz = Ap[n];
+  int same = ls->sym && ls->sym_n == n && !memcmp(ls->sym_p, Ap, ((size_t)n + 1) * sizeof(int)) &&
+             !memcmp(ls->sym_i, Ai, (size_t)nnz * sizeof(int));
   int s = UMFPACK_OK;
   if (!same) {
     if (ls->sym) umfpack_di_free_symbolic(&ls->sym);
     ls->sym = NULL;
-    s = umfpack_di_symbolic(n, n, ls->Ap, ls->Ai, ls->Ax, &ls->sym, control, info);
+    s = umfpack_di_symbolic(n, n, Ap, Ai, Ax, &ls->sym, control, info);
     /* p and i each to its own size (one capacity for both let a later pattern with more columns
      * and fewer entries overrun p) */
     if (s == UMFPACK_OK && (size_t)n + 1 > ls->sym_capp) {
@@ -254,15 +242,15 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
       ls->sym_capi = ls->sym_i ? (size_t)nnz + 1 : 0;
     }
     if (s == UMFPACK_OK && ls->sym_capp && ls->sym_capi) {
-      memcpy(ls->sym_p, ls->Ap, ((size_t)n + 1) * sizeof(int));
-      memcpy(ls->sym_i, ls->Ai, (size_t)nnz * sizeof(int));
+      memcpy(ls->sym_p, Ap, ((size_t)n + 1) * sizeof(int));
+      memcpy(ls->sym_i, Ai, (size_t)nnz * sizeof(int));
       ls->sym_n = n;
     } else {
       ls->sym_n = -1;
     }
   }
   void* num = NULL;
-  if (s == UMFPACK_OK) s = umfpack_di_numeric(ls->Ap, ls->Ai, ls->Ax, ls->sym, &num, control, info);
+  if (s == UMFPACK_OK) s = umfpack_di_numeric(Ap, Ai, Ax, ls->sym, &num, control, info);
   kn_status st = KN_OK;
   if (s == UMFPACK_WARNING_singular_matrix || s == UMFPACK_ERROR_different_pattern)
     st = kn_fail(err, KN_ERR_NUMERIC, "the Newton matrix is singular (UMFPACK, n = %d)", n);
@@ -270,7 +258,7 @@ static kn_status solve_umfpack(kn_nl_linsolve* ls, const kn_nl_triplets* T, cons
     st = kn_fail(err, KN_ERR_NOMEM, "out of memory (UMFPACK)");
   else if (s != UMFPACK_OK)
     st = kn_fail(err, KN_ERR_NUMERIC, "UMFPACK failed (status %d, n = %d)", s, n);
-  if (!st && umfpack_di_solve(UMFPACK_A, ls->Ap, ls->Ai, ls->Ax, x, b, num, control, info) != UMFPACK_OK)
+  if (!st && umfpack_di_solve(UMFPACK_A, Ap, Ai, Ax, x, b, num, control, info) != UMFPACK_OK)
     st = kn_fail(err, KN_ERR_NUMERIC, "UMFPACK's solve failed (n = %d)", n);
   if (num) umfpack_di_free_numeric(&num);
   if (st && ls->sym) umfpack_di_free_symbolic(&ls->sym), ls->sym = NULL;
@@ -284,76 +272,87 @@ kn_status kn_nl_linsolve_solve(kn_nl_linsolve* ls, const kn_nl_triplets* T, int 
   return solve_umfpack(ls, T, b, x, err);
 }
 
-// a cholmod_sparse from entries: the lower triangle (stype -1) or everything (stype 0); NULL: out of memory
-static cholmod_sparse* to_sparse(const kn_nl_triplets* T, int stype, cholmod_common* cc) {
-  size_t m = 0;
-  for (int k = 0; k < T->nnz; k++) m += stype == 0 || T->i[k] >= T->j[k];
-  cholmod_triplet* tr = cholmod_allocate_triplet((size_t)T->n, (size_t)T->n, m + 1, stype, CHOLMOD_REAL, cc);
-  if (!tr) return NULL;
-  int *ti = tr->i, *tj = tr->j;
-  double* tx = tr->x;
-  m = 0;
-  for (int k = 0; k < T->nnz; k++)
-    if (stype == 0 || T->i[k] >= T->j[k]) ti[m] = T->i[k], tj[m] = T->j[k], tx[m] = T->x[k], m++;
-  tr->nnz = m;
-  cholmod_sparse* A = cholmod_triplet_to_sparse(tr, m, cc);
-  cholmod_free_triplet(&tr, cc);
-  return A;
+/* grow *buf to hold need ints (a quarter more, so that a growing contact set reallocates rarely);
+ * 0: out of memory (the old buffer freed) */
+static int grow_ints(int** buf, size_t* cap, size_t need) {
+  if (need <= *cap) return 1;
+  free(*buf);
+  *cap = need + need / 4;
+  *buf = malloc(*cap * sizeof(int));
+  if (!*buf) *cap = 0;
+  return *buf != NULL;
 }
 
-/* K's map for its new matrix K->A (sorted columns) and the entries T; 0: out of memory */
-static int map_entries(kept_csc* K, const kn_nl_triplets* T, int stype) {
-  const int *Ap = K->A->p, *Ai = K->A->i;
-  size_t nnz = (size_t)T->nnz + 1;
-  if (nnz > K->cap) {
-    free(K->ti), free(K->tj), free(K->map);
-    K->ti = malloc(nnz * sizeof(int)), K->tj = malloc(nnz * sizeof(int)), K->map = malloc(nnz * sizeof(int));
-    K->cap = K->ti && K->tj && K->map ? nnz : 0;
-    if (!K->cap) {
-      free(K->ti), free(K->tj), free(K->map);
-      K->ti = K->tj = K->map = NULL;
-      return 0;
+/* K's matrix pattern and map for the entries T, built afresh: two stable counting sorts (by row,
+ * then by column) put the kept entries in (j, i) order with a pair's repeats in their own order, and
+ * each distinct (i, j) gets the next slot; the entries of the other triangle are dropped (stype -1).
+ * CHOLMOD's cholmod_triplet_to_sparse gives the same matrix (tests/nonlinear/test_linsolve.c), but
+ * allocates and frees its triplet copy, its workspaces and the matrix at every call; K's buffers
+ * and matrix are kept and only grown, so a contact set that changes every Newton iteration costs
+ * no allocation once they hold the largest pattern. 0: out of memory (K emptied). */
+static int build_pattern(kept_csc* K, const kn_nl_triplets* T, int stype, cholmod_common* cc) {
+  int n = T->n, nnz = T->nnz;
+  if (!grow_ints(&K->ti, &K->cap, (size_t)nnz + 1) || !grow_ints(&K->tj, &K->cap_j, (size_t)nnz + 1) ||
+      !grow_ints(&K->map, &K->cap_map, (size_t)nnz + 1) || !grow_ints(&K->ord, &K->cap_ord, 2 * (size_t)nnz + 1) ||
+      !grow_ints(&K->cnt, &K->cap_cnt, (size_t)n + 2))
+    return 0;
+  const int *ti = T->i, *tj = T->j;
+  int *map = K->map, *cnt = K->cnt, *by_row = K->ord + nnz, *ord = K->ord;
+  memset(cnt, 0, ((size_t)n + 1) * sizeof(int));
+  int m = 0;
+  for (int k = 0; k < nnz; k++) {
+    map[k] = -1;
+    if (stype == 0 || ti[k] >= tj[k]) cnt[ti[k] + 1]++, m++;
+  }
+  for (int r = 0; r < n; r++) cnt[r + 1] += cnt[r];
+  for (int k = 0; k < nnz; k++)
+    if (stype == 0 || ti[k] >= tj[k]) by_row[cnt[ti[k]]++] = k;
+  memset(cnt, 0, ((size_t)n + 1) * sizeof(int));
+  for (int r = 0; r < m; r++) cnt[tj[by_row[r]] + 1]++;
+  for (int c = 0; c < n; c++) cnt[c + 1] += cnt[c];
+  for (int r = 0; r < m; r++) ord[cnt[tj[by_row[r]]]++] = by_row[r];
+  size_t slots = 0;
+  for (int r = 0; r < m; r++)
+    slots += r == 0 || tj[ord[r]] != tj[ord[r - 1]] || ti[ord[r]] != ti[ord[r - 1]];
+  cholmod_sparse* A = K->A;
+  if (!A || (int)A->nrow != n || A->nzmax < slots || A->stype != stype) {
+    if (A) cholmod_free_sparse(&K->A, cc);
+    A = K->A = cholmod_allocate_sparse((size_t)n, (size_t)n, slots + slots / 4 + 1, 1, 1, stype, CHOLMOD_REAL, cc);
+    if (!A) return 0;
+  }
+  int *Ap = A->p, *Ai = A->i, s = -1;
+  memset(Ap, 0, ((size_t)n + 1) * sizeof(int));
+  for (int r = 0; r < m; r++) {
+    int k = ord[r];
+    if (r == 0 || tj[k] != tj[ord[r - 1]] || ti[k] != ti[ord[r - 1]]) {
+      Ai[++s] = ti[k];
+      Ap[tj[k] + 1]++;
+      map[k] = s;
+    } else {
+      map[k] = -2 - s;
     }
   }
-  char* seen = calloc((size_t)Ap[T->n] + 1, 1);
-  if (!seen) return 0;
-  for (int k = 0; k < T->nnz; k++) {
-    int i = T->i[k], j = T->j[k], lo = Ap[j], hi = Ap[j + 1] - 1, s = -1;
-    if (stype == 0 || i >= j)
-      while (lo <= hi) { /* row i in column j */
-        int mid = lo + (hi - lo) / 2;
-        if (Ai[mid] == i) {
-          s = mid;
-          break;
-        }
-        if (Ai[mid] < i) lo = mid + 1;
-        else hi = mid - 1;
-      }
-    K->map[k] = s < 0 ? -1 : seen[s] ? -2 - s : s;
-    if (s >= 0) seen[s] = 1;
-  }
-  free(seen);
-  memcpy(K->ti, T->i, (size_t)T->nnz * sizeof(int));
-  memcpy(K->tj, T->j, (size_t)T->nnz * sizeof(int));
-  K->n = T->n, K->nnz = T->nnz, K->stype = stype;
+  for (int c = 0; c < n; c++) Ap[c + 1] += Ap[c];
+  memcpy(K->ti, ti, (size_t)nnz * sizeof(int));
+  memcpy(K->tj, tj, (size_t)nnz * sizeof(int));
+  K->n = n, K->nnz = nnz, K->stype = stype;
   return 1;
 }
 
 /* the matrix of the entries T (kept_csc above): K->A, owned by K; NULL: out of memory */
 static cholmod_sparse* assemble(kept_csc* K, const kn_nl_triplets* T, int stype, cholmod_common* cc) {
-  if (K->A && K->n == T->n && K->nnz == T->nnz && K->stype == stype &&
-      !memcmp(K->ti, T->i, (size_t)T->nnz * sizeof(int)) && !memcmp(K->tj, T->j, (size_t)T->nnz * sizeof(int))) {
-    double* Ax = K->A->x;
-    for (int k = 0; k < T->nnz; k++) {
-      int s = K->map[k];
-      if (s >= 0) Ax[s] = T->x[k];
-      else if (s <= -2) Ax[-2 - s] += T->x[k];
-    }
-    return K->A;
+  if (!(K->A && K->n == T->n && K->nnz == T->nnz && K->stype == stype &&
+        !memcmp(K->ti, T->i, (size_t)T->nnz * sizeof(int)) && !memcmp(K->tj, T->j, (size_t)T->nnz * sizeof(int))) &&
+      !build_pattern(K, T, stype, cc)) {
+    kept_csc_free(K, cc);
+    return NULL;
   }
-  if (K->A) cholmod_free_sparse(&K->A, cc); /* a new pattern: converted afresh, the map rebuilt */
-  K->A = to_sparse(T, stype, cc);
-  if (K->A && !map_entries(K, T, stype)) cholmod_free_sparse(&K->A, cc);
+  double* Ax = K->A->x;
+  for (int k = 0; k < T->nnz; k++) { /* a slot's first entry assigned, the rest added */
+    int s = K->map[k];
+    if (s >= 0) Ax[s] = T->x[k];
+    else if (s <= -2) Ax[-2 - s] += T->x[k];
+  }
   return K->A;
 }
 

@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <suitesparse/cholmod.h>
+#include <suitesparse/umfpack.h>
 
 #include "nonlinear/nonlinear_internal.h"
 
@@ -165,3 +167,99 @@ static void check_shifted(int n, int band, int fill, double below) {
 
 Test(linsolve, shifted_banded) { check_shifted(300, 3, 0, 2); }
 Test(linsolve, shifted_dense_ish) { check_shifted(240, 40, 3, 45); }
+
+/* The assembly's sums are CHOLMOD's and UMFPACK's: a matrix whose entries come in a scrambled order, each
+ * off-diagonal value split into three entries of very different size (so that another order of
+ * the additions rounds differently) and the diagonal into two, gives bitwise the solution of
+ * CHOLMOD's own pipeline (cholmod_triplet_to_sparse of the lower triangle, cholmod_analyze,
+ * cholmod_factorize, cholmod_solve) and, as a general system, of UMFPACK's (umfpack_di_triplet_to_col,
+ * symbolic, numeric, solve), with the same solver on a second matrix of that entry sequence
+ * (scattered through the kept map) and on a first one of another pattern; banded (simplicial) and
+ * dense-ish (supernodal). */
+static void cholmod_reference(const kn_nl_triplets* T, const double* b, double* x) {
+  cholmod_common cc;
+  cholmod_start(&cc);
+  cholmod_triplet* tr = cholmod_allocate_triplet((size_t)T->n, (size_t)T->n, (size_t)T->nnz + 1, -1, CHOLMOD_REAL, &cc);
+  int *ti = tr->i, *tj = tr->j, m = 0;
+  double* tx = tr->x;
+  for (int k = 0; k < T->nnz; k++)
+    if (T->i[k] >= T->j[k]) ti[m] = T->i[k], tj[m] = T->j[k], tx[m] = T->x[k], m++;
+  tr->nnz = (size_t)m;
+  cholmod_sparse* A = cholmod_triplet_to_sparse(tr, (size_t)m, &cc);
+  cholmod_factor* L = cholmod_analyze(A, &cc);
+  cr_assert(L && cholmod_factorize(A, L, &cc) && cc.status == CHOLMOD_OK);
+  cholmod_dense* B = cholmod_allocate_dense((size_t)T->n, 1, (size_t)T->n, CHOLMOD_REAL, &cc);
+  memcpy(B->x, b, (size_t)T->n * sizeof *b);
+  cholmod_dense* X = cholmod_solve(CHOLMOD_A, L, B, &cc);
+  memcpy(x, X->x, (size_t)T->n * sizeof *x);
+  cholmod_free_dense(&X, &cc), cholmod_free_dense(&B, &cc), cholmod_free_factor(&L, &cc);
+  cholmod_free_sparse(&A, &cc), cholmod_free_triplet(&tr, &cc);
+  cholmod_finish(&cc);
+}
+
+/* make()'s matrix (values from seed) with its entries scrambled (a permutation from order) and each
+ * off-diagonal entry split into 0.9999 x, 1e-4 x + 1e-9 and -1e-9 */
+static void make_split(kn_nl_triplets* T, int n, int band, int fill, unsigned seed, unsigned order) {
+  kn_nl_triplets M = {0};
+  make(&M, n, band, fill, seed, 0);
+  int* perm = malloc((size_t)M.nnz * sizeof *perm);
+  for (int k = 0; k < M.nnz; k++) perm[k] = k;
+  unsigned s = order;
+  for (int k = M.nnz - 1; k > 0; k--) {
+    int r = (int)(urand(&s) * (k + 1)), t = perm[k];
+    perm[k] = perm[r], perm[r] = t;
+  }
+  kn_nl_triplets_reset(T, n);
+  for (int q = 0; q < M.nnz; q++) {
+    int k = perm[q], i = M.i[k], j = M.j[k];
+    double x = M.x[k];
+    if (i == j) kn_nl_triplets_add(T, i, j, x);
+    else kn_nl_triplets_add(T, i, j, 0.9999 * x), kn_nl_triplets_add(T, i, j, 1e-4 * x + 1e-9);
+  }
+  for (int q = 0; q < M.nnz; q++) { /* the third parts, after every other entry */
+    int k = perm[q];
+    if (M.i[k] != M.j[k]) kn_nl_triplets_add(T, M.i[k], M.j[k], -1e-9);
+  }
+  free(perm);
+  kn_nl_triplets_free(&M);
+}
+
+/* UMFPACK's own pipeline on all the entries (umfpack_di_triplet_to_col, symbolic, numeric, solve) */
+static void umfpack_reference(const kn_nl_triplets* T, const double* b, double* x) {
+  int n = T->n, *Ap = malloc(((size_t)n + 1) * sizeof *Ap), *Ai = malloc((size_t)T->nnz * sizeof *Ai);
+  double* Ax = malloc((size_t)T->nnz * sizeof *Ax);
+  void *sym = NULL, *num = NULL;
+  cr_assert_eq(umfpack_di_triplet_to_col(n, n, T->nnz, T->i, T->j, T->x, Ap, Ai, Ax, NULL), UMFPACK_OK);
+  cr_assert_eq(umfpack_di_symbolic(n, n, Ap, Ai, Ax, &sym, NULL, NULL), UMFPACK_OK);
+  cr_assert_eq(umfpack_di_numeric(Ap, Ai, Ax, sym, &num, NULL, NULL), UMFPACK_OK);
+  cr_assert_eq(umfpack_di_solve(UMFPACK_A, Ap, Ai, Ax, x, b, num, NULL, NULL), UMFPACK_OK);
+  umfpack_di_free_numeric(&num), umfpack_di_free_symbolic(&sym);
+  free(Ap), free(Ai), free(Ax);
+}
+
+static void check_cholmod_sums(int n, int band, int fill) {
+  kn_nl_linsolve* ls = kn_nl_linsolve_create();
+  kn_nl_triplets T = {0};
+  double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+  unsigned seed = 11u;
+  for (int i = 0; i < n; i++) b[i] = urand(&seed) - 0.5;
+  int bands[] = {band, band, band + 2};
+  for (int k = 0; k < 3; k++) { /* the second: the first's entry sequence (the kept map), other values */
+    make_split(&T, n, bands[k], fill, 500u + (unsigned)k, k < 2 ? 77u : 78u);
+    kn_error err = {0};
+    cr_assert_eq(kn_nl_linsolve_solve(ls, &T, 1, b, x, &err), KN_OK, "%s", err.msg);
+    cholmod_reference(&T, b, y);
+    cr_assert(!memcmp(x, y, (size_t)n * sizeof *x), "matrix %d: differs from CHOLMOD's pipeline", k);
+    cr_assert_lt(rel_residual(&T, x, b), 1e-12);
+    cr_assert_eq(kn_nl_linsolve_solve(ls, &T, 0, b, x, &err), KN_OK, "%s", err.msg);
+    umfpack_reference(&T, b, y);
+    cr_assert(!memcmp(x, y, (size_t)n * sizeof *x), "matrix %d: differs from UMFPACK's pipeline", k);
+    cr_assert_lt(rel_residual(&T, x, b), 1e-12);
+  }
+  free(b), free(x), free(y);
+  kn_nl_triplets_free(&T);
+  kn_nl_linsolve_free(ls);
+}
+
+Test(linsolve, sums_as_cholmod_banded) { check_cholmod_sums(300, 3, 0); }
+Test(linsolve, sums_as_cholmod_dense_ish) { check_cholmod_sums(240, 40, 3); }
