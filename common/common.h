@@ -184,7 +184,8 @@ void kn_chol_lower_solve_T(const double* L, int n, double* b);
 struct cholmod_sparse_struct;
 struct cholmod_factor_struct;
 struct cholmod_common_struct;
-/* cholmod_start with knead's settings: no printing, errors through cc->status, supernodal factors */
+/* cholmod_start with knead's settings: no printing, errors through cc->status, supernodal factors,
+ * supernodes merged further than CHOLMOD's default (sparse_chol.c says why) */
 void kn_chol_start(struct cholmod_common_struct* cc);
 /* cholmod_analyze(_p) of A with the fill-reducing ordering chosen between the given order (order,
  * n entries; NULL: A's own) and AMD: the given one is kept when nnz(L) is at most 3 nnz(A), else

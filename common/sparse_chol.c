@@ -17,6 +17,12 @@ void kn_chol_start(struct cholmod_common_struct* cc) {
   cc->print = 0;            /* library code never prints */
   cc->error_handler = NULL; /* errors come back through cc->status */
   cc->supernodal = CHOLMOD_SUPERNODAL;
+  /* fewer, larger supernodes than CHOLMOD's default (nrelax 4, 16, 48): its supernodal factorization
+   * opens an OpenMP region per supernode, and libgomp ends each with a futex system call even for a
+   * team of one thread (1.27 million in 3 steps of the twisted rods at h 1, 2,640 nodes of 3 DoFs);
+   * merged further, the rods took 19 % less CPU per Newton iteration (58 against 72 ms; a few more
+   * explicit zeros factored; bench/RESULTS.md) */
+  cc->nrelax[0] = 16, cc->nrelax[1] = 48, cc->nrelax[2] = 96;
 }
 
 /* the given order is kept without trying AMD when L has at most this many times A's entries */

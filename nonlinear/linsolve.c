@@ -51,22 +51,11 @@ static void kept_csc_free(kept_csc* K, cholmod_common* cc) {
   memset(K, 0, sizeof *K);
 }
 
-void kn_nl_cholmod_start(cholmod_common* cc) {
-  cholmod_start(cc);
-  cc->print = 0;
-  cc->error_handler = NULL;
-  /* fewer, larger supernodes than CHOLMOD's default (nrelax 4, 16, 48): its supernodal factorization
-   * opens an OpenMP region per supernode, and libgomp ends each with a futex system call even for a
-   * team of one thread (12,000 a factorization of the twisted rods, 2,640 nodes of 3 DoFs); merged
-   * further, the rods at h 1 took 19 % less CPU per Newton iteration (58 against 72 ms; a few more
-   * explicit zeros factored; bench/RESULTS.md) */
-  cc->nrelax[0] = 16, cc->nrelax[1] = 48, cc->nrelax[2] = 96;
-}
-
 kn_nl_linsolve* kn_nl_linsolve_create(void) {
   kn_nl_linsolve* ls = kn_calloc(1, sizeof *ls);
   if (!ls) return NULL;
-  kn_nl_cholmod_start(&ls->cc);
+  kn_chol_start(&ls->cc);
+  ls->cc.supernodal = CHOLMOD_AUTO; /* a small or very sparse Newton matrix: simplicial LDL' */
   ls->started = 1;
   return ls;
 }

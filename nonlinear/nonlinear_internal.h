@@ -5,10 +5,6 @@
 #include "nonlinear/nonlinear.h"
 
 typedef struct kn_nl_linsolve kn_nl_linsolve;
-/* cholmod_start(cc) with the Newton systems' settings: quiet, and CHOLMOD's supernodes merged
- * further than its default (linsolve.c says why) */
-struct cholmod_common_struct;
-void kn_nl_cholmod_start(struct cholmod_common_struct* cc);
 kn_nl_linsolve* kn_nl_linsolve_create(void);
 void kn_nl_linsolve_free(kn_nl_linsolve* ls);
 /* (entries of an n x n matrix, symmetric?) => x = T^-1 b (x may alias b). Symmetric: the lower

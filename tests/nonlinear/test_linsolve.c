@@ -178,7 +178,8 @@ Test(linsolve, shifted_dense_ish) { check_shifted(240, 40, 3, 45); }
  * dense-ish (supernodal). */
 static void cholmod_reference(const kn_nl_triplets* T, const double* b, double* x) {
   cholmod_common cc;
-  kn_nl_cholmod_start(&cc); /* the Newton systems' supernodes */
+  kn_chol_start(&cc); /* knead's supernodes, and CHOLMOD's choice of factor as linsolve.c's */
+  cc.supernodal = CHOLMOD_AUTO;
   cholmod_triplet* tr = cholmod_allocate_triplet((size_t)T->n, (size_t)T->n, (size_t)T->nnz + 1, -1, CHOLMOD_REAL, &cc);
   int *ti = tr->i, *tj = tr->j, m = 0;
   double* tx = tr->x;
