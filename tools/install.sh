@@ -2,7 +2,7 @@
 # Set up knead on Debian 12: install the Debian packages it needs (only the missing ones, so a
 # machine that has them needs no network), then configure and build into build/.
 #   bash tools/install.sh                     Release build in build/
-#   KNEAD_SANITIZE=ON bash tools/install.sh   Debug build (-O1) with AddressSanitizer + UBSan (CI)
+#   KNEAD_SANITIZE=ON bash tools/install.sh   Debug build (-O2) with AddressSanitizer + UBSan (CI)
 #   KNEAD_BUILD_DIR=DIR bash tools/install.sh build into DIR instead of build/ (relative paths are
 #                                             taken from the checkout's root)
 # Runs as root (a fresh container) or as a user with sudo.
