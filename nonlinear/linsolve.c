@@ -22,7 +22,7 @@ typedef struct {
   int n, nnz, stype; /* the entries' count and the stored triangle (-1 lower, 0 all) A was built for */
   int *ti, *tj, *map; /* their pattern; map[k]: slot s of A->x of a first entry, -2 - s of a repeat, -1 dropped */
   int *ord, *cnt;      /* build_pattern's sorts: 2 nnz entry indices, n + 1 counts */
-  size_t cap, cap_j, cap_map, cap_ord, cap_cnt;
+  size_t cap, cap_ord, cap_cnt; /* ti, tj and map hold cap entries, ord cap_ord, cnt cap_cnt */
 } kept_csc;
 
 struct kn_nl_linsolve {
@@ -291,9 +291,13 @@ static int grow_ints(int** buf, size_t* cap, size_t need) {
  * no allocation once they hold the largest pattern. 0: out of memory (K emptied). */
 static int build_pattern(kept_csc* K, const kn_nl_triplets* T, int stype, cholmod_common* cc) {
   int n = T->n, nnz = T->nnz;
-  if (!grow_ints(&K->ti, &K->cap, (size_t)nnz + 1) || !grow_ints(&K->tj, &K->cap_j, (size_t)nnz + 1) ||
-      !grow_ints(&K->map, &K->cap_map, (size_t)nnz + 1) || !grow_ints(&K->ord, &K->cap_ord, 2 * (size_t)nnz + 1) ||
-      !grow_ints(&K->cnt, &K->cap_cnt, (size_t)n + 2))
+  if ((size_t)nnz + 1 > K->cap) { /* ti, tj and map: one size, grown together (failure: the caller frees K) */
+    free(K->ti), free(K->tj), free(K->map);
+    K->cap = (size_t)nnz + 1 + ((size_t)nnz + 1) / 4;
+    K->ti = malloc(K->cap * sizeof(int)), K->tj = malloc(K->cap * sizeof(int)), K->map = malloc(K->cap * sizeof(int));
+    if (!K->ti || !K->tj || !K->map) return 0;
+  }
+  if (!grow_ints(&K->ord, &K->cap_ord, 2 * (size_t)nnz + 1) || !grow_ints(&K->cnt, &K->cap_cnt, (size_t)n + 2))
     return 0;
   const int *ti = T->i, *tj = T->j;
   int *map = K->map, *cnt = K->cnt, *by_row = K->ord + nnz, *ord = K->ord;
