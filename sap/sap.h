@@ -148,6 +148,11 @@ kn_status kn_sap_add_weld(kn_sap_problem* p, int clique_a, const double* J_a, in
  * rigid body at the point. */
 kn_status kn_sap_add_fixed(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
                            const double g0[3], int* index, kn_error* err);
+/* the same with the point's path over the step bending away from its linear map by c (world frame,
+ * the displacement beyond dt J v that the step's motion is predicted to add: a turning link's
+ * lever arm): v_hat = -g0 / (2 dt) + c / dt, so g = g0 + dt v_c - c ends at g0 / 2 */
+kn_status kn_sap_add_fixed_curved(kn_sap_problem* p, int clique_a, const double* J_a, int clique_b, const double* J_b,
+                                  const double g0[3], const double c[3], int* index, kn_error* err);
 /* (world poses of P and Q) => g = [a_PQ^W; p_PoQo^W] with a_PQ^W = R_WP log(R_PQ) the axis-angle vector of
  * R_PQ expressed in W, and the midpoint M = (p_WPo + p_WQo) / 2 (may be NULL). */
 void kn_sap_weld_error(const kn_pose* X_WP, const kn_pose* X_WQ, double g[6], double p_WM[3]);

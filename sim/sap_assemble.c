@@ -378,13 +378,37 @@ kn_status kn_sap_adapter_contacts(kn_world* w, sap_state* s, kn_error* err) {
 
 //---- FEM attachments ----
 
+/* tree's commanded velocity (in s->v_ahead, returned) and its kinematics at q_n (+) dt times it in
+ * s->ahead[tree] (created at its first use): where its links' points would be after the step */
+static kn_status tree_ahead(kn_world* w, sap_state* s, int tree, const double** v, kn_error* err) {
+  kn_world_tree* tr = &w->trees[tree];
+  double* va = s->v_ahead;
+  for (int k = 0; k < tree; k++) va += w->trees[k].robot->model->nv;
+  *v = va;
+  if (s->ahead_step[tree]) return KN_OK;
+  if (!s->ahead[tree] && !(s->ahead[tree] = kn_mb_data_create(tr->robot->model)))
+    return kn_fail(err, KN_ERR_NOMEM, "out of memory for the kinematics of '%s'", tr->robot->model->name);
+  kn_sap_adapter_commanded_v(w, tree, w->scene->time_step, va);
+  kn_mb_integrate(tr->robot->model, tr->q, va, w->scene->time_step, s->q_ahead);
+  kn_mb_kinematics(tr->robot->model, s->q_ahead, NULL, s->ahead[tree]);
+  s->ahead_step[tree] = 1;
+  return KN_OK;
+}
+
 /* d6: one fixed constraint per attached vertex (§5.4, Drake's SapFixedConstraint, after the
  * welds): g0 = x_v - p_W at x_n, q_n; v_c = v_v - v_point, i.e. +I on the vertex's columns of its
  * clique and -Jv of the rigid body at the point (none for a world point or a tree with nv = 0,
- * whose point is fixed). */
+ * whose point is fixed). The point's path over the step is not the linear map p_W + dt Jv v: a
+ * link turning by dt w carries it (1 - cos, dt w - sin) of its lever arm off that line, O(dt^2 w^2)
+ * (the twisted rods at h 2 s turn 144 deg a step: 2.6 lever arms, so the vertices glued to the
+ * line ended 5.8 cm off their link). The constraint is given that bend c = p(q_n (+) dt u) - p_W -
+ * dt Jv u at the velocity u the tree's PDs command (kn_sap_adapter_commanded_v; v_n where none),
+ * fed forward (kn_sap_add_fixed_curved): the map stays affine in v, exact where the link moves as
+ * commanded; what is left is O(dt^2 w (v - u)), the tracking error's. */
 kn_status kn_sap_adapter_attachments(kn_world* w, sap_state* s, kn_error* err) {
   s->first_attach = kn_sap_problem_num_constraints(s->prob);
   s->nattach = 0;
+  for (int t = 0; t < s->nahead; t++) s->ahead_step[t] = 0;
   for (int fi = 0; fi < w->nfem; fi++) {
     const kn_world_fem* F = &w->fems[fi];
     const kn_fem_body* b = F->body;
@@ -415,7 +439,16 @@ kn_status kn_sap_adapter_attachments(kn_world* w, sap_state* s, kn_error* err) {
         const kn_world_tree* tr = &w->trees[tree];
         kn_mb_point_jacobian(tr->robot->model, tr->data, body, pB, s->Jv, NULL);
         for (int r = 0; r < 3 * nvr; r++) Jr[r] = -s->Jv[r];
-        st = kn_sap_add_fixed(s->prob, q->sap, Jf, s->q[cr].sap, Jr, g0, &index, err);
+        const double* va;
+        if ((st = tree_ahead(w, s, tree, &va, err))) return st;
+        double pA[3], bend[3];
+        kn_pose_apply(&s->ahead[tree]->X_wb[body], pB, pA);
+        for (int a = 0; a < 3; a++) {
+          double lin = 0;
+          for (int i = 0; i < nvr; i++) lin += s->Jv[a * nvr + i] * va[i];
+          bend[a] = pA[a] - pW[a] - w->scene->time_step * lin;
+        }
+        st = kn_sap_add_fixed_curved(s->prob, q->sap, Jf, s->q[cr].sap, Jr, g0, bend, &index, err);
       } else {
         st = kn_sap_add_fixed(s->prob, q->sap, Jf, -1, NULL, g0, &index, err);
       }

@@ -27,6 +27,8 @@ void kn_sap_adapter_free_state(void* p) {
   kn_stiction_keyed_free(&s->fem_anchors);
   kn_stiction_keyed_free(&s->mpm_anchors);
   free(s->tau), free(s->J), free(s->Jv), free(s->Jw);
+  for (int t = 0; s->ahead && t < s->nahead; t++) kn_mb_data_free(s->ahead[t]);
+  free(s->ahead), free(s->ahead_step), free(s->q_ahead), free(s->v_ahead);
   free(s->v_guess), free(s->v_next), free(s->gamma), free(s->force), free(s->info), free(s->welds);
   free(s);
 }
@@ -118,21 +120,26 @@ kn_status kn_sap_adapter_create_state(kn_world* w, void** out, kn_error* err) {
     s->mpm_clique = so->mpm_clique;
     s->fem_full = so->fem_schur && !*so->fem_schur;
   }
-  int maxnv = 0, total = 0;
+  int maxnv = 0, maxnq = 0, total = 0;
   for (int k = 0; k < w->ntree; k++) {
-    int nv = w->trees[k].robot->model->nv;
-    maxnv = nv > maxnv ? nv : maxnv, total += nv;
+    int nv = w->trees[k].robot->model->nv, nq = w->trees[k].robot->model->nq;
+    maxnv = nv > maxnv ? nv : maxnv, maxnq = nq > maxnq ? nq : maxnq, total += nv;
   }
   s->q = kn_calloc((size_t)w->nclique + 1, sizeof *s->q);
   s->nq = w->nclique;
   s->tau = kn_calloc((size_t)total + 1, sizeof(double)); /* every tree's explicit forces, one after another */
   s->Jv = kn_calloc(3 * (size_t)maxnv + 3, sizeof(double));
   s->Jw = kn_calloc(3 * (size_t)maxnv + 3, sizeof(double));
+  s->ahead = kn_calloc((size_t)w->ntree + 1, sizeof *s->ahead); /* each created where an attachment needs it */
+  s->nahead = w->ntree;
+  s->ahead_step = kn_calloc((size_t)w->ntree + 1, 1);
+  s->q_ahead = kn_calloc((size_t)maxnq + 1, sizeof(double));
+  s->v_ahead = kn_calloc((size_t)total + 1, sizeof(double)); /* every tree's, one after another */
   s->welds = kn_calloc(sc->doc->nwelds + 1, sizeof *s->welds);
   s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG);
   s->reach = kn_calloc((size_t)w->ncollider + 1, sizeof *s->reach);
   kn_status st = KN_OK;
-  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !s->welds || !s->X_WG || !s->reach ||
+  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !s->ahead || !s->ahead_step || !s->q_ahead || !s->v_ahead || !s->welds || !s->X_WG || !s->reach ||
       kn_sap_adapter_grow(&s->J, &s->jcap, 12 * (size_t)maxnv + 12, NULL))
     st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   if (!st) st = kn_sim_candidates_create(w, &s->cand, err);
@@ -152,6 +159,28 @@ static void pd_gains(const kn_mb_actuation* act, const kn_mb_body* body, int i, 
   *kp = one && act->kp ? act->kp[i] : 0.0;
   *kd = act->kd ? act->kd[i] : 0.0;
   if (!(*kp > 0) && !(*kd > 0)) *kp = *kd = 0.0;
+}
+
+/* the velocity tree k's PD constraints command over the step: per PD'd DoF, where its force
+ * kp (q_n + dt v - q_ref) + kd (v - v_ref) vanishes, which stiff tracking reaches; v_n elsewhere */
+void kn_sap_adapter_commanded_v(const kn_world* w, int k, double dt, double* v) {
+  const kn_world_tree* tr = &w->trees[k];
+  const kn_mb_model* m = tr->robot->model;
+  memcpy(v, tr->v, (size_t)m->nv * sizeof *v);
+  if (tr->nctrl == 0) return;
+  const kn_mb_actuation* act = &tr->buf->act;
+  for (int b = 0; b < m->nbody; b++) {
+    const kn_mb_body* body = &m->bodies[b];
+    for (int j = 0; j < body->nv; j++) {
+      int i = body->v_adr + j;
+      double kp, kd;
+      pd_gains(act, body, i, &kp, &kd);
+      if (!(kp > 0) && !(kd > 0)) continue;
+      double qd = act->q_ref ? act->q_ref[i] : 0.0, vd = act->v_ref ? act->v_ref[i] : 0.0;
+      double dq = kp > 0 ? qd - tr->q[body->q_adr] : 0.0;
+      v[i] = (kp * dq + kd * vd) / (kp * dt + kd);
+    }
+  }
 }
 
 /* 1. kinematics at (q_n, v_n) per tree, shared by the controllers at t_n + dt (their gravity
