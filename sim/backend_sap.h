@@ -62,11 +62,10 @@ typedef struct {
   int info_cap;
   sap_weld_side (*welds)[2];
   int first_attach, nattach; /* the FEM attachments' constraints */
-  kn_mb_data** ahead;        /* per tree: its kinematics a step ahead at v_n (the attachments' paths) */
+  kn_mb_data** ahead;        /* per tree: its kinematics a step ahead at its commanded velocity (the attachments' arcs) */
   unsigned char* ahead_step; /* per tree: s->ahead is this step's */
   int nahead;
   double *q_ahead, *v_ahead; /* max tree nq; every tree's nv, one after another */
-  size_t qcap;
 } sap_state;
 
 /* (sap_stages.c) the stages every adapter shares: the state's life (kn_backend's create and free),

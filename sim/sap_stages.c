@@ -139,7 +139,8 @@ kn_status kn_sap_adapter_create_state(kn_world* w, void** out, kn_error* err) {
   s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG);
   s->reach = kn_calloc((size_t)w->ncollider + 1, sizeof *s->reach);
   kn_status st = KN_OK;
-  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !s->ahead || !s->ahead_step || !s->q_ahead || !s->v_ahead || !s->welds || !s->X_WG || !s->reach ||
+  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !s->ahead || !s->ahead_step || !s->q_ahead ||
+      !s->v_ahead || !s->welds || !s->X_WG || !s->reach ||
       kn_sap_adapter_grow(&s->J, &s->jcap, 12 * (size_t)maxnv + 12, NULL))
     st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
   if (!st) st = kn_sim_candidates_create(w, &s->cand, err);
