@@ -392,8 +392,12 @@ static kn_status newton(kn_nl_solver* s, const kn_nl_problem* p, const kn_nl_opt
      * steps otherwise cut quadratically (x0.007, irods2's trace), within 100 tol (no decrease left,
      * below); the rods at h 2: 3.902e-7 m/s against eps_d 3.05e-7 with |p| 8e-17, for 94 iterations
      * until the cap. Without the 1e-6 the card frame's step 9 (test_ipc_card_house) stopped at 2.5
-     * eps_d after two blind steps that did not halve D r; without the rule it converges to eps_d */
-    if (at_floor && res <= 100 * tol) break;
+     * eps_d after two blind steps that did not halve D r; without the rule it converges to eps_d.
+     * Or, whatever D r is, when that step moved no position beyond its round-off (o.floor_step):
+     * then no iteration can change the answer, and D r is the round-off of large opposed terms
+     * divided by a small mass (the rods at h 1 with their ends on the arcs: D r 1.7e-4-3.8e-4 m/s
+     * against eps_d 3.05e-7 with |p| 1.6e-16 m/s, for 180 iterations until the cap) */
+    if (at_floor && (res <= 100 * tol || plast <= o.floor_step)) break;
     if (k >= o.max_iterations)
       return kn_fail(err, KN_ERR_NUMERIC,
                      "Newton did not converge in %d iterations: velocity residual %.3g m/s (from %.3g)%s at DoF %d of '%s'",

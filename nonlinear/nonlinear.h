@@ -151,6 +151,9 @@ typedef struct {
   int extend_steps;      /* potential problems: a full step whose secant curvature along p is below half
                             the model's is extended (newton.c extend_step: a per-term PSD projection
                             that drops negative curvature, ipc's pairs) [0] */
+  double floor_step;     /* a Newton step below it moves no position beyond its round-off (16 eps
+                            max |x| / dt, set per step by the caller, m/s): an iterate whose blind
+                            steps stay below it is converged whatever D r is [0: no such rule] */
 } kn_nl_options;
 kn_nl_options kn_nl_options_default(void);
 

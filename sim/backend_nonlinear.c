@@ -11,6 +11,7 @@
  *     formulation asks (smooth_friction: a raised stiffness), at most 5 times
  *   7 advance every clique; contact forces on each candidate's B side; the formulation's end of
  *     step (anchors); statistics */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,26 @@ static kn_status stage_outputs(kn_world* w, nl_state* s, const kn_nl_step* st, k
   return KN_OK;
 }
 
+/* the largest position coordinate of the world's moving parts (FEM vertices, MPM particles, tree
+ * bodies' origins): the scale of the positions' round-off */
+static double position_scale(const kn_world* w) {
+  double m = 0;
+  for (int fi = 0; fi < w->nfem; fi++) {
+    const kn_fem_body* b = w->fems[fi].body;
+    for (int i = 0; i < 3 * b->mesh.nvert; i++) m = fmax(m, fabs(b->x[i]));
+  }
+  for (int k = 0; k < w->nmpm; k++) {
+    const kn_mpm_body* b = w->mpms[k].body;
+    for (int i = 0; i < 3 * b->np; i++) m = fmax(m, fabs(b->x[i]));
+  }
+  for (int k = 0; k < w->ntree; k++) {
+    const kn_mb_data* d = w->trees[k].data;
+    for (int b = 0; b < d->nbody; b++)
+      for (int a = 0; a < 3; a++) m = fmax(m, fabs(d->X_wb[b].p[a]));
+  }
+  return m;
+}
+
 kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   nl_state* s = state;
   sap_state* sp = s->sap;
@@ -219,6 +240,7 @@ kn_status kn_nl_backend_step(kn_world* w, void* state, kn_error* err) {
   kn_nl_step step = {.w = w, .dt = dt, .cand = &sp->cand, .pa = s->pa, .pb = s->pb, .points = &s->points,
                      .offset = s->offset, .nv = n, .guess = s->v0};
   kn_nl_stats stats;
+  s->opt.floor_step = 16 * DBL_EPSILON * position_scale(w) / dt;
   if ((st = stage_solve(w, s, &step, &stats, err))) return st;
   double t4 = kn_wall_time();
   for (int c = 0; c < w->nclique; c++) {

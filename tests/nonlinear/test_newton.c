@@ -2,6 +2,7 @@
  * robot-side constraints as a potential (gradient and Hessian against central differences), and
  * Newton on problems with known answers. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -255,5 +256,35 @@ Test(nonlinear, round_off_floor_ends_the_solve) {
   cr_expect(fabs(st.residual - ft.noise / pm.m) <= 1e-3 * ft.noise / pm.m, "reported residual %.6g: the floor 5e-8",
             st.residual);
   cr_expect(v[2] == ft.w, "v_z %.17g, the minimizer %.17g", v[2], ft.w);
+  kn_nl_solver_free(s);
+}
+
+/* The same spring with 1000 times the noise: the minimizer w - noise / k is 5e-17 m/s below w,
+ * ~4 ulps, and at the double nearest it D r is k times that rounding over m: 5.5e-6 m/s here (550
+ * tol), beyond the blind-step rule's 100 tol, while the Newton step is below an ulp. With
+ * floor_step (the step below which no position moves by an ulp: 16 eps |x| / h = 3.6e-13 m/s for
+ * the mass at 1 m, h 0.01 s) the solve ends there; without it, it runs to the cap and fails (the
+ * twisted rods at h 1 s with their ends on the arcs: D r 1.7e-4-3.8e-4 m/s, |p| 1.6e-16 m/s) */
+Test(nonlinear, a_step_below_the_positions_round_off_ends_the_solve) {
+  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
+  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
+  kn_clique q = {&point_mass_ops, &pm};
+  floor_term ft = {.k = 2e12, .w = pm.vstar[2], .noise = 1e-4};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1, .contact = {.eval = floor_eval, .self = &ft}};
+  kn_nl_options o = kn_nl_options_default();
+  o.abs_tol = 1e-8, o.rel_tol = 0, o.step_test = 1;
+  kn_nl_solver* s = kn_nl_solver_create();
+  double v[3];
+  kn_nl_stats st;
+  kn_error err = {0};
+  cr_expect_neq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "converged at 5000 tol without floor_step");
+  o.floor_step = 16 * DBL_EPSILON * 1.0 / 0.01;
+  cr_assert_eq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "%s", err.msg);
+  cr_log_info("floor_step: %d iterations, residual %.3g, v_z %.17g (w %.17g)", st.iterations, st.residual, v[2], ft.w);
+  const double vmin = ft.w - ft.noise / ft.k, ulp = nextafter(fabs(vmin), INFINITY) - fabs(vmin);
+  cr_expect_leq(st.iterations, 5, "%d iterations", st.iterations);
+  cr_expect(st.residual > 100 * o.abs_tol && st.residual <= ft.k * ulp / pm.m,
+            "reported residual %.6g: above 100 tol, within k ulp / m = %.3g", st.residual, ft.k * ulp / pm.m);
+  cr_expect(fabs(v[2] - vmin) <= ulp, "v_z %.17g, the minimizer %.17g", v[2], vmin);
   kn_nl_solver_free(s);
 }
