@@ -235,28 +235,42 @@ static kn_status floor_eval(void* self, const double* v, double* E, double* r, k
   return KN_OK;
 }
 
+/* the point mass (2 kg at 1 m, h 0.01 s) with the stiff spring carrying noise, solved to abs_tol
+ * 1e-8 m/s with the step test and the given floor_step: status, v, statistics */
+typedef struct {
+  kn_status status;
+  double v[3];
+  kn_nl_stats st;
+  floor_term ft;
+  double m;
+} floor_run;
+static floor_run floor_solve(double noise, double floor_step) {
+  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
+  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
+  kn_clique q = {&point_mass_ops, &pm};
+  floor_run r = {.ft = {.k = 2e12, .w = pm.vstar[2], .noise = noise}, .m = pm.m};
+  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1, .contact = {.eval = floor_eval, .self = &r.ft}};
+  kn_nl_options o = kn_nl_options_default();
+  o.abs_tol = 1e-8, o.rel_tol = 0, o.step_test = 1, o.floor_step = floor_step;
+  kn_nl_solver* s = kn_nl_solver_create();
+  kn_error err = {0};
+  r.status = kn_nl_solve(s, &prob, &o, pm.v, r.v, &r.st, &err);
+  kn_nl_solver_free(s);
+  return r;
+}
+
 /* Every blind step is accepted (the energy cannot tell) and the residual stays at the floor: before
  * the round-off-floor stop the solve ran to the iteration cap and failed; now it ends at the first
  * blind step that does not halve D r, at the minimizer, and reports the floor */
 Test(nonlinear, round_off_floor_ends_the_solve) {
-  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
-  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
-  kn_clique q = {&point_mass_ops, &pm};
-  floor_term ft = {.k = 2e12, .w = pm.vstar[2], .noise = 1e-7};
-  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1, .contact = {.eval = floor_eval, .self = &ft}};
-  kn_nl_options o = kn_nl_options_default();
-  o.abs_tol = 1e-8, o.rel_tol = 0, o.step_test = 1;
-  kn_nl_solver* s = kn_nl_solver_create();
-  double v[3];
-  kn_nl_stats st;
-  kn_error err = {0};
-  cr_assert_eq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "%s", err.msg);
-  cr_log_info("round-off floor: %d iterations, residual %.3g, v_z %.17g (w %.17g)", st.iterations, st.residual, v[2], ft.w);
-  cr_expect_leq(st.iterations, 5, "%d iterations", st.iterations);
-  cr_expect(fabs(st.residual - ft.noise / pm.m) <= 1e-3 * ft.noise / pm.m, "reported residual %.6g: the floor 5e-8",
-            st.residual);
-  cr_expect(v[2] == ft.w, "v_z %.17g, the minimizer %.17g", v[2], ft.w);
-  kn_nl_solver_free(s);
+  floor_run r = floor_solve(1e-7, 0);
+  cr_assert_eq(r.status, KN_OK);
+  cr_log_info("round-off floor: %d iterations, residual %.3g, v_z %.17g (w %.17g)", r.st.iterations, r.st.residual,
+              r.v[2], r.ft.w);
+  cr_expect_leq(r.st.iterations, 5, "%d iterations", r.st.iterations);
+  cr_expect(fabs(r.st.residual - r.ft.noise / r.m) <= 1e-3 * r.ft.noise / r.m, "reported residual %.6g: the floor 5e-8",
+            r.st.residual);
+  cr_expect(r.v[2] == r.ft.w, "v_z %.17g, the minimizer %.17g", r.v[2], r.ft.w);
 }
 
 /* The same spring with 1000 times the noise: the minimizer w - noise / k is 5e-17 m/s below w,
@@ -266,25 +280,14 @@ Test(nonlinear, round_off_floor_ends_the_solve) {
  * the mass at 1 m, h 0.01 s) the solve ends there; without it, it runs to the cap and fails (the
  * twisted rods at h 1 s with their ends on the arcs: D r 1.7e-4-3.8e-4 m/s, |p| 1.6e-16 m/s) */
 Test(nonlinear, a_step_below_the_positions_round_off_ends_the_solve) {
-  point_mass pm = {.m = 2.0, .x = {0, 0, 1}, .v = {0, 0, 0}};
-  pm_begin(&pm, 0.01, (double[3]){0, 0, -19.62});
-  kn_clique q = {&point_mass_ops, &pm};
-  floor_term ft = {.k = 2e12, .w = pm.vstar[2], .noise = 1e-4};
-  kn_nl_problem prob = {.ncliques = 1, .cliques = &q, .potential = 1, .contact = {.eval = floor_eval, .self = &ft}};
-  kn_nl_options o = kn_nl_options_default();
-  o.abs_tol = 1e-8, o.rel_tol = 0, o.step_test = 1;
-  kn_nl_solver* s = kn_nl_solver_create();
-  double v[3];
-  kn_nl_stats st;
-  kn_error err = {0};
-  cr_expect_neq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "converged at 5000 tol without floor_step");
-  o.floor_step = 16 * DBL_EPSILON * 1.0 / 0.01;
-  cr_assert_eq(kn_nl_solve(s, &prob, &o, pm.v, v, &st, &err), KN_OK, "%s", err.msg);
-  cr_log_info("floor_step: %d iterations, residual %.3g, v_z %.17g (w %.17g)", st.iterations, st.residual, v[2], ft.w);
-  const double vmin = ft.w - ft.noise / ft.k, ulp = nextafter(fabs(vmin), INFINITY) - fabs(vmin);
-  cr_expect_leq(st.iterations, 5, "%d iterations", st.iterations);
-  cr_expect(st.residual > 100 * o.abs_tol && st.residual <= ft.k * ulp / pm.m,
-            "reported residual %.6g: above 100 tol, within k ulp / m = %.3g", st.residual, ft.k * ulp / pm.m);
-  cr_expect(fabs(v[2] - vmin) <= ulp, "v_z %.17g, the minimizer %.17g", v[2], vmin);
-  kn_nl_solver_free(s);
+  cr_expect_neq(floor_solve(1e-4, 0).status, KN_OK, "converged at 550 tol without floor_step");
+  floor_run r = floor_solve(1e-4, 16 * DBL_EPSILON * 1.0 / 0.01);
+  cr_assert_eq(r.status, KN_OK);
+  cr_log_info("floor_step: %d iterations, residual %.3g, v_z %.17g (w %.17g)", r.st.iterations, r.st.residual, r.v[2],
+              r.ft.w);
+  const double vmin = r.ft.w - r.ft.noise / r.ft.k, ulp = nextafter(fabs(vmin), INFINITY) - fabs(vmin);
+  cr_expect_leq(r.st.iterations, 5, "%d iterations", r.st.iterations);
+  cr_expect(r.st.residual > 100 * 1e-8 && r.st.residual <= r.ft.k * ulp / r.m,
+            "reported residual %.6g: above 100 tol, within k ulp / m = %.3g", r.st.residual, r.ft.k * ulp / r.m);
+  cr_expect(fabs(r.v[2] - vmin) <= ulp, "v_z %.17g, the minimizer %.17g", r.v[2], vmin);
 }
