@@ -65,7 +65,7 @@ typedef struct {
   kn_mb_data** ahead;        /* per tree: its kinematics a step ahead at its commanded velocity (the attachments' arcs) */
   unsigned char* ahead_step; /* per tree: s->ahead is this step's */
   int nahead;
-  double *q_ahead, *v_ahead; /* max tree nq; every tree's nv, one after another */
+  double *q_ahead, *v_ahead; /* max tree nq; every tree's commanded velocity (add_pd), one after another */
 } sap_state;
 
 /* (sap_stages.c) the stages every adapter shares: the state's life (kn_backend's create and free),
@@ -78,8 +78,6 @@ kn_status kn_sap_adapter_controllers(kn_world* w, sap_state* s, double dt, kn_er
 kn_status kn_sap_adapter_detect(kn_world* w, sap_state* s, double dt, kn_error* err);
 kn_status kn_sap_adapter_free_motion(kn_world* w, double dt, kn_error* err);
 kn_status kn_sap_adapter_robot(kn_world* w, sap_state* s, double dt, kn_error* err);
-/* the velocity tree k's PD constraints command over the step (v_n where it has none) */
-void kn_sap_adapter_commanded_v(const kn_world* w, int k, double dt, double* v);
 
 /* (sap_assemble.c) the SAP cliques of this step: every tree's, then each deformable's by its route
  * over the DoFs that the candidates and attachments touch */

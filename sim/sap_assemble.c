@@ -378,21 +378,18 @@ kn_status kn_sap_adapter_contacts(kn_world* w, sap_state* s, kn_error* err) {
 
 //---- FEM attachments ----
 
-/* tree's commanded velocity (in s->v_ahead, returned) and its kinematics at q_n (+) dt times it in
- * s->ahead[tree] (created at its first use): where its links' points would be after the step */
-static kn_status tree_ahead(kn_world* w, sap_state* s, int tree, const double** v, kn_error* err) {
+/* the tree's commanded velocity u (add_pd's, in s->v_ahead; returned) and its kinematics at
+ * q_n (+) dt u in s->ahead[tree], computed once a step: where its links' points would be after it */
+static const double* tree_ahead(kn_world* w, sap_state* s, int tree) {
   kn_world_tree* tr = &w->trees[tree];
-  double* va = s->v_ahead;
-  for (int k = 0; k < tree; k++) va += w->trees[k].robot->model->nv;
-  *v = va;
-  if (s->ahead_step[tree]) return KN_OK;
-  if (!s->ahead[tree] && !(s->ahead[tree] = kn_mb_data_create(tr->robot->model)))
-    return kn_fail(err, KN_ERR_NOMEM, "out of memory for the kinematics of '%s'", tr->robot->model->name);
-  kn_sap_adapter_commanded_v(w, tree, w->scene->time_step, va);
-  kn_mb_integrate(tr->robot->model, tr->q, va, w->scene->time_step, s->q_ahead);
-  kn_mb_kinematics(tr->robot->model, s->q_ahead, NULL, s->ahead[tree]);
-  s->ahead_step[tree] = 1;
-  return KN_OK;
+  const double* u = s->v_ahead;
+  for (int k = 0; k < tree; k++) u += w->trees[k].robot->model->nv;
+  if (!s->ahead_step[tree]) {
+    kn_mb_integrate(tr->robot->model, tr->q, u, w->scene->time_step, s->q_ahead);
+    kn_mb_kinematics(tr->robot->model, s->q_ahead, NULL, s->ahead[tree]);
+    s->ahead_step[tree] = 1;
+  }
+  return u;
 }
 
 /* d6: one fixed constraint per attached vertex (§5.4, Drake's SapFixedConstraint, after the
@@ -402,7 +399,7 @@ static kn_status tree_ahead(kn_world* w, sap_state* s, int tree, const double** 
  * link turning by dt w carries it (1 - cos, dt w - sin) of its lever arm off that line, O(dt^2 w^2)
  * (the twisted rods at h 2 s turn 144 deg a step: 2.6 lever arms, so the vertices glued to the
  * line ended 5.8 cm off their link). The constraint is given that bend c = p(q_n (+) dt u) - p_W -
- * dt Jv u at the velocity u the tree's PDs command (kn_sap_adapter_commanded_v; v_n where none),
+ * dt Jv u at the velocity u the tree's PDs command (add_pd, sap_stages.c; v_n where none),
  * fed forward (kn_sap_add_fixed_curved): the map stays affine in v, exact where the link moves as
  * commanded; what is left is O(dt^2 w (v - u)), the tracking error's. */
 kn_status kn_sap_adapter_attachments(kn_world* w, sap_state* s, kn_error* err) {
@@ -439,8 +436,7 @@ kn_status kn_sap_adapter_attachments(kn_world* w, sap_state* s, kn_error* err) {
         const kn_world_tree* tr = &w->trees[tree];
         kn_mb_point_jacobian(tr->robot->model, tr->data, body, pB, s->Jv, NULL);
         for (int r = 0; r < 3 * nvr; r++) Jr[r] = -s->Jv[r];
-        const double* va;
-        if ((st = tree_ahead(w, s, tree, &va, err))) return st;
+        const double* va = tree_ahead(w, s, tree);
         double pA[3], bend[3];
         kn_pose_apply(&s->ahead[tree]->X_wb[body], pB, pA);
         for (int a = 0; a < 3; a++) {

@@ -130,8 +130,11 @@ kn_status kn_sap_adapter_create_state(kn_world* w, void** out, kn_error* err) {
   s->tau = kn_calloc((size_t)total + 1, sizeof(double)); /* every tree's explicit forces, one after another */
   s->Jv = kn_calloc(3 * (size_t)maxnv + 3, sizeof(double));
   s->Jw = kn_calloc(3 * (size_t)maxnv + 3, sizeof(double));
-  s->ahead = kn_calloc((size_t)w->ntree + 1, sizeof *s->ahead); /* each created where an attachment needs it */
+  s->ahead = kn_calloc((size_t)w->ntree + 1, sizeof *s->ahead);
   s->nahead = w->ntree;
+  int ahead_ok = s->ahead != NULL; /* a failure: free_state frees those made */
+  for (int k = 0; ahead_ok && k < w->ntree; k++)
+    ahead_ok = (s->ahead[k] = kn_mb_data_create(w->trees[k].robot->model)) != NULL;
   s->ahead_step = kn_calloc((size_t)w->ntree + 1, 1);
   s->q_ahead = kn_calloc((size_t)maxnq + 1, sizeof(double));
   s->v_ahead = kn_calloc((size_t)total + 1, sizeof(double)); /* every tree's, one after another */
@@ -139,7 +142,7 @@ kn_status kn_sap_adapter_create_state(kn_world* w, void** out, kn_error* err) {
   s->X_WG = kn_calloc((size_t)w->ncollider + 1, sizeof *s->X_WG);
   s->reach = kn_calloc((size_t)w->ncollider + 1, sizeof *s->reach);
   kn_status st = KN_OK;
-  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !s->ahead || !s->ahead_step || !s->q_ahead ||
+  if (!s->prob || !s->solver || !s->q || !s->tau || !s->Jv || !s->Jw || !ahead_ok || !s->ahead_step || !s->q_ahead ||
       !s->v_ahead || !s->welds || !s->X_WG || !s->reach ||
       kn_sap_adapter_grow(&s->J, &s->jcap, 12 * (size_t)maxnv + 12, NULL))
     st = kn_fail(err, KN_ERR_NOMEM, "%s: out of memory", sc->path);
@@ -160,28 +163,6 @@ static void pd_gains(const kn_mb_actuation* act, const kn_mb_body* body, int i, 
   *kp = one && act->kp ? act->kp[i] : 0.0;
   *kd = act->kd ? act->kd[i] : 0.0;
   if (!(*kp > 0) && !(*kd > 0)) *kp = *kd = 0.0;
-}
-
-/* the velocity tree k's PD constraints command over the step: per PD'd DoF, where its force
- * kp (q_n + dt v - q_ref) + kd (v - v_ref) vanishes, which stiff tracking reaches; v_n elsewhere */
-void kn_sap_adapter_commanded_v(const kn_world* w, int k, double dt, double* v) {
-  const kn_world_tree* tr = &w->trees[k];
-  const kn_mb_model* m = tr->robot->model;
-  memcpy(v, tr->v, (size_t)m->nv * sizeof *v);
-  if (tr->nctrl == 0) return;
-  const kn_mb_actuation* act = &tr->buf->act;
-  for (int b = 0; b < m->nbody; b++) {
-    const kn_mb_body* body = &m->bodies[b];
-    for (int j = 0; j < body->nv; j++) {
-      int i = body->v_adr + j;
-      double kp, kd;
-      pd_gains(act, body, i, &kp, &kd);
-      if (!(kp > 0) && !(kd > 0)) continue;
-      double qd = act->q_ref ? act->q_ref[i] : 0.0, vd = act->v_ref ? act->v_ref[i] : 0.0;
-      double dq = kp > 0 ? qd - tr->q[body->q_adr] : 0.0;
-      v[i] = (kp * dq + kd * vd) / (kp * dt + kd);
-    }
-  }
 }
 
 /* 1. kinematics at (q_n, v_n) per tree, shared by the controllers at t_n + dt (their gravity
@@ -272,11 +253,17 @@ static kn_status add_limits(kn_world* w, sap_state* s, double dt, kn_error* err)
   return KN_OK;
 }
 
-/* 4c. implicit PD per controlled dof; kp only on 1-DoF joints (controllers.h) */
-static kn_status add_pd(kn_world* w, sap_state* s, kn_error* err) {
+/* 4c. implicit PD per controlled dof; kp only on 1-DoF joints (controllers.h). Each tree's
+ * velocity over the step as its PDs command it goes to s->v_ahead (trees one after another): per
+ * PD'd dof where kp (q_n + dt u - q_ref) + kd (u - v_ref) vanishes, which stiff tracking reaches;
+ * v_n elsewhere (the attachments' arcs, sap_assemble.c) */
+static kn_status add_pd(kn_world* w, sap_state* s, double dt, kn_error* err) {
+  double* u = s->v_ahead;
   for (int k = 0; k < w->ntree; k++) {
     kn_world_tree* tr = &w->trees[k];
     const kn_mb_model* m = tr->robot->model;
+    memcpy(u, tr->v, (size_t)m->nv * sizeof *u);
+    u += m->nv;
     if (m->nv == 0 || tr->nctrl == 0) continue;
     const kn_mb_actuation* act = &tr->buf->act;
     for (int b = 0; b < m->nbody; b++) {
@@ -294,6 +281,7 @@ static kn_status add_pd(kn_world* w, sap_state* s, kn_error* err) {
                                .vd = act->v_ref ? act->v_ref[i] : 0.0,
                                .u_ff = act->tau0 ? act->tau0[i] : 0.0,
                                .effort_limit = act->effort ? act->effort[i] : INFINITY};
+        u[i - m->nv] = (kp * (one ? pd.qd - pd.q0 : 0.0) + kd * pd.vd) / (kp * dt + kd);
         int index;
         kn_status st = kn_sap_add_pd(s->prob, tree_sap(w, s, k), i, &pd, &index, err);
         if (!st) st = kn_sap_adapter_note(s, index, (sap_info){KN_SAP_PD, k, b, -1, -1, -1}, err);
@@ -362,7 +350,7 @@ static kn_status add_welds(kn_world* w, sap_state* s, kn_error* err) {
 /* 4b-4e. the robot-side constraints after the contacts: joint limits, implicit PD, couplers, welds */
 kn_status kn_sap_adapter_robot(kn_world* w, sap_state* s, double dt, kn_error* err) {
   kn_status st = add_limits(w, s, dt, err);
-  if (!st) st = add_pd(w, s, err);
+  if (!st) st = add_pd(w, s, dt, err);
   if (!st) st = add_couplers(w, s, err);
   if (!st) st = add_welds(w, s, err);
   return st;
